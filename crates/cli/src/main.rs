@@ -1,0 +1,232 @@
+//! `attnlab`: run the model from the command line and look at its attention.
+
+mod heatmap;
+mod output;
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use attnlab_model::{AttentionOptions, Bundle};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(
+    name = "attnlab",
+    version,
+    about = "Look inside a small Transformer's self-attention"
+)]
+struct Cli {
+    /// Folder with config.json, model.safetensors and tokenizer.json
+    /// [default: $ATTNLAB_MODEL, else the bundled model in assets/model]
+    #[arg(long, global = true, value_name = "DIR")]
+    model: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the attention trace: scores, scaled, masked scores and weights per head.
+    Trace {
+        /// Input text ("-" reads standard input)
+        text: String,
+        /// Only this layer (from 0)
+        #[arg(long)]
+        layer: Option<usize>,
+        /// Only this head (from 0)
+        #[arg(long)]
+        head: Option<usize>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// With --format json: the whole Trace (every intermediate of the forward pass)
+        #[arg(long)]
+        full: bool,
+        #[command(flatten)]
+        attn: AttnArgs,
+    },
+    /// Draw one head's attention weights as a PNG heatmap with token labels.
+    Heatmap {
+        text: String,
+        #[arg(long)]
+        layer: usize,
+        #[arg(long)]
+        head: usize,
+        /// Output PNG file
+        #[arg(short, long)]
+        output: PathBuf,
+        /// A font with Hangul glyphs for the labels [default: $ATTNLAB_FONT, else a system CJK font]
+        #[arg(long)]
+        font: Option<PathBuf>,
+        #[command(flatten)]
+        attn: AttnArgs,
+    },
+    /// Print the most likely next tokens after the text.
+    Predict {
+        text: String,
+        /// How many candidates
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        #[command(flatten)]
+        attn: AttnArgs,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Json,
+    Csv,
+    Table,
+}
+
+/// Attention options, applied inside the whole forward pass.
+#[derive(Args)]
+struct AttnArgs {
+    /// Softmax temperature τ (> 0)
+    #[arg(long, default_value_t = 1.0)]
+    temperature: f32,
+    /// Do not divide QKᵀ by √d_k
+    #[arg(long)]
+    no_scale: bool,
+    /// Switch the causal mask off (tokens may look ahead)
+    #[arg(long)]
+    no_mask: bool,
+    /// Heads to switch off, as LAYER.HEAD separated by commas (e.g. 0.1,2.3)
+    #[arg(long, value_delimiter = ',', value_parser = parse_head)]
+    ablate: Vec<(usize, usize)>,
+}
+
+fn parse_head(s: &str) -> Result<(usize, usize), String> {
+    let (l, h) = s
+        .split_once('.')
+        .ok_or_else(|| format!("`{s}` is not LAYER.HEAD"))?;
+    let num = |x: &str| {
+        x.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("`{s}` is not LAYER.HEAD"))
+    };
+    Ok((num(l)?, num(h)?))
+}
+
+impl AttnArgs {
+    fn options(&self) -> AttentionOptions {
+        AttentionOptions {
+            scale: !self.no_scale,
+            temperature: self.temperature,
+            causal_mask: !self.no_mask,
+            ablate: self.ablate.iter().copied().collect::<BTreeSet<_>>(),
+        }
+    }
+}
+
+/// The bundled model's folder in this source tree.
+const BUNDLED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/model");
+
+fn model_dir(arg: Option<PathBuf>) -> Result<PathBuf, String> {
+    if let Some(dir) = arg.or_else(|| std::env::var_os("ATTNLAB_MODEL").map(PathBuf::from)) {
+        return Ok(dir);
+    }
+    let bundled = PathBuf::from(BUNDLED);
+    if bundled.join("model.safetensors").is_file() {
+        Ok(bundled)
+    } else {
+        Err(format!(
+            "no bundled model is present (looked in {}); pass --model DIR with config.json, \
+             model.safetensors and tokenizer.json, or set ATTNLAB_MODEL",
+            bundled.display()
+        ))
+    }
+}
+
+fn read_text(text: String) -> Result<String, String> {
+    if text != "-" {
+        return Ok(text);
+    }
+    let mut s = String::new();
+    std::io::stdin()
+        .read_to_string(&mut s)
+        .map_err(|e| format!("reading standard input: {e}"))?;
+    Ok(s)
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    let dir = model_dir(cli.model)?;
+    let bundle = Bundle::load_dir(&dir)
+        .map_err(|e| format!("loading the model from {}: {e}", dir.display()))?;
+    let trace = |text: String, attn: &AttnArgs| {
+        let text = read_text(text)?;
+        bundle
+            .trace(&text, &attn.options())
+            .map_err(|e| e.to_string())
+    };
+    let mut out = std::io::stdout().lock();
+    match cli.command {
+        Command::Trace {
+            text,
+            layer,
+            head,
+            format,
+            full,
+            attn,
+        } => {
+            let (tokens, tr) = trace(text, &attn)?;
+            let sel = output::Selection::new(&tr, layer, head)?;
+            match format {
+                Format::Json if full => output::write_full_json(&mut out, &tokens, &tr),
+                Format::Json => output::write_json(&mut out, &bundle, &tokens, &tr, &sel),
+                Format::Csv => output::write_csv(&mut out, &tokens, &tr, &sel),
+                Format::Table => output::write_table(&mut out, &bundle, &tokens, &tr, &sel),
+            }
+            .map_err(|e| e.to_string())
+        }
+        Command::Heatmap {
+            text,
+            layer,
+            head,
+            output,
+            font,
+            attn,
+        } => {
+            let (tokens, tr) = trace(text, &attn)?;
+            output::Selection::new(&tr, Some(layer), Some(head))?;
+            let font = heatmap::load_font(font)?;
+            if font.is_none() {
+                eprintln!("warning: no font with Hangul found (install fonts-noto-cjk or pass --font); labels are token numbers");
+            }
+            let img = heatmap::render(&tokens, &tr, layer, head, font.as_ref());
+            img.save(&output)
+                .map_err(|e| format!("writing {}: {e}", output.display()))?;
+            eprintln!(
+                "wrote {} ({}×{})",
+                output.display(),
+                img.width(),
+                img.height()
+            );
+            Ok(())
+        }
+        Command::Predict {
+            text,
+            top,
+            format,
+            attn,
+        } => {
+            let (tokens, tr) = trace(text, &attn)?;
+            output::write_predictions(&mut out, &bundle, &tokens, &tr, top, format == Format::Json)
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

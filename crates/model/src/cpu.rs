@@ -1,0 +1,311 @@
+//! The CPU reference kernels. Each function is the twin of a WGSL kernel in `shaders/`
+//! of the same name, and computes the same numbers.
+//!
+//! All tensors are flat row-major `f32` slices; shapes are given in the doc comments.
+
+use crate::config::Activation;
+
+/// The value a masked score takes. WGSL has no `-inf` literal, so the GPU uses the most
+/// negative finite f32 and so do we; the weight of a masked entry is set to exactly 0.
+pub const MASKED: f32 = f32::MIN;
+
+/// `out = x · w + b`: x (M, K), w (K, N), b (N) → out (M, N).
+pub fn linear(x: &[f32], w: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
+    debug_assert_eq!(
+        (x.len(), w.len(), b.len(), out.len()),
+        (m * k, k * n, n, m * n)
+    );
+    for row in out.chunks_exact_mut(n) {
+        row.copy_from_slice(b);
+    }
+    matmul_into(x, w, m, k, n, false, out, 1.0);
+}
+
+/// `out = beta·out + a · b` (or `a · bᵀ` when `b_transposed`, with b stored as (N, K)):
+/// a (M, K), b (K, N) → out (M, N).
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_into(
+    a: &[f32],
+    b: &[f32],
+    m: usize,
+    k: usize,
+    n: usize,
+    b_transposed: bool,
+    out: &mut [f32],
+    beta: f32,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    let (rsb, csb) = if b_transposed {
+        (1, k as isize)
+    } else {
+        (n as isize, 1)
+    };
+    // SAFETY: the strides describe exactly the row-major buffers whose lengths we check.
+    assert!(a.len() >= m * k && b.len() >= k * n && out.len() >= m * n);
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            rsb,
+            csb,
+            beta,
+            out.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// Token + position embedding: out[t] = wte[tokens[t]] + wpe[start + t]; out (T, D).
+pub fn embed(wte: &[f32], wpe: &[f32], tokens: &[u32], start: usize, d: usize, out: &mut [f32]) {
+    for (t, (row, &id)) in out.chunks_exact_mut(d).zip(tokens).enumerate() {
+        let e = &wte[id as usize * d..][..d];
+        let p = &wpe[(start + t) * d..][..d];
+        for ((o, a), b) in row.iter_mut().zip(e).zip(p) {
+            *o = a + b;
+        }
+    }
+}
+
+/// Raw attention scores of one head: s[i, j] = q_i · k_j;
+/// q (T_q, Dk), k (T_k, Dk) → s (T_q, T_k).
+pub fn qk_scores(q: &[f32], k: &[f32], t_q: usize, t_k: usize, dk: usize, out: &mut [f32]) {
+    matmul_into(q, k, t_q, dk, t_k, true, out, 0.0);
+}
+
+/// Scaling and temperature: out = scores · scale, where scale is 1/√d_k (or 1 when scaling
+/// is off). Temperature is applied inside `softmax_rows`, so that a tiny τ cannot overflow
+/// the stored scores.
+pub fn scale_scores(scores: &[f32], scale: f32, out: &mut [f32]) {
+    for (o, s) in out.iter_mut().zip(scores) {
+        *o = s * scale;
+    }
+}
+
+/// Causal mask on square (T_q, T_k) rows whose first query is at absolute position
+/// `q_start`: keys after the query get `MASKED`.
+pub fn causal_mask(scores: &mut [f32], t_k: usize, q_start: usize) {
+    for (i, row) in scores.chunks_exact_mut(t_k).enumerate() {
+        for s in &mut row[(q_start + i + 1).min(t_k)..] {
+            *s = MASKED;
+        }
+    }
+}
+
+/// Numerically stable softmax of each row of `x` (rows of length `n`) at temperature τ:
+/// w_j = exp((x_j − max)/τ) / Σ exp(…). Entries equal to `MASKED` get weight exactly 0.
+/// τ must be positive; as τ → 0 this becomes an argmax with ties shared.
+pub fn softmax_rows(x: &[f32], n: usize, tau: f32, out: &mut [f32]) {
+    for (row, o) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
+        // pass 1: row max over the unmasked entries (numerical stability)
+        let max = row
+            .iter()
+            .filter(|&&v| v != MASKED)
+            .fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        if max == f32::NEG_INFINITY {
+            // a fully masked row has nothing to attend to
+            o.fill(0.0);
+            continue;
+        }
+        // pass 2: exponentials and their sum (f64 so that long rows still sum to 1)
+        let mut sum = 0.0f64;
+        for (w, &v) in o.iter_mut().zip(row) {
+            *w = if v == MASKED {
+                0.0
+            } else {
+                ((v - max) / tau).exp()
+            };
+            sum += *w as f64;
+        }
+        // pass 3: normalise (sum ≥ 1 because the max entry contributes exp(0))
+        let inv = (1.0 / sum) as f32;
+        for w in o.iter_mut() {
+            *w *= inv;
+        }
+    }
+}
+
+/// One head's output: out[i] = Σ_j w[i, j] · v_j; w (T_q, T_k), v (T_k, Dk) → out (T_q, Dk).
+pub fn attn_v(w: &[f32], v: &[f32], t_q: usize, t_k: usize, dk: usize, out: &mut [f32]) {
+    matmul_into(w, v, t_q, t_k, dk, false, out, 0.0);
+}
+
+/// LayerNorm over the last axis: (x − mean)/√(var + ε) · g + b; x (T, D) → out (T, D).
+pub fn layernorm(x: &[f32], g: &[f32], b: &[f32], d: usize, eps: f32, out: &mut [f32]) {
+    for (row, o) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
+        // pass 1: mean; pass 2: variance (two passes, not E[x²] − E[x]², for accuracy)
+        let mean = row.iter().sum::<f32>() / d as f32;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / d as f32;
+        let inv = 1.0 / (var + eps).sqrt();
+        // pass 3: normalise, then gain and bias
+        for (((o, v), g), b) in o.iter_mut().zip(row).zip(g).zip(b) {
+            *o = (v - mean) * inv * g + b;
+        }
+    }
+}
+
+/// GELU in place.
+pub fn gelu(x: &mut [f32], act: Activation) {
+    match act {
+        Activation::GeluTanh => {
+            const C: f32 = 0.797_884_6; // √(2/π)
+            for v in x {
+                let u = *v;
+                *v = 0.5 * u * (1.0 + (C * (u + 0.044_715 * u * u * u)).tanh());
+            }
+        }
+        Activation::GeluErf => {
+            for v in x {
+                let u = *v;
+                *v = 0.5 * u * (1.0 + erf(u * std::f32::consts::FRAC_1_SQRT_2));
+            }
+        }
+    }
+}
+
+/// The error function (Abramowitz & Stegun 7.1.26, |error| ≤ 1.5e-7), the same formula the
+/// `gelu` shader uses.
+pub fn erf(x: f32) -> f32 {
+    let s = x.signum();
+    let a = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * a);
+    let y = 1.0
+        - (((((1.061_405_4 * t - 1.453_152_1) * t) + 1.421_413_8) * t - 0.284_496_74) * t
+            + 0.254_829_6)
+            * t
+            * (-a * a).exp();
+    s * y
+}
+
+/// out = a + b, element-wise.
+pub fn residual_add(a: &[f32], b: &[f32], out: &mut [f32]) {
+    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+        *o = x + y;
+    }
+}
+
+/// Shannon entropy (nats) of a probability row.
+pub fn entropy(p: &[f32]) -> f32 {
+    -p.iter()
+        .filter(|&&v| v > 0.0)
+        .map(|&v| v * v.ln())
+        .sum::<f32>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn softmax(x: &[f32], tau: f32) -> Vec<f32> {
+        let mut out = vec![0.0; x.len()];
+        softmax_rows(x, x.len(), tau, &mut out);
+        out
+    }
+
+    #[test]
+    fn lesson_unscaled_scores_put_almost_everything_on_the_largest() {
+        let w = softmax(&[2.0, 4.0, 20.0, 3.0], 1.0);
+        assert!(w[2] > 0.9999, "{w:?}");
+        assert!(w[0] + w[1] + w[3] < 1e-6, "{w:?}");
+    }
+
+    #[test]
+    fn lesson_scaling_by_sqrt_64() {
+        let mut out = [0.0; 4];
+        scale_scores(&[2.0, 4.0, 20.0, 3.0], 1.0 / (64f32).sqrt(), &mut out);
+        assert_eq!(out, [0.25, 0.5, 2.5, 0.375]);
+    }
+
+    #[test]
+    fn lesson_softmax_true_values_to_four_decimals() {
+        let w = softmax(&[1.2, 0.3, 2.1, -0.4], 1.0);
+        let rounded: Vec<f32> = w.iter().map(|v| (v * 1e4).round() / 1e4).collect();
+        assert_eq!(rounded, [0.2458, 0.0999, 0.6046, 0.0496]);
+    }
+
+    #[test]
+    fn three_token_causal_mask_gives_exact_zeros_above_the_diagonal() {
+        let mut s = vec![0.3, 1.0, -2.0, 0.5, 0.1, 4.0, 2.0, -1.0, 0.7];
+        causal_mask(&mut s, 3, 0);
+        let mut w = vec![0.0; 9];
+        softmax_rows(&s, 3, 1.0, &mut w);
+        for i in 0..3 {
+            for j in 0..3 {
+                if j > i {
+                    assert_eq!(w[i * 3 + j], 0.0);
+                } else {
+                    assert!(w[i * 3 + j] > 0.0);
+                }
+            }
+        }
+        assert_eq!(w[0], 1.0);
+    }
+
+    #[test]
+    fn softmax_is_exact_at_extremes() {
+        assert_eq!(softmax(&[1234.0, 0.0], 1.0), [1.0, 0.0]);
+        assert_eq!(softmax(&[1e30, -1e30], 100.0), [1.0, 0.0]);
+        // τ → 0: argmax with ties shared
+        assert_eq!(softmax(&[3.0, 1.0, 3.0], 1e-30), [0.5, 0.0, 0.5]);
+        let w = softmax(&[1e30, 1e30, -1e30, 0.0], 0.01);
+        assert_eq!(w, [0.5, 0.5, 0.0, 0.0]);
+        // a fully masked row has no weight at all rather than NaN
+        assert_eq!(softmax(&[MASKED, MASKED], 1.0), [0.0, 0.0]);
+    }
+
+    #[test]
+    fn layernorm_normalises() {
+        let mut out = [0.0; 4];
+        layernorm(
+            &[1.0, 2.0, 3.0, 4.0],
+            &[1.0; 4],
+            &[0.0; 4],
+            4,
+            0.0,
+            &mut out,
+        );
+        let mean: f32 = out.iter().sum::<f32>() / 4.0;
+        let var: f32 = out.iter().map(|v| v * v).sum::<f32>() / 4.0;
+        assert!(mean.abs() < 1e-6 && (var - 1.0).abs() < 1e-5, "{out:?}");
+    }
+
+    #[test]
+    fn erf_and_gelu_match_known_values() {
+        for (x, e) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (-2.0, -0.995_322_3),
+        ] {
+            assert!((erf(x) - e).abs() < 2e-7, "erf({x}) = {}", erf(x));
+        }
+        let mut v = [1.0f32, -1.0];
+        gelu(&mut v, Activation::GeluErf);
+        assert!((v[0] - 0.841_344_7).abs() < 1e-6 && (v[1] + 0.158_655_3).abs() < 1e-6);
+        let mut v = [1.0f32];
+        gelu(&mut v, Activation::GeluTanh);
+        assert!((v[0] - 0.841_192).abs() < 1e-5, "{v:?}");
+    }
+
+    #[test]
+    fn matmul_transposed_matches_naive() {
+        let a: Vec<f32> = (0..6).map(|i| i as f32).collect(); // (2, 3)
+        let b: Vec<f32> = (0..12).map(|i| (i as f32) * 0.5 - 2.0).collect(); // (4, 3) as bᵀ
+        let mut out = vec![0.0; 8];
+        matmul_into(&a, &b, 2, 3, 4, true, &mut out, 0.0);
+        for i in 0..2 {
+            for j in 0..4 {
+                let e: f32 = (0..3).map(|k| a[i * 3 + k] * b[j * 3 + k]).sum();
+                assert_eq!(out[i * 4 + j], e);
+            }
+        }
+    }
+}

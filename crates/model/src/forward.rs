@@ -1,0 +1,401 @@
+//! The CPU reference forward pass: embed → blocks → (ln_f) → logits, recording a `Trace`.
+//!
+//! `forward_incremental` reuses a previous Trace when the new tokens extend the old ones:
+//! with the causal mask on, rows of earlier positions cannot change, so only the new rows
+//! (and the new key columns of the raw and scaled scores) are computed.
+
+use crate::config::LnPlacement;
+use crate::cpu::{self, MASKED};
+use crate::error::{Error, Result};
+use crate::trace::{AttentionOptions, Dims, LayerTrace, Trace};
+use crate::weights::Model;
+
+/// Checks the options and token ids, and keeps the last `n_positions` tokens.
+/// Returns the tokens to run and how many were dropped.
+pub fn prepare<'a>(
+    model: &Model,
+    tokens: &'a [u32],
+    opts: &AttentionOptions,
+) -> Result<(&'a [u32], usize)> {
+    let c = &model.config;
+    opts.validate(c)?;
+    if tokens.is_empty() {
+        return Err(Error::EmptyInput);
+    }
+    if let Some((position, &id)) = tokens
+        .iter()
+        .enumerate()
+        .find(|(_, &id)| id as usize >= c.vocab_size)
+    {
+        return Err(Error::TokenOutOfRange {
+            id,
+            position,
+            vocab: c.vocab_size,
+        });
+    }
+    let dropped = tokens.len().saturating_sub(c.n_positions);
+    Ok((&tokens[dropped..], dropped))
+}
+
+/// Runs the whole model on `tokens` and records every intermediate.
+pub fn forward(model: &Model, tokens: &[u32], opts: &AttentionOptions) -> Result<Trace> {
+    let (run, dropped) = prepare(model, tokens, opts)?;
+    Ok(forward_from(model, run, dropped, opts, None))
+}
+
+/// Like `forward`, but reuses `prev` when `tokens` extends `prev.tokens` with the same
+/// options, the causal mask on and nothing dropped; otherwise a full forward.
+/// Returns the trace and whether the cache was used.
+pub fn forward_incremental(
+    model: &Model,
+    prev: Option<&Trace>,
+    tokens: &[u32],
+    opts: &AttentionOptions,
+) -> Result<(Trace, bool)> {
+    let (run, dropped) = prepare(model, tokens, opts)?;
+    let reusable = prev.filter(|p| can_reuse(p, run, dropped, opts));
+    Ok((
+        forward_from(model, run, dropped, opts, reusable),
+        reusable.is_some(),
+    ))
+}
+
+/// Whether the rows of `prev` are valid rows of a forward over `run`.
+pub fn can_reuse(prev: &Trace, run: &[u32], dropped: usize, opts: &AttentionOptions) -> bool {
+    opts.causal_mask
+        && dropped == 0
+        && prev.dropped == 0
+        && prev.options == *opts
+        && prev.tokens.len() < run.len()
+        && run.starts_with(&prev.tokens)
+}
+
+/// A (rows, T, width) block of per-head rows, re-laid-out from `old` (rows of length
+/// `old_t`·… ) into a fresh buffer for `t` positions, keeping the first `keep` rows.
+fn grow_heads(old: &[f32], h: usize, old_t: usize, t: usize, width: usize) -> Vec<f32> {
+    let mut out = vec![0.0; h * t * width];
+    for hh in 0..h {
+        out[hh * t * width..][..old_t * width]
+            .copy_from_slice(&old[hh * old_t * width..][..old_t * width]);
+    }
+    out
+}
+
+/// (H, T, T) matrices: old (H, T0, T0) rows copied into the top-left corner.
+fn grow_square(old: &[f32], h: usize, old_t: usize, t: usize, fill: f32) -> Vec<f32> {
+    let mut out = vec![fill; h * t * t];
+    for hh in 0..h {
+        for i in 0..old_t {
+            out[(hh * t + i) * t..][..old_t]
+                .copy_from_slice(&old[(hh * old_t + i) * old_t..][..old_t]);
+        }
+    }
+    out
+}
+
+/// Row-major (T, W) buffer keeping the first rows of `old`.
+fn grow_rows(old: &[f32], t: usize, width: usize) -> Vec<f32> {
+    let mut out = vec![0.0; t * width];
+    out[..old.len()].copy_from_slice(old);
+    out
+}
+
+/// The forward pass over rows `s..T`, where `s` is the length of `prev` (0 without one).
+fn forward_from(
+    model: &Model,
+    tokens: &[u32],
+    dropped: usize,
+    opts: &AttentionOptions,
+    prev: Option<&Trace>,
+) -> Trace {
+    let c = &model.config;
+    let w = &model.weights;
+    let (t, d, h, dk, f, v) = (
+        tokens.len(),
+        c.n_embd,
+        c.n_head,
+        c.d_k(),
+        c.d_ff(),
+        c.vocab_size,
+    );
+    let s = prev.map_or(0, |p| p.dims.t); // first new row
+    let n = t - s; // new rows
+    let eps = c.layer_norm_epsilon;
+    let scale = opts.scale_factor(dk);
+    let post = c.ln_placement == LnPlacement::Post;
+
+    // embed: token + position, new rows only
+    let mut embedding = prev.map_or_else(|| vec![0.0; t * d], |p| grow_rows(&p.embedding, t, d));
+    cpu::embed(&w.wte, &w.wpe, &tokens[s..], s, d, &mut embedding[s * d..]);
+
+    let mut layers = Vec::with_capacity(c.n_layer);
+    let mut x = embedding.clone(); // (T, D) the residual stream entering the block
+    let mut qkv = vec![0.0; n * 3 * d]; // (n, 3D) scratch
+    let mut tmp = vec![0.0; s * n]; // (s, n) scratch: old queries × new keys
+    for (li, lw) in w.layers.iter().enumerate() {
+        let pl = prev.map(|p| &p.layers[li]);
+        let grow = |f: fn(&LayerTrace) -> &Vec<f32>, width: usize| {
+            pl.map_or_else(|| vec![0.0; t * width], |p| grow_rows(f(p), t, width))
+        };
+        let input = x.clone();
+        let mut attn_in = grow(|l| &l.attn_in, d);
+        if post {
+            attn_in[s * d..].copy_from_slice(&input[s * d..]);
+        } else {
+            cpu::layernorm(
+                &input[s * d..],
+                &lw.ln_1_g,
+                &lw.ln_1_b,
+                d,
+                eps,
+                &mut attn_in[s * d..],
+            );
+        }
+
+        // Q, K, V = X·W_Q, X·W_K, X·W_V (one fused c_attn matmul), split into heads
+        cpu::linear(
+            &attn_in[s * d..],
+            &lw.c_attn_w,
+            &lw.c_attn_b,
+            n,
+            d,
+            3 * d,
+            &mut qkv,
+        );
+        let heads = |p: Option<&Vec<f32>>| {
+            p.map_or_else(|| vec![0.0; h * t * dk], |old| grow_heads(old, h, s, t, dk))
+        };
+        let (mut q, mut k, mut vv) = (
+            heads(pl.map(|l| &l.q)),
+            heads(pl.map(|l| &l.k)),
+            heads(pl.map(|l| &l.v)),
+        );
+        for r in 0..n {
+            let row = &qkv[r * 3 * d..][..3 * d];
+            for hh in 0..h {
+                let dst = (hh * t + s + r) * dk..(hh * t + s + r + 1) * dk;
+                q[dst.clone()].copy_from_slice(&row[hh * dk..][..dk]);
+                k[dst.clone()].copy_from_slice(&row[d + hh * dk..][..dk]);
+                vv[dst].copy_from_slice(&row[2 * d + hh * dk..][..dk]);
+            }
+        }
+
+        let square = |p: Option<&Vec<f32>>, fill: f32| {
+            p.map_or_else(
+                || vec![fill; h * t * t],
+                |old| grow_square(old, h, s, t, fill),
+            )
+        };
+        let mut scores = square(pl.map(|l| &l.scores), 0.0);
+        let mut scaled = square(pl.map(|l| &l.scaled), 0.0);
+        let mut masked = square(pl.map(|l| &l.masked), MASKED);
+        let mut weights = square(pl.map(|l| &l.weights), 0.0);
+        let mut head_out = heads(pl.map(|l| &l.head_out));
+        for hh in 0..h {
+            let qh = &q[hh * t * dk..][..t * dk];
+            let kh = &k[hh * t * dk..][..t * dk];
+            let vh = &vv[hh * t * dk..][..t * dk];
+            let sc = &mut scores[hh * t * t..][..t * t];
+            // QKᵀ: new query rows against every key
+            cpu::qk_scores(&qh[s * dk..], kh, n, t, dk, &mut sc[s * t..]);
+            // …and old query rows against the new keys (the upper triangle the UI shows)
+            if s > 0 {
+                let blk = &mut tmp[..];
+                cpu::matmul_into(&qh[..s * dk], &kh[s * dk..], s, dk, n, true, blk, 0.0);
+                for i in 0..s {
+                    sc[i * t + s..][..n].copy_from_slice(&blk[i * n..][..n]);
+                }
+            }
+            // ÷√d_k (or ÷1) on every new entry
+            let scd = &mut scaled[hh * t * t..][..t * t];
+            for i in 0..t {
+                let from = if i < s { s } else { 0 };
+                let (src, dst) = (
+                    &sc[i * t + from..(i + 1) * t],
+                    &mut scd[i * t + from..(i + 1) * t],
+                );
+                cpu::scale_scores(src, scale, dst);
+            }
+            // causal mask on the new rows (old rows keep their masked future, MASKED-filled)
+            let m = &mut masked[hh * t * t..][..t * t];
+            m[s * t..].copy_from_slice(&scd[s * t..]);
+            if opts.causal_mask {
+                cpu::causal_mask(&mut m[s * t..], t, s);
+            }
+            // softmax(masked / τ) for the new rows
+            let wt = &mut weights[hh * t * t..][..t * t];
+            cpu::softmax_rows(&m[s * t..], t, opts.temperature, &mut wt[s * t..]);
+            // weights · V; an ablated head contributes nothing
+            let out = &mut head_out[hh * t * dk..][..t * dk];
+            if opts.ablate.contains(&(li, hh)) {
+                out[s * dk..].fill(0.0);
+            } else {
+                cpu::attn_v(&wt[s * t..], vh, n, t, dk, &mut out[s * dk..]);
+            }
+        }
+
+        // concatenate heads, then W_O
+        let mut concat = grow(|l| &l.concat, d);
+        for r in s..t {
+            for hh in 0..h {
+                concat[r * d + hh * dk..][..dk]
+                    .copy_from_slice(&head_out[(hh * t + r) * dk..][..dk]);
+            }
+        }
+        let mut attn_out = grow(|l| &l.attn_out, d);
+        cpu::linear(
+            &concat[s * d..],
+            &lw.c_proj_w,
+            &lw.c_proj_b,
+            n,
+            d,
+            d,
+            &mut attn_out[s * d..],
+        );
+        let mut resid_attn = grow(|l| &l.resid_attn, d);
+        cpu::residual_add(
+            &input[s * d..],
+            &attn_out[s * d..],
+            &mut resid_attn[s * d..],
+        );
+
+        // Add & LayerNorm (post) or LayerNorm before the FFN (pre)
+        let mut ln_1 = grow(|l| &l.ln_1, d);
+        let mut ffn_in = grow(|l| &l.ffn_in, d);
+        if post {
+            cpu::layernorm(
+                &resid_attn[s * d..],
+                &lw.ln_1_g,
+                &lw.ln_1_b,
+                d,
+                eps,
+                &mut ln_1[s * d..],
+            );
+            ffn_in[s * d..].copy_from_slice(&ln_1[s * d..]);
+        } else {
+            ln_1[s * d..].copy_from_slice(&attn_in[s * d..]);
+            cpu::layernorm(
+                &resid_attn[s * d..],
+                &lw.ln_2_g,
+                &lw.ln_2_b,
+                d,
+                eps,
+                &mut ffn_in[s * d..],
+            );
+        }
+        let stream = if post { &ln_1 } else { &resid_attn };
+
+        // FFN: GELU(x·W1 + b1)·W2 + b2
+        let mut ffn_hidden = grow(|l| &l.ffn_hidden, f);
+        cpu::linear(
+            &ffn_in[s * d..],
+            &lw.fc_w,
+            &lw.fc_b,
+            n,
+            d,
+            f,
+            &mut ffn_hidden[s * f..],
+        );
+        cpu::gelu(&mut ffn_hidden[s * f..], c.activation_function);
+        let mut ffn_out = grow(|l| &l.ffn_out, d);
+        cpu::linear(
+            &ffn_hidden[s * f..],
+            &lw.fc_proj_w,
+            &lw.fc_proj_b,
+            n,
+            f,
+            d,
+            &mut ffn_out[s * d..],
+        );
+        let mut resid_ffn = grow(|l| &l.resid_ffn, d);
+        cpu::residual_add(&stream[s * d..], &ffn_out[s * d..], &mut resid_ffn[s * d..]);
+        let mut ln_2 = grow(|l| &l.ln_2, d);
+        if post {
+            cpu::layernorm(
+                &resid_ffn[s * d..],
+                &lw.ln_2_g,
+                &lw.ln_2_b,
+                d,
+                eps,
+                &mut ln_2[s * d..],
+            );
+        } else {
+            ln_2[s * d..].copy_from_slice(&ffn_in[s * d..]);
+        }
+        let output = if post {
+            ln_2.clone()
+        } else {
+            resid_ffn.clone()
+        };
+        x.copy_from_slice(&output);
+
+        layers.push(LayerTrace {
+            input,
+            attn_in,
+            q,
+            k,
+            v: vv,
+            scores,
+            scaled,
+            masked,
+            weights,
+            head_out,
+            concat,
+            attn_out,
+            resid_attn,
+            ln_1,
+            ffn_in,
+            ffn_hidden,
+            ffn_out,
+            resid_ffn,
+            ln_2,
+            output,
+        });
+    }
+
+    // final LayerNorm (GPT-2; post-LN models usually have none)
+    let ln_f = w.ln_f.as_ref().map(|(g, b)| {
+        let mut out = prev
+            .and_then(|p| p.ln_f.as_ref())
+            .map_or_else(|| vec![0.0; t * d], |o| grow_rows(o, t, d));
+        cpu::layernorm(&x[s * d..], g, b, d, eps, &mut out[s * d..]);
+        out
+    });
+    let last = ln_f.as_ref().unwrap_or(&x);
+
+    // logits = h · wteᵀ (tied lm head), then softmax
+    let mut logits = prev.map_or_else(|| vec![0.0; t * v], |p| grow_rows(&p.logits, t, v));
+    cpu::matmul_into(
+        &last[s * d..],
+        &w.wte,
+        n,
+        d,
+        v,
+        true,
+        &mut logits[s * v..],
+        0.0,
+    );
+    let mut probs = prev.map_or_else(|| vec![0.0; t * v], |p| grow_rows(&p.probs, t, v));
+    cpu::softmax_rows(&logits[s * v..], v, 1.0, &mut probs[s * v..]);
+
+    Trace {
+        dims: Dims {
+            t,
+            d_model: d,
+            n_head: h,
+            d_k: dk,
+            d_ff: f,
+            n_layer: c.n_layer,
+            vocab: v,
+            ln_placement: c.ln_placement,
+        },
+        tokens: tokens.to_vec(),
+        dropped,
+        options: opts.clone(),
+        embedding,
+        layers,
+        ln_f,
+        logits,
+        probs,
+    }
+}

@@ -1,0 +1,77 @@
+//! attnlab's model crate: config, weights (safetensors), tokenizer, and the CPU reference
+//! forward pass that records a full attention [`Trace`].
+//!
+//! ```text
+//! text → tokens → token + position embedding → N × block → (ln_f) → logits → softmax
+//! block (post-LN, the lesson's): x = LN(x + MHA(x)); x = LN(x + FFN(x))
+//! block (pre-LN, GPT-2):        x = x + MHA(LN(x)); x = x + FFN(LN(x))
+//! ```
+
+pub mod config;
+pub mod cpu;
+pub mod error;
+pub mod forward;
+pub mod testing;
+pub mod tokenizer;
+pub mod trace;
+pub mod weights;
+
+use std::path::Path;
+
+pub use config::{Activation, Config, LnPlacement};
+pub use error::{Error, Result};
+pub use forward::{forward, forward_incremental};
+pub use tokenizer::{TokenInfo, Tokenizer};
+pub use trace::{AttentionOptions, Dims, HeadView, LayerTrace, Trace};
+pub use weights::Model;
+
+/// A model with its tokenizer, as a folder holds them.
+#[derive(Debug)]
+pub struct Bundle {
+    pub model: Model,
+    pub tokenizer: Tokenizer,
+}
+
+impl Bundle {
+    /// Builds a bundle from the bytes of config.json, model.safetensors and tokenizer.json,
+    /// checking that the tokenizer's ids fit the model.
+    pub fn from_bytes(
+        config_json: &[u8],
+        safetensors: &[u8],
+        tokenizer_json: &[u8],
+    ) -> Result<Self> {
+        let model = Model::from_bytes(config_json, safetensors)?;
+        let tokenizer = Tokenizer::from_bytes(tokenizer_json)?;
+        if tokenizer.vocab_size() > model.config.vocab_size {
+            return Err(Error::VocabMismatch {
+                tokenizer: tokenizer.vocab_size(),
+                model: model.config.vocab_size,
+            });
+        }
+        Ok(Bundle { model, tokenizer })
+    }
+
+    /// Loads `config.json`, `model.safetensors` and `tokenizer.json` from a folder.
+    pub fn load_dir(dir: &Path) -> Result<Self> {
+        let read = |name: &str| {
+            let path = dir.join(name);
+            std::fs::read(&path).map_err(|e| Error::Io {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })
+        };
+        Self::from_bytes(
+            &read("config.json")?,
+            &read("model.safetensors")?,
+            &read("tokenizer.json")?,
+        )
+    }
+
+    /// Tokenizes `text` and runs the CPU reference forward pass.
+    pub fn trace(&self, text: &str, opts: &AttentionOptions) -> Result<(Vec<TokenInfo>, Trace)> {
+        let tokens = self.tokenizer.encode(text)?;
+        let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
+        let trace = forward(&self.model, &ids, opts)?;
+        Ok((tokens, trace))
+    }
+}

@@ -1,0 +1,187 @@
+//! Seeded fixtures shared by the tests of every crate: random models in GPT-2 layout and
+//! small tokenizer.json files, written the way real ones are.
+
+use std::path::Path;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{json, Map, Value};
+
+use crate::config::{Config, LnPlacement};
+use crate::weights::{tensor_specs, LayerWeights, Model, Weights};
+
+/// A model with seeded random weights: matrices uniform in ±`scale`·√(3/fan_in)
+/// (unit-variance outputs for `scale` = 1), LayerNorm gains near 1, small biases.
+/// Pre-LN models get `ln_f`; post-LN models none.
+pub fn random_model(config: &Config, seed: u64, scale: f32) -> Model {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let with_ln_f = config.ln_placement == LnPlacement::Pre;
+    let mut values = Vec::new();
+    for (name, shape) in tensor_specs(config, with_ln_f) {
+        let n: usize = shape.iter().product();
+        let v: Vec<f32> = if name.contains("ln_") && name.ends_with("weight") {
+            (0..n).map(|_| rng.random_range(0.8..1.2)).collect()
+        } else if name.ends_with("bias") {
+            (0..n).map(|_| rng.random_range(-0.1..0.1)).collect()
+        } else {
+            let fan_in = if name.starts_with("w") { 1 } else { shape[0] };
+            let a = scale * (3.0 / fan_in as f32).sqrt();
+            (0..n).map(|_| rng.random_range(-a..a)).collect()
+        };
+        values.push(v);
+    }
+    let mut it = values.into_iter();
+    let mut next = || it.next().expect("one value per spec");
+    let wte = next();
+    let wpe = next();
+    let layers = (0..config.n_layer)
+        .map(|_| LayerWeights {
+            ln_1_g: next(),
+            ln_1_b: next(),
+            c_attn_w: next(),
+            c_attn_b: next(),
+            c_proj_w: next(),
+            c_proj_b: next(),
+            ln_2_g: next(),
+            ln_2_b: next(),
+            fc_w: next(),
+            fc_b: next(),
+            fc_proj_w: next(),
+            fc_proj_b: next(),
+        })
+        .collect();
+    let ln_f = with_ln_f.then(|| (next(), next()));
+    Model {
+        config: config.clone(),
+        weights: Weights {
+            wte,
+            wpe,
+            layers,
+            ln_f,
+        },
+    }
+}
+
+/// GPT-2's `bytes_to_unicode` character for a byte.
+pub fn byte_level_char(b: u8) -> char {
+    let printable = |b: u32| {
+        (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b)
+    };
+    if printable(b as u32) {
+        return b as char;
+    }
+    let n = (0u32..b as u32).filter(|&x| !printable(x)).count() as u32;
+    char::from_u32(0x100 + n).expect("in range")
+}
+
+fn byte_level_str(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| byte_level_char(b)).collect()
+}
+
+/// A GPT-2 style byte-level BPE tokenizer.json: the 256 byte tokens, then merges that make
+/// whole tokens of `whole` (each string merged left to right) and join only the first two
+/// bytes of each character in `split_two` (so those characters take two tokens).
+pub fn byte_level_tokenizer_json(whole: &[&str], split_two: &[&str]) -> String {
+    let mut vocab = Map::new();
+    for b in 0..=255u8 {
+        vocab.insert(byte_level_str(&[b]), json!(b as u32));
+    }
+    let mut merges: Vec<Value> = Vec::new();
+    let mut add = |left: String, right: String, vocab: &mut Map<String, Value>| {
+        let joined = format!("{left}{right}");
+        if !vocab.contains_key(&joined) {
+            let id = vocab.len();
+            vocab.insert(joined, json!(id));
+            merges.push(json!([left, right]));
+        }
+    };
+    for w in whole {
+        let chars: Vec<String> = w.as_bytes().iter().map(|&b| byte_level_str(&[b])).collect();
+        let mut acc = chars[0].clone();
+        for c in &chars[1..] {
+            add(acc.clone(), c.clone(), &mut vocab);
+            acc.push_str(c);
+        }
+    }
+    for s in split_two {
+        for ch in s.chars() {
+            let mut buf = [0u8; 4];
+            let b = ch.encode_utf8(&mut buf).as_bytes();
+            if b.len() >= 2 {
+                add(
+                    byte_level_str(&b[..1]),
+                    byte_level_str(&b[1..2]),
+                    &mut vocab,
+                );
+            }
+        }
+    }
+    let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true});
+    json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": null, "pre_tokenizer": byte_level, "post_processor": null, "decoder": byte_level,
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+                  "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
+                  "ignore_merges": false, "vocab": vocab, "merges": merges}
+    })
+    .to_string()
+}
+
+/// A character-level BPE with byte fallback (the bundled model's kind): `chars` are the
+/// single-character tokens after the 256 `<0xNN>` byte tokens; no merges.
+pub fn char_bpe_tokenizer_json(chars: &str) -> String {
+    let mut vocab = Map::new();
+    for b in 0..=255u32 {
+        vocab.insert(format!("<0x{b:02X}>"), json!(b));
+    }
+    for c in chars.chars() {
+        let id = vocab.len();
+        vocab.entry(c.to_string()).or_insert(json!(id));
+    }
+    json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": null, "pre_tokenizer": null, "post_processor": null,
+        "decoder": {"type": "ByteFallback"},
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+                  "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": true,
+                  "ignore_merges": false, "vocab": vocab, "merges": []}
+    })
+    .to_string()
+}
+
+/// The byte-level tokenizer the test model directories use: whole tokens for most of the
+/// lesson sentence, and 산, 늘 and 셨 split in two as GPT-2's tokenizer splits them.
+pub fn lesson_tokenizer_json() -> String {
+    byte_level_tokenizer_json(
+        &[
+            "나", "는", "어", "제", "커", "피", "를", "오", "마", "다", " coffee", " tea",
+        ],
+        &["산늘셨"],
+    )
+}
+
+/// Writes config.json, model.safetensors and tokenizer.json of a small random model
+/// (vocabulary sized to the lesson tokenizer) into `dir`.
+pub fn write_model_dir(dir: &Path, ln: LnPlacement, seed: u64) -> std::io::Result<Model> {
+    let tok = lesson_tokenizer_json();
+    let n_vocab = crate::Tokenizer::from_bytes(tok.as_bytes())
+        .expect("fixture tokenizer parses")
+        .vocab_size();
+    let config = Config {
+        n_embd: 32,
+        n_head: 4,
+        n_layer: 2,
+        n_positions: 64,
+        vocab_size: n_vocab,
+        layer_norm_epsilon: 1e-5,
+        n_inner: None,
+        activation_function: Default::default(),
+        ln_placement: ln,
+    };
+    let model = random_model(&config, seed, 1.0);
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("config.json"), config.to_json())?;
+    std::fs::write(dir.join("model.safetensors"), model.to_safetensors(false))?;
+    std::fs::write(dir.join("tokenizer.json"), tok)?;
+    Ok(model)
+}

@@ -1,0 +1,288 @@
+//! The Hugging Face `tokenizers` tokenizer, plus a readable display string and the input
+//! character span for every token.
+//!
+//! Byte-level BPE (GPT-2) can split one UTF-8 character over several tokens: every Hangul
+//! syllable is 3 bytes, and a token may hold only one or two of them. Such a token is shown
+//! as the whole character with the bytes it holds, e.g. `산‹1-2/3›` and `산‹3/3›`,
+//! never as "�".
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use tokenizers::{DecoderWrapper, PreTokenizerWrapper};
+
+use crate::error::{Error, Result};
+
+/// One token of an input text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenInfo {
+    pub id: u32,
+    /// The vocabulary entry as stored in tokenizer.json.
+    pub piece: String,
+    /// A readable form: whitespace and control characters made visible, split
+    /// characters shown whole with the bytes this token holds.
+    pub display: String,
+    /// Character offsets `[start, end)` into the input text.
+    pub span: (usize, usize),
+    /// True when the token holds only part of a character.
+    pub partial: bool,
+}
+
+/// A loaded tokenizer.
+pub struct Tokenizer {
+    inner: tokenizers::Tokenizer,
+    byte_level: bool,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer")
+            .field("vocab_size", &self.vocab_size())
+            .field("byte_level", &self.byte_level)
+            .finish()
+    }
+}
+
+impl Tokenizer {
+    /// Parses the bytes of a `tokenizer.json`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let inner = tokenizers::Tokenizer::from_bytes(bytes)
+            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        let byte_level = matches!(inner.get_decoder(), Some(DecoderWrapper::ByteLevel(_)))
+            || matches!(
+                inner.get_pre_tokenizer(),
+                Some(PreTokenizerWrapper::ByteLevel(_))
+            );
+        Ok(Tokenizer { inner, byte_level })
+    }
+
+    /// Number of ids, added tokens included.
+    pub fn vocab_size(&self) -> usize {
+        self.inner.get_vocab_size(true)
+    }
+
+    /// Whether pieces are GPT-2 byte-level strings.
+    pub fn is_byte_level(&self) -> bool {
+        self.byte_level
+    }
+
+    /// The underlying Hugging Face tokenizer.
+    pub fn inner(&self) -> &tokenizers::Tokenizer {
+        &self.inner
+    }
+
+    /// Tokenizes `text` (no special tokens added).
+    pub fn encode(&self, text: &str) -> Result<Vec<TokenInfo>> {
+        let enc = self
+            .inner
+            .encode_char_offsets(text, false)
+            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        let pieces = enc.get_tokens();
+        let bytes: Vec<Vec<u8>> = pieces.iter().map(|p| self.piece_bytes(p)).collect();
+        let displays = display_strings(&bytes);
+        Ok(enc
+            .get_ids()
+            .iter()
+            .zip(pieces)
+            .zip(enc.get_offsets())
+            .zip(displays)
+            .map(|(((&id, piece), &span), (display, partial))| TokenInfo {
+                id,
+                piece: piece.clone(),
+                display,
+                span,
+                partial,
+            })
+            .collect())
+    }
+
+    /// Token ids of `text`.
+    pub fn ids(&self, text: &str) -> Result<Vec<u32>> {
+        Ok(self.encode(text)?.into_iter().map(|t| t.id).collect())
+    }
+
+    /// A readable form of a single id out of context (for next-token lists).
+    pub fn display_id(&self, id: u32) -> String {
+        match self.inner.id_to_token(id) {
+            Some(piece) => display_strings(&[self.piece_bytes(&piece)]).remove(0).0,
+            None => format!("‹id {id}›"),
+        }
+    }
+
+    /// The bytes a vocabulary entry stands for.
+    pub fn piece_bytes(&self, piece: &str) -> Vec<u8> {
+        if let Some(b) = byte_fallback(piece) {
+            return vec![b];
+        }
+        if self.byte_level {
+            piece
+                .chars()
+                .flat_map(|c| match byte_level_decode(c) {
+                    Some(b) => vec![b],
+                    None => c.to_string().into_bytes(),
+                })
+                .collect()
+        } else {
+            piece.replace('\u{2581}', " ").into_bytes()
+        }
+    }
+}
+
+/// `<0xAB>` byte-fallback pieces.
+fn byte_fallback(piece: &str) -> Option<u8> {
+    let hex = piece.strip_prefix("<0x")?.strip_suffix('>')?;
+    (hex.len() == 2).then(|| u8::from_str_radix(hex, 16).ok())?
+}
+
+/// Inverse of GPT-2's `bytes_to_unicode`: printable Latin-1 bytes stand for themselves,
+/// the other 68 bytes are shifted to U+0100…U+0143 in byte order.
+fn byte_level_decode(c: char) -> Option<u8> {
+    let printable = |b: u32| {
+        (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b)
+    };
+    let u = c as u32;
+    if u < 0x100 {
+        return printable(u).then_some(u as u8);
+    }
+    let n = u - 0x100;
+    (0u32..=255)
+        .filter(|&b| !printable(b))
+        .nth(n as usize)
+        .map(|b| b as u8)
+}
+
+/// Makes whitespace and control characters visible.
+pub fn visible(c: char, out: &mut String) {
+    match c {
+        ' ' => out.push('␣'),
+        '\n' => out.push('⏎'),
+        '\t' => out.push('⇥'),
+        '\r' => out.push('␍'),
+        '\u{7f}' => out.push('␡'),
+        c if (c as u32) < 0x20 => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?')),
+        c => out.push(c),
+    }
+}
+
+/// A decoded unit of the concatenated token bytes: a character, or a byte that is not
+/// part of any valid UTF-8 sequence.
+struct Unit {
+    start: usize,
+    len: usize,
+    ch: Option<char>,
+}
+
+fn units(all: &[u8]) -> Vec<Unit> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < all.len() {
+        let (valid, bad) = match std::str::from_utf8(&all[pos..]) {
+            Ok(s) => (s, 0),
+            Err(e) => {
+                let s =
+                    std::str::from_utf8(&all[pos..pos + e.valid_up_to()]).expect("valid prefix");
+                (
+                    s,
+                    e.error_len().unwrap_or(all.len() - pos - e.valid_up_to()),
+                )
+            }
+        };
+        for (i, ch) in valid.char_indices() {
+            out.push(Unit {
+                start: pos + i,
+                len: ch.len_utf8(),
+                ch: Some(ch),
+            });
+        }
+        pos += valid.len();
+        for b in 0..bad {
+            out.push(Unit {
+                start: pos + b,
+                len: 1,
+                ch: None,
+            });
+        }
+        pos += bad;
+    }
+    out
+}
+
+/// Display strings for a sequence of tokens given the bytes each stands for.
+/// Returns (display, partial) per token.
+pub fn display_strings(tokens: &[Vec<u8>]) -> Vec<(String, bool)> {
+    let all: Vec<u8> = tokens.concat();
+    let units = units(&all);
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut start = 0;
+    let mut u = 0; // first unit that may overlap the current token
+    for tok in tokens {
+        let end = start + tok.len();
+        let (mut s, mut partial) = (String::new(), false);
+        while u < units.len() && units[u].start + units[u].len <= start {
+            u += 1;
+        }
+        let mut j = u;
+        while j < units.len() && units[j].start < end {
+            let unit = &units[j];
+            let (a, b) = (start.max(unit.start), end.min(unit.start + unit.len));
+            match unit.ch {
+                Some(c) if a == unit.start && b == unit.start + unit.len => visible(c, &mut s),
+                Some(c) => {
+                    partial = true;
+                    let (i, k) = (a - unit.start + 1, b - unit.start);
+                    visible(c, &mut s);
+                    if i == k {
+                        let _ = write!(s, "‹{i}/{}›", unit.len);
+                    } else {
+                        let _ = write!(s, "‹{i}-{k}/{}›", unit.len);
+                    }
+                }
+                None => {
+                    partial = true;
+                    let _ = write!(s, "‹0x{:02X}›", all[unit.start]);
+                }
+            }
+            j += 1;
+        }
+        out.push((s, partial));
+        start = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_level_table_inverts_gpt2() {
+        assert_eq!(byte_level_decode('Ġ'), Some(b' '));
+        assert_eq!(byte_level_decode('Ċ'), Some(b'\n'));
+        assert_eq!(byte_level_decode('A'), Some(b'A'));
+        assert_eq!(byte_level_decode('Ā'), Some(0));
+        assert_eq!(byte_level_decode('ì'), Some(0xEC));
+        assert_eq!(byte_level_decode('ł'), Some(0xA0));
+        assert_eq!(byte_level_decode('Ń'), Some(0xAD));
+        assert_eq!(byte_level_decode('가'), None);
+    }
+
+    #[test]
+    fn split_hangul_is_shown_whole_with_its_bytes() {
+        let san = "산".as_bytes();
+        let toks = vec![
+            " ".as_bytes().to_vec(),
+            san[..2].to_vec(),
+            san[2..].to_vec(),
+            b"ok".to_vec(),
+        ];
+        let d = display_strings(&toks);
+        assert_eq!(d[0], ("␣".to_string(), false));
+        assert_eq!(d[1], ("산‹1-2/3›".to_string(), true));
+        assert_eq!(d[2], ("산‹3/3›".to_string(), true));
+        assert_eq!(d[3], ("ok".to_string(), false));
+        // a lone invalid byte is named, never U+FFFD
+        let d = display_strings(&[vec![0xFF, b'a']]);
+        assert_eq!(d[0], ("‹0xFF›a".to_string(), true));
+        assert!(d.iter().all(|(s, _)| !s.contains('\u{FFFD}')));
+    }
+}

@@ -1,0 +1,203 @@
+//! `Trace`: every intermediate of one forward pass — the contract between engine and UI.
+//!
+//! Storage is flat row-major `Vec<f32>`; each field documents its shape with
+//! T = tokens run, D = d_model, H = heads, Dk = d_k = D/H, F = FFN width, V = vocab.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Config, LnPlacement};
+use crate::error::{Error, Result};
+
+/// How attention is computed. These act inside the forward pass, so they change every later
+/// layer and the prediction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AttentionOptions {
+    /// Divide QKᵀ by √d_k (true, the default) or by 1.
+    pub scale: bool,
+    /// Softmax temperature τ > 0: weights = softmax(masked / τ). 1 is the plain softmax.
+    pub temperature: f32,
+    /// Hide future keys (the decoder's causal mask).
+    pub causal_mask: bool,
+    /// Heads whose output is zeroed, as (layer, head), both from 0.
+    pub ablate: BTreeSet<(usize, usize)>,
+}
+
+impl Default for AttentionOptions {
+    fn default() -> Self {
+        AttentionOptions {
+            scale: true,
+            temperature: 1.0,
+            causal_mask: true,
+            ablate: BTreeSet::new(),
+        }
+    }
+}
+
+impl AttentionOptions {
+    /// Rejects τ ≤ 0, a non-finite τ and heads outside the model.
+    pub fn validate(&self, config: &Config) -> Result<()> {
+        let tau = self.temperature;
+        if !(tau.is_finite() && tau > 0.0) {
+            return Err(Error::Options(format!(
+                "temperature must be a positive finite number, got {tau}"
+            )));
+        }
+        if let Some(&(l, h)) = self
+            .ablate
+            .iter()
+            .find(|&&(l, h)| l >= config.n_layer || h >= config.n_head)
+        {
+            return Err(Error::Options(format!(
+                "cannot ablate head {l}.{h}: the model has {} layers × {} heads",
+                config.n_layer, config.n_head
+            )));
+        }
+        Ok(())
+    }
+
+    /// The factor QKᵀ is multiplied by: 1/√d_k, or 1 with scaling off.
+    pub fn scale_factor(&self, d_k: usize) -> f32 {
+        if self.scale {
+            1.0 / (d_k as f32).sqrt()
+        } else {
+            1.0
+        }
+    }
+}
+
+/// Sizes of the arrays in a Trace.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Dims {
+    /// Tokens run (after truncation to the context).
+    pub t: usize,
+    pub d_model: usize,
+    pub n_head: usize,
+    pub d_k: usize,
+    pub d_ff: usize,
+    pub n_layer: usize,
+    pub vocab: usize,
+    pub ln_placement: LnPlacement,
+}
+
+/// One block's intermediates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayerTrace {
+    /// Block input X. (T, D)
+    pub input: Vec<f32>,
+    /// What attention reads: ln_1(X) for pre-LN, X itself for post-LN. (T, D)
+    pub attn_in: Vec<f32>,
+    /// Queries, keys, values per head. (H, T, Dk) each
+    pub q: Vec<f32>,
+    pub k: Vec<f32>,
+    pub v: Vec<f32>,
+    /// Raw scores QKᵀ, every (query, key) pair. (H, T, T)
+    pub scores: Vec<f32>,
+    /// Scaled scores QKᵀ/√d_k (or QKᵀ with scaling off). (H, T, T)
+    pub scaled: Vec<f32>,
+    /// Scaled scores with future keys set to `cpu::MASKED` (when the mask is on). (H, T, T)
+    pub masked: Vec<f32>,
+    /// Attention weights softmax(masked/τ); rows sum to 1, masked entries are exactly 0. (H, T, T)
+    pub weights: Vec<f32>,
+    /// Head outputs weights·V (zero for an ablated head). (H, T, Dk)
+    pub head_out: Vec<f32>,
+    /// Heads side by side. (T, D)
+    pub concat: Vec<f32>,
+    /// W_O projection of the concatenation. (T, D)
+    pub attn_out: Vec<f32>,
+    /// X + attention. (T, D)
+    pub resid_attn: Vec<f32>,
+    /// ln_1 output: after the attention residual for post-LN (= attn_in for pre-LN). (T, D)
+    pub ln_1: Vec<f32>,
+    /// What the FFN reads: ln_2(resid_attn) for pre-LN, ln_1 for post-LN. (T, D)
+    pub ffn_in: Vec<f32>,
+    /// FFN hidden activations after GELU. (T, F)
+    pub ffn_hidden: Vec<f32>,
+    /// FFN output. (T, D)
+    pub ffn_out: Vec<f32>,
+    /// FFN input's residual stream + FFN output. (T, D)
+    pub resid_ffn: Vec<f32>,
+    /// ln_2 output: after the FFN residual for post-LN (= ffn_in for pre-LN). (T, D)
+    pub ln_2: Vec<f32>,
+    /// Block output (ln_2 for post-LN, resid_ffn for pre-LN). (T, D)
+    pub output: Vec<f32>,
+}
+
+/// Everything one forward pass computed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub dims: Dims,
+    /// The token ids that were run. (T)
+    pub tokens: Vec<u32>,
+    /// How many tokens at the start of the input were dropped to fit the context.
+    pub dropped: usize,
+    pub options: AttentionOptions,
+    /// Token + position embedding. (T, D)
+    pub embedding: Vec<f32>,
+    pub layers: Vec<LayerTrace>,
+    /// Final LayerNorm output, if the model has ln_f. (T, D)
+    pub ln_f: Option<Vec<f32>>,
+    /// Next-token logits after every position (tied lm head). (T, V)
+    pub logits: Vec<f32>,
+    /// Next-token probabilities, softmax of the logits. (T, V)
+    pub probs: Vec<f32>,
+}
+
+/// The matrices of one head, borrowed from a Trace.
+#[derive(Clone, Copy, Debug)]
+pub struct HeadView<'a> {
+    pub t: usize,
+    pub d_k: usize,
+    pub q: &'a [f32],        // (T, Dk)
+    pub k: &'a [f32],        // (T, Dk)
+    pub v: &'a [f32],        // (T, Dk)
+    pub scores: &'a [f32],   // (T, T)
+    pub scaled: &'a [f32],   // (T, T)
+    pub masked: &'a [f32],   // (T, T)
+    pub weights: &'a [f32],  // (T, T)
+    pub head_out: &'a [f32], // (T, Dk)
+}
+
+impl Trace {
+    /// One head's matrices. Panics if `layer`/`head` are out of range.
+    pub fn head(&self, layer: usize, head: usize) -> HeadView<'_> {
+        let Dims { t, d_k, .. } = self.dims;
+        let l = &self.layers[layer];
+        let (tt, td) = (
+            head * t * t..(head + 1) * t * t,
+            head * t * d_k..(head + 1) * t * d_k,
+        );
+        HeadView {
+            t,
+            d_k,
+            q: &l.q[td.clone()],
+            k: &l.k[td.clone()],
+            v: &l.v[td.clone()],
+            scores: &l.scores[tt.clone()],
+            scaled: &l.scaled[tt.clone()],
+            masked: &l.masked[tt.clone()],
+            weights: &l.weights[tt],
+            head_out: &l.head_out[td],
+        }
+    }
+
+    /// Next-token probabilities after `position`. (V)
+    pub fn probs_at(&self, position: usize) -> &[f32] {
+        let v = self.dims.vocab;
+        &self.probs[position * v..(position + 1) * v]
+    }
+
+    /// The `k` most likely next tokens after `position`, most likely first.
+    pub fn top_k(&self, position: usize, k: usize) -> Vec<(u32, f32)> {
+        let mut ranked: Vec<(u32, f32)> = self
+            .probs_at(position)
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (i as u32, p))
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked.truncate(k);
+        ranked
+    }
+}

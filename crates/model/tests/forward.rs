@@ -1,0 +1,412 @@
+//! Behaviour of the forward pass and its Trace.
+
+use attnlab_model::cpu::{self, MASKED};
+use attnlab_model::testing::{random_model, write_model_dir};
+use attnlab_model::{
+    forward, forward_incremental, AttentionOptions, Bundle, Config, Error, LnPlacement,
+};
+
+fn config(ln: LnPlacement) -> Config {
+    Config {
+        n_embd: 40,
+        n_head: 4,
+        n_layer: 3,
+        n_positions: 24,
+        vocab_size: 61,
+        layer_norm_epsilon: 1e-5,
+        n_inner: None,
+        activation_function: Default::default(),
+        ln_placement: ln,
+    }
+}
+
+fn ids(n: usize, salt: u32) -> Vec<u32> {
+    (0..n as u32)
+        .map(|i| (i * 29 + salt * 7 + 3) % 61)
+        .collect()
+}
+
+fn assert_rows_are_distributions(w: &[f32], t: usize, causal: bool) {
+    for (r, row) in w.chunks_exact(t).enumerate() {
+        let i = r % t;
+        let sum: f64 = row.iter().map(|&v| v as f64).sum();
+        assert!((sum - 1.0).abs() <= 1e-6, "row {r} sums to {sum}");
+        assert!(row.iter().all(|v| v.is_finite() && *v >= 0.0));
+        if causal {
+            assert!(
+                row[i + 1..].iter().all(|&v| v == 0.0),
+                "row {r} attends to the future"
+            );
+        }
+    }
+}
+
+#[test]
+fn trace_has_documented_shapes_and_distributions() {
+    for ln in [LnPlacement::Pre, LnPlacement::Post] {
+        let c = config(ln);
+        let m = random_model(&c, 5, 1.0);
+        let tr = forward(&m, &ids(9, 1), &AttentionOptions::default()).unwrap();
+        let (t, d, h, dk, f, v) = (9, 40, 4, 10, 160, 61);
+        assert_eq!(tr.embedding.len(), t * d);
+        assert_eq!(tr.layers.len(), 3);
+        for l in &tr.layers {
+            for x in [
+                &l.input,
+                &l.attn_in,
+                &l.concat,
+                &l.attn_out,
+                &l.resid_attn,
+                &l.ln_1,
+                &l.ffn_in,
+                &l.ffn_out,
+                &l.resid_ffn,
+                &l.ln_2,
+                &l.output,
+            ] {
+                assert_eq!(x.len(), t * d);
+            }
+            for x in [&l.q, &l.k, &l.v, &l.head_out] {
+                assert_eq!(x.len(), h * t * dk);
+            }
+            for x in [&l.scores, &l.scaled, &l.masked, &l.weights] {
+                assert_eq!(x.len(), h * t * t);
+            }
+            assert_eq!(l.ffn_hidden.len(), t * f);
+            assert_rows_are_distributions(&l.weights, t, true);
+            // scaled = raw / √d_k; masked keeps the past and hides the future
+            for (e, (&raw, &sc)) in l.scores.iter().zip(&l.scaled).enumerate() {
+                assert!((sc - raw / (dk as f32).sqrt()).abs() <= 1e-6 * raw.abs().max(1.0));
+                let (i, j) = ((e / t) % t, e % t);
+                assert_eq!(l.masked[e], if j > i { MASKED } else { sc });
+            }
+        }
+        assert_eq!(tr.ln_f.is_some(), ln == LnPlacement::Pre);
+        assert_eq!(tr.logits.len(), t * v);
+        assert_rows_are_distributions(&tr.probs, v, false);
+        // the block output feeds the next block
+        assert_eq!(tr.layers[0].output, tr.layers[1].input);
+        // the head view slices the right head
+        let hv = tr.head(2, 3);
+        assert_eq!(hv.weights, &tr.layers[2].weights[3 * t * t..4 * t * t]);
+    }
+}
+
+#[test]
+fn ablation_zeroes_the_head_and_changes_only_later_layers_and_logits() {
+    let m = random_model(&config(LnPlacement::Post), 6, 1.0);
+    let x = ids(10, 2);
+    let base = forward(&m, &x, &AttentionOptions::default()).unwrap();
+    let o = AttentionOptions {
+        ablate: [(1, 2)].into(),
+        ..Default::default()
+    };
+    let abl = forward(&m, &x, &o).unwrap();
+    let hv = abl.head(1, 2);
+    assert!(hv.head_out.iter().all(|&v| v == 0.0));
+    assert_eq!(
+        hv.weights,
+        base.head(1, 2).weights,
+        "weights are still shown"
+    );
+    assert_eq!(
+        abl.layers[0], base.layers[0],
+        "layer 0 does not see layer 1's ablation"
+    );
+    assert_ne!(
+        abl.layers[2].weights, base.layers[2].weights,
+        "the effect reaches layer 2"
+    );
+    assert_ne!(abl.logits, base.logits);
+}
+
+#[test]
+fn options_act_inside_the_forward_pass() {
+    let m = random_model(&config(LnPlacement::Pre), 7, 1.0);
+    let x = ids(8, 3);
+    let base = forward(&m, &x, &AttentionOptions::default()).unwrap();
+    for o in [
+        AttentionOptions {
+            scale: false,
+            ..Default::default()
+        },
+        AttentionOptions {
+            temperature: 0.2,
+            ..Default::default()
+        },
+        AttentionOptions {
+            causal_mask: false,
+            ..Default::default()
+        },
+    ] {
+        let tr = forward(&m, &x, &o).unwrap();
+        assert_ne!(tr.logits, base.logits, "{o:?}");
+        assert_eq!(
+            tr.layers[0].scores, base.layers[0].scores,
+            "raw scores of layer 0 do not depend on options"
+        );
+    }
+    let no_mask = forward(
+        &m,
+        &x,
+        &AttentionOptions {
+            causal_mask: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(
+        no_mask.layers[0].weights[1] > 0.0,
+        "without the mask the first token sees the second"
+    );
+    assert_rows_are_distributions(&no_mask.layers[1].weights, 8, false);
+    let unscaled = forward(
+        &m,
+        &x,
+        &AttentionOptions {
+            scale: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(unscaled.layers[0].scaled, unscaled.layers[0].scores);
+}
+
+#[test]
+fn bad_options_and_tokens_are_errors() {
+    let m = random_model(&config(LnPlacement::Pre), 8, 1.0);
+    for tau in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+        let o = AttentionOptions {
+            temperature: tau,
+            ..Default::default()
+        };
+        assert!(
+            matches!(forward(&m, &[1, 2], &o), Err(Error::Options(_))),
+            "τ = {tau}"
+        );
+    }
+    let o = AttentionOptions {
+        ablate: [(3, 0)].into(),
+        ..Default::default()
+    };
+    assert!(matches!(forward(&m, &[1], &o), Err(Error::Options(_))));
+    assert_eq!(
+        forward(&m, &[], &Default::default()).unwrap_err(),
+        Error::EmptyInput
+    );
+    assert_eq!(
+        forward(&m, &[1, 61], &Default::default()).unwrap_err(),
+        Error::TokenOutOfRange {
+            id: 61,
+            position: 1,
+            vocab: 61
+        }
+    );
+}
+
+#[test]
+fn long_input_keeps_the_last_n_positions_tokens() {
+    let m = random_model(&config(LnPlacement::Pre), 9, 1.0);
+    let x = ids(30, 4);
+    let tr = forward(&m, &x, &Default::default()).unwrap();
+    assert_eq!((tr.dims.t, tr.dropped), (24, 6));
+    assert_eq!(tr.tokens, x[6..]);
+    assert_eq!(
+        tr,
+        forward(&m, &x[6..], &Default::default())
+            .map(|mut t| {
+                t.dropped = 6;
+                t
+            })
+            .unwrap()
+    );
+}
+
+#[test]
+fn extreme_scores_and_temperatures_stay_finite() {
+    // huge weights make scores of order 1e4 and beyond
+    let m = random_model(&config(LnPlacement::Post), 10, 60.0);
+    let x = ids(24, 5);
+    for tau in [0.01, 1.0, 100.0] {
+        for scale in [true, false] {
+            let o = AttentionOptions {
+                temperature: tau,
+                scale,
+                ablate: [(0, 0), (1, 1)].into(),
+                ..Default::default()
+            };
+            let tr = forward(&m, &x, &o).unwrap();
+            let max_score = tr.layers[0]
+                .scores
+                .iter()
+                .fold(0.0f32, |a, b| a.max(b.abs()));
+            assert!(
+                max_score > 1e3,
+                "the test wants large scores, got {max_score}"
+            );
+            for l in &tr.layers {
+                assert_rows_are_distributions(&l.weights, 24, true);
+                assert!(l.output.iter().all(|v| v.is_finite()));
+            }
+            assert!(tr.logits.iter().all(|v| v.is_finite()));
+            assert_rows_are_distributions(&tr.probs, 61, false);
+        }
+    }
+    // every head ablated still gives a finite trace
+    let all: std::collections::BTreeSet<_> =
+        (0..3).flat_map(|l| (0..4).map(move |h| (l, h))).collect();
+    let tr = forward(
+        &m,
+        &x,
+        &AttentionOptions {
+            ablate: all,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(tr.logits.iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn softmax_rows_with_scores_up_to_1e30() {
+    let row = [1e30f32, -1e30, 3.0, 1e29, -5e29, 0.0];
+    for tau in [0.01f32, 1.0, 100.0] {
+        let mut w = [0.0; 6];
+        cpu::softmax_rows(&row, 6, tau, &mut w);
+        assert_eq!(w[0], 1.0, "τ = {tau}: {w:?}");
+        assert!(w[1..].iter().all(|&v| v == 0.0));
+    }
+}
+
+fn assert_close(a: &[f32], b: &[f32], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            (x - y).abs() <= 1e-6 + 1e-6 * y.abs(),
+            "{what}[{i}]: incremental {x}, full {y}"
+        );
+    }
+}
+
+#[test]
+fn incremental_forward_equals_full_forward() {
+    for ln in [LnPlacement::Pre, LnPlacement::Post] {
+        let m = random_model(&config(ln), 11, 1.0);
+        let x = ids(20, 6);
+        let o = AttentionOptions {
+            temperature: 0.7,
+            ablate: [(1, 0)].into(),
+            ..Default::default()
+        };
+        let mut prev = forward(&m, &x[..5], &o).unwrap();
+        for n in [6, 7, 11, 20] {
+            let (inc, reused) = forward_incremental(&m, Some(&prev), &x[..n], &o).unwrap();
+            assert!(reused, "typing at the end reuses the cache");
+            let full = forward(&m, &x[..n], &o).unwrap();
+            assert_eq!(inc.tokens, full.tokens);
+            assert_close(&inc.embedding, &full.embedding, "embedding");
+            for (l, (a, b)) in inc.layers.iter().zip(&full.layers).enumerate() {
+                for (name, p, q) in [
+                    ("q", &a.q, &b.q),
+                    ("k", &a.k, &b.k),
+                    ("v", &a.v, &b.v),
+                    ("scores", &a.scores, &b.scores),
+                    ("scaled", &a.scaled, &b.scaled),
+                    ("masked", &a.masked, &b.masked),
+                    ("weights", &a.weights, &b.weights),
+                    ("head_out", &a.head_out, &b.head_out),
+                    ("attn_out", &a.attn_out, &b.attn_out),
+                    ("ffn_hidden", &a.ffn_hidden, &b.ffn_hidden),
+                    ("output", &a.output, &b.output),
+                ] {
+                    assert_close(p, q, &format!("{ln:?} T={n} layer {l} {name}"));
+                }
+            }
+            assert_close(&inc.logits, &full.logits, "logits");
+            assert_close(&inc.probs, &full.probs, "probs");
+            prev = inc;
+        }
+    }
+}
+
+#[test]
+fn incremental_falls_back_when_it_must() {
+    let m = random_model(&config(LnPlacement::Pre), 12, 1.0);
+    let x = ids(26, 7);
+    let d = AttentionOptions::default();
+    let prev = forward(&m, &x[..5], &d).unwrap();
+    let no_mask = AttentionOptions {
+        causal_mask: false,
+        ..Default::default()
+    };
+    let edited: Vec<u32> = [&[9][..], &x[1..8]].concat();
+    let cases: [(&[u32], &AttentionOptions); 4] = [
+        (&x[..8], &no_mask), // mask off: every row changes
+        (&edited, &d),       // an edit, not an append
+        (&x[..26], &d),      // context overflow shifts positions
+        (
+            &x[..8],
+            &AttentionOptions {
+                temperature: 2.0,
+                ..Default::default()
+            },
+        ), // other options
+    ];
+    for (tokens, o) in cases {
+        let (tr, reused) = forward_incremental(&m, Some(&prev), tokens, o).unwrap();
+        assert!(!reused);
+        assert_eq!(tr, forward(&m, tokens, o).unwrap());
+    }
+}
+
+#[test]
+fn lesson_sentence_tokenizes_readably_with_spans() {
+    let dir = std::env::temp_dir().join(format!("attnlab-model-test-{}", std::process::id()));
+    write_model_dir(&dir, LnPlacement::Post, 3).unwrap();
+    let b = Bundle::load_dir(&dir).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let text = "나는 어제 산 커피를 오늘 마셨다";
+    let toks = b.tokenizer.encode(text).unwrap();
+    let chars: Vec<char> = text.chars().collect();
+    for t in &toks {
+        assert!(!t.display.contains('\u{FFFD}'), "{t:?}");
+        assert!(t.span.0 < t.span.1 && t.span.1 <= chars.len());
+    }
+    // 산 is split in two byte-level tokens: both show the syllable and map to its span
+    let san: Vec<_> = toks
+        .iter()
+        .filter(|t| t.display.starts_with("산"))
+        .collect();
+    assert_eq!(san.len(), 2);
+    assert_eq!(san[0].display, "산‹1-2/3›");
+    assert_eq!(san[1].display, "산‹3/3›");
+    assert!(san.iter().all(|t| t.partial && t.span == (6, 7)));
+    let whole: Vec<_> = toks
+        .iter()
+        .filter(|t| !t.partial)
+        .map(|t| t.display.as_str())
+        .collect();
+    assert!(
+        whole.contains(&"나") && whole.contains(&"커") && whole.contains(&"␣"),
+        "{whole:?}"
+    );
+    // and the model runs on it
+    let (_, tr) = b.trace(text, &Default::default()).unwrap();
+    assert_eq!(tr.dims.t, toks.len());
+}
+
+#[test]
+fn byte_fallback_tokens_display_the_character() {
+    let tok = attnlab_model::Tokenizer::from_bytes(
+        attnlab_model::testing::char_bpe_tokenizer_json("나는 커피").as_bytes(),
+    )
+    .unwrap();
+    assert!(!tok.is_byte_level());
+    let toks = tok.encode("나는 🙂 커피\u{0}").unwrap();
+    let shown: Vec<&str> = toks.iter().map(|t| t.display.as_str()).collect();
+    assert_eq!(&shown[..3], ["나", "는", "␣"]);
+    // the emoji is not in the vocabulary: four byte tokens, each naming the emoji
+    assert_eq!(&shown[3..7], ["🙂‹1/4›", "🙂‹2/4›", "🙂‹3/4›", "🙂‹4/4›"]);
+    assert!(toks[3..7].iter().all(|t| t.span == (3, 4)));
+    assert_eq!(shown.last(), Some(&"␀"));
+}
