@@ -180,7 +180,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 Format::Csv => output::write_csv(&mut out, &tokens, &tr, &sel),
                 Format::Table => output::write_table(&mut out, &bundle, &tokens, &tr, &sel),
             }
-            .map_err(|e| e.to_string())
+            .or_else(quiet_broken_pipe)
         }
         Command::Heatmap {
             text,
@@ -215,8 +215,17 @@ fn run(cli: Cli) -> Result<(), String> {
         } => {
             let (tokens, tr) = trace(text, &attn)?;
             output::write_predictions(&mut out, &bundle, &tokens, &tr, top, format == Format::Json)
-                .map_err(|e| e.to_string())
+                .or_else(quiet_broken_pipe)
         }
+    }
+}
+
+/// A reader that closed the pipe early (`attnlab … | head`) is not an error.
+fn quiet_broken_pipe(e: std::io::Error) -> Result<(), String> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(e.to_string())
     }
 }
 

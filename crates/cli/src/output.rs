@@ -196,7 +196,7 @@ pub fn write_table(
             tok.display, tok.id, tok.span.0, tok.span.1
         )?;
     }
-    let labels: Vec<String> = toks.iter().map(|t| cut(&t.display, 8)).collect();
+    let labels: Vec<String> = toks.iter().map(|t| cut(&t.display, 10)).collect();
     let lw = labels
         .iter()
         .map(|l| UnicodeWidthStr::width(l.as_str()))

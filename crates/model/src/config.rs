@@ -17,20 +17,15 @@ pub enum LnPlacement {
 }
 
 /// The activation inside the feed-forward network.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Activation {
     /// GELU with the tanh approximation (GPT-2's `gelu_new`).
+    #[default]
     #[serde(rename = "gelu_new", alias = "gelu_pytorch_tanh", alias = "gelu_fast")]
     GeluTanh,
     /// Exact GELU, `x·Φ(x)` with the error function.
     #[serde(rename = "gelu")]
     GeluErf,
-}
-
-impl Default for Activation {
-    fn default() -> Self {
-        Activation::GeluTanh
-    }
 }
 
 /// Hyper-parameters of a decoder-only Transformer in GPT-2's naming.
@@ -111,7 +106,7 @@ impl Config {
                 return bad(format!("{name} = {v} is outside 1..={max}"));
             }
         }
-        if self.n_embd % self.n_head != 0 {
+        if !self.n_embd.is_multiple_of(self.n_head) {
             return bad(format!(
                 "n_embd = {} is not divisible by n_head = {}",
                 self.n_embd, self.n_head

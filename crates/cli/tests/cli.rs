@@ -1,0 +1,271 @@
+//! The `attnlab` binary on a generated model folder.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use attnlab_model::testing::write_model_dir;
+use attnlab_model::{Bundle, LnPlacement};
+use serde_json::Value;
+
+const LESSON: &str = "나는 어제 산 커피를 오늘 마셨다";
+
+fn model_dir() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("model");
+    write_model_dir(&dir, LnPlacement::Post, 42).unwrap();
+    (tmp, dir)
+}
+
+fn attnlab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_attnlab"))
+        .arg("--model")
+        .arg(dir)
+        .args(args)
+        .env_remove("ATTNLAB_MODEL")
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn fails_cleanly(out: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.starts_with("error:") && err.contains(needle),
+        "stderr: {err}"
+    );
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn table_shows_korean_tokens_and_rows_that_sum_to_one() {
+    let (_tmp, dir) = model_dir();
+    let s = ok(&attnlab(
+        &dir,
+        &[
+            "trace", LESSON, "--layer", "1", "--head", "2", "--format", "table",
+        ],
+    ));
+    assert!(
+        s.contains("산‹1-2/3›") && s.contains("커") && !s.contains('\u{FFFD}'),
+        "{s}"
+    );
+    assert!(s.contains("layer 1 head 2"));
+    let sums: Vec<f64> = s
+        .lines()
+        .skip_while(|l| !l.contains("attention weights"))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().last().unwrap().parse().unwrap())
+        .collect();
+    assert!(sums.len() > 10, "{s}");
+    assert!(sums.iter().all(|&x| (x - 1.0).abs() < 1e-4), "{sums:?}");
+}
+
+#[test]
+fn json_matches_the_library_and_marks_the_masked_triangle() {
+    let (_tmp, dir) = model_dir();
+    let v: Value = serde_json::from_str(&ok(&attnlab(
+        &dir,
+        &["trace", LESSON, "--layer", "0", "--format", "json"],
+    )))
+    .unwrap();
+    let (_, tr) = Bundle::load_dir(&dir)
+        .unwrap()
+        .trace(LESSON, &Default::default())
+        .unwrap();
+    let heads = v["heads"].as_array().unwrap();
+    assert_eq!(heads.len(), 4);
+    let t = v["tokens"].as_array().unwrap().len();
+    assert_eq!(t, tr.dims.t);
+    for (h, head) in heads.iter().enumerate() {
+        let w = head["weights"].as_array().unwrap();
+        for i in 0..t {
+            for j in 0..t {
+                let x = w[i][j].as_f64().unwrap() as f32;
+                assert_eq!(x, tr.head(0, h).weights[i * t + j]);
+                assert_eq!(head["masked"][i][j].is_null(), j > i);
+            }
+        }
+    }
+    assert_eq!(v["next"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn csv_has_one_line_per_pair() {
+    let (_tmp, dir) = model_dir();
+    let s = ok(&attnlab(
+        &dir,
+        &["trace", "coffee or tea", "--format", "csv"],
+    ));
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(
+        lines[0],
+        "layer,head,query,key,query_token,key_token,score,scaled,masked,weight"
+    );
+    let t = lines.iter().filter(|l| l.starts_with("0,0,0,")).count();
+    assert_eq!(lines.len(), 1 + 2 * 4 * t * t);
+    assert!(
+        lines.iter().any(|l| l.contains(",-inf,0")),
+        "masked entries are -inf with weight 0"
+    );
+}
+
+#[test]
+fn attention_options_reach_the_output() {
+    let (_tmp, dir) = model_dir();
+    let json = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "trace",
+            "coffee tea",
+            "--layer",
+            "1",
+            "--head",
+            "0",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&ok(&attnlab(&dir, &args))).unwrap()
+    };
+    let base = json(&[]);
+    let no_mask = json(&["--no-mask"]);
+    assert!(no_mask["heads"][0]["weights"][0][1].as_f64().unwrap() > 0.0);
+    assert_eq!(base["heads"][0]["weights"][0][1].as_f64().unwrap(), 0.0);
+    let ablated = json(&["--ablate", "0.1,0.3"]);
+    assert_ne!(
+        ablated["heads"][0]["weights"], base["heads"][0]["weights"],
+        "layer 1 sees layer 0's ablation"
+    );
+    let unscaled = json(&["--no-scale"]);
+    assert_eq!(
+        unscaled["heads"][0]["scaled"],
+        unscaled["heads"][0]["scores"]
+    );
+    assert_eq!(
+        json(&["--temperature", "0.5"])["options"]["temperature"],
+        0.5
+    );
+}
+
+#[test]
+fn predict_lists_top_k() {
+    let (_tmp, dir) = model_dir();
+    let s = ok(&attnlab(&dir, &["predict", LESSON, "--top", "3"]));
+    assert_eq!(s.lines().count(), 3, "{s}");
+    assert!(s.lines().next().unwrap().trim_start().starts_with("1."));
+    let v: Value = serde_json::from_str(&ok(&attnlab(
+        &dir,
+        &["predict", "tea", "--top", "4", "--format", "json"],
+    )))
+    .unwrap();
+    let probs: Vec<f64> = v["next"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["prob"].as_f64().unwrap())
+        .collect();
+    assert_eq!(probs.len(), 4);
+    assert!(probs.windows(2).all(|w| w[0] >= w[1]));
+}
+
+#[test]
+fn heatmap_writes_a_labelled_png() {
+    let (tmp, dir) = model_dir();
+    let png = tmp.path().join("h.png");
+    let out = attnlab(
+        &dir,
+        &[
+            "heatmap",
+            LESSON,
+            "--layer",
+            "1",
+            "--head",
+            "3",
+            "-o",
+            png.to_str().unwrap(),
+        ],
+    );
+    ok(&out);
+    let img = image::open(&png).unwrap().to_rgba8();
+    let t = Bundle::load_dir(&dir)
+        .unwrap()
+        .tokenizer
+        .encode(LESSON)
+        .unwrap()
+        .len() as u32;
+    let grid = (40 * t).min(700); // cells shrink for long inputs
+    assert!(
+        img.width() > grid && img.height() > grid,
+        "{}x{} for {t} tokens",
+        img.width(),
+        img.height()
+    );
+    let has_cjk_font = Path::new("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc").exists();
+    // dark ink in the left margin = query labels were drawn
+    let ink = (0..img.height())
+        .flat_map(|y| (0..40).map(move |x| (x, y)))
+        .filter(|&(x, y)| img.get_pixel(x, y).0[0] < 100)
+        .count();
+    if has_cjk_font {
+        assert!(ink > 50, "expected token labels, found {ink} dark pixels");
+    } else {
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no font with Hangul"));
+    }
+}
+
+#[test]
+fn errors_are_messages_not_panics() {
+    let (_tmp, dir) = model_dir();
+    fails_cleanly(
+        &attnlab(&dir, &["trace", "", "--format", "table"]),
+        "no tokens",
+    );
+    fails_cleanly(
+        &attnlab(&dir, &["trace", "tea", "--layer", "9"]),
+        "layer 9 does not exist",
+    );
+    fails_cleanly(
+        &attnlab(&dir, &["trace", "tea", "--temperature", "0"]),
+        "temperature",
+    );
+    fails_cleanly(
+        &attnlab(&dir, &["trace", "tea", "--ablate", "5.0"]),
+        "cannot ablate head 5.0",
+    );
+    fails_cleanly(
+        &attnlab(&dir.join("nope"), &["predict", "tea"]),
+        "config.json",
+    );
+    std::fs::write(dir.join("model.safetensors"), b"garbage").unwrap();
+    fails_cleanly(&attnlab(&dir, &["predict", "tea"]), "safetensors");
+    let bad = Command::new(env!("CARGO_BIN_EXE_attnlab"))
+        .args(["trace", "x", "--ablate", "zz"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("LAYER.HEAD"));
+}
+
+#[test]
+fn without_a_model_flag_the_bundled_model_is_used_or_its_absence_explained() {
+    let out = Command::new(env!("CARGO_BIN_EXE_attnlab"))
+        .args(["predict", "tea"])
+        .env_remove("ATTNLAB_MODEL")
+        .output()
+        .unwrap();
+    let bundled =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/model/model.safetensors");
+    if bundled.exists() {
+        ok(&out);
+    } else {
+        fails_cleanly(&out, "no bundled model is present");
+    }
+}

@@ -1,0 +1,30 @@
+# Shared helpers for attnlab's scripts: idempotent installs of what the build needs.
+# Sourced, not run.
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+# as_root CMD…: run as root (directly, or through sudo when available).
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    log "need root for: $*"; return 1; fi
+}
+
+# ensure_apt PKG…: install the Debian packages that are not installed yet.
+ensure_apt() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -q
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# ensure_rust: the toolchain, components and targets pinned in rust-toolchain.toml.
+ensure_rust() {
+  command -v rustup >/dev/null || { log "rustup is required (https://rustup.rs)"; return 1; }
+  rustup show active-toolchain >/dev/null 2>&1 || rustup toolchain install
+  # rustup installs the pinned toolchain with its components and targets on first use
+  rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+}
