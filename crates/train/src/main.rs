@@ -1,0 +1,239 @@
+//! `attnlab-train`: builds the bundled model's tokenizer, trains the model, and writes the
+//! files of assets/model/.
+//!
+//! ```sh
+//! python3 corpus/build_corpus.py                       # data/corpus/{train,valid}.txt
+//! cargo run -p attnlab-train --release -- tokenizer    # assets/model/tokenizer.json
+//! cargo run -p attnlab-train --release -- train        # config.json, model.safetensors, logs
+//! cargo run -p attnlab-train --release -- card         # head analysis + model card README.md
+//! ```
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use attnlab_model::{Bundle, Config, Tokenizer};
+use attnlab_train::run::{Hyper, Trainer};
+use attnlab_train::{analysis, data, plot, tokenizer};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "attnlab-train", about = "Train attnlab's bundled model")]
+struct Cli {
+    /// Corpus folder written by corpus/build_corpus.py
+    #[arg(long, global = true, default_value = "data/corpus")]
+    corpus: PathBuf,
+    /// Model folder to write
+    #[arg(long, global = true, default_value = "assets/model")]
+    model_dir: PathBuf,
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Train the tokenizer (BPE over Hangul syllables + ASCII with byte fallback).
+    Tokenizer {
+        #[arg(long, default_value_t = 6000)]
+        vocab: usize,
+    },
+    /// Train the model.
+    Train {
+        #[arg(long, default_value_t = 1234)]
+        seed: u64,
+        #[arg(long, default_value_t = 1800)]
+        steps: usize,
+        #[arg(long, default_value_t = 16)]
+        batch: usize,
+        #[arg(long, default_value_t = 2e-3)]
+        lr: f64,
+        #[arg(long, default_value_t = 100)]
+        warmup: usize,
+        #[arg(long, default_value_t = 100)]
+        eval_every: usize,
+        #[arg(long, default_value_t = 100)]
+        ckpt_every: usize,
+        /// Checkpoint folder; an existing checkpoint there is resumed
+        #[arg(long, default_value = "data/ckpt")]
+        ckpt: PathBuf,
+        /// Start afresh even if a checkpoint exists
+        #[arg(long)]
+        fresh: bool,
+        /// Stop after this many steps of this invocation (resume later)
+        #[arg(long)]
+        stop_after: Option<usize>,
+    },
+    /// Analyse the trained model's heads and write the model card.
+    Card,
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn fmt_secs(s: f64) -> String {
+    format!(
+        "{}:{:02}:{:02}",
+        s as u64 / 3600,
+        s as u64 / 60 % 60,
+        s as u64 % 60
+    )
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Cmd::Tokenizer { vocab } => {
+            let train = cli.corpus.join("train.txt");
+            let t0 = Instant::now();
+            let json = tokenizer::train(&[train.display().to_string()], vocab)?;
+            let out = cli.model_dir.join("tokenizer.json");
+            tokenizer::save(&json, &out).map_err(|e| e.to_string())?;
+            let tok = Tokenizer::from_bytes(json.as_bytes()).map_err(|e| e.to_string())?;
+            let (per_syl, per_word) =
+                tokenizer::efficiency(&tok, &read(&cli.corpus.join("valid.txt"))?);
+            let stats = serde_json::json!({"vocab_size": tok.vocab_size(), "tokens_per_hangul_syllable": per_syl,
+                "tokens_per_english_word": per_word, "seconds": t0.elapsed().as_secs_f64()});
+            std::fs::write(
+                cli.model_dir.join("tokenizer-stats.json"),
+                serde_json::to_string_pretty(&stats).unwrap(),
+            )
+            .map_err(|e| e.to_string())?;
+            println!("wrote {} ({} ids) in {:.1}s; held-out: {per_syl:.3} tokens per Hangul syllable, {per_word:.3} per English word",
+                out.display(), tok.vocab_size(), t0.elapsed().as_secs_f64());
+            Ok(())
+        }
+        Cmd::Train {
+            seed,
+            steps,
+            batch,
+            lr,
+            warmup,
+            eval_every,
+            ckpt_every,
+            ckpt,
+            fresh,
+            stop_after,
+        } => {
+            // glibc: fewer mmap/munmap round trips for candle's many temporary buffers
+            unsafe {
+                libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+                libc::mallopt(libc::M_TOP_PAD, 256 << 20);
+                libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+            }
+            let tok_bytes = std::fs::read(cli.model_dir.join("tokenizer.json"))
+                .map_err(|e| format!("tokenizer.json: {e} (run the tokenizer command first)"))?;
+            let tok = Tokenizer::from_bytes(&tok_bytes).map_err(|e| e.to_string())?;
+            eprintln!("tokenizing the corpus…");
+            let train = data::encode_lines(&tok, &read(&cli.corpus.join("train.txt"))?)?;
+            let valid = data::encode_lines(&tok, &read(&cli.corpus.join("valid.txt"))?)?;
+            eprintln!(
+                "train {} tokens, validation {} tokens",
+                train.len(),
+                valid.len()
+            );
+            let config = Config::bundled(tok.vocab_size());
+            let hyper = Hyper {
+                seed,
+                steps,
+                batch,
+                seq: config.n_positions,
+                lr,
+                lr_floor: 0.1,
+                warmup,
+                weight_decay: 0.1,
+                clip: 1.0,
+                eval_every,
+                eval_windows: 48,
+                ckpt_every,
+            };
+            let mut trainer = Trainer::new(&config, hyper.clone()).map_err(|e| e.to_string())?;
+            if !fresh && trainer.load_checkpoint(&ckpt).map_err(|e| e.to_string())? {
+                eprintln!("resumed from {} at step {}", ckpt.display(), trainer.step());
+            }
+            let until = stop_after.map_or(steps, |n| trainer.step() + n);
+            let tty = std::io::stderr().is_terminal();
+            let first = trainer.step();
+            let wall = Instant::now();
+            trainer
+                .train(&train, &valid, until, Some(&ckpt), |t, loss, lr, norm| {
+                    let s = t.step();
+                    let rate = (s - first) as f64 / wall.elapsed().as_secs_f64();
+                    let eta = (steps - s) as f64 / rate.max(1e-9);
+                    let tps = t.log.tokens_seen as f64 / t.log.seconds;
+                    let bar = "#".repeat(30 * s / steps) + &".".repeat(30 - 30 * s / steps);
+                    let line = format!("[{bar}] {s}/{steps} loss {loss:.3} lr {lr:.2e} |g| {norm:.2} {tps:.0} tok/s ETA {}", fmt_secs(eta));
+                    if tty {
+                        eprint!("\r{line}");
+                    } else if s % 10 == 0 {
+                        eprintln!("{line}");
+                    }
+                    if let Some(&(vs, v)) = t.log.valid.last().filter(|v| v.0 == s) {
+                        eprintln!("{}step {vs}: validation loss {v:.4} (perplexity {:.1})", if tty { "\n" } else { "" }, v.exp());
+                    }
+                })
+                .map_err(|e| e.to_string())?;
+            if trainer.step() < steps {
+                eprintln!("\nstopped at step {}; run again to resume", trainer.step());
+                return Ok(());
+            }
+            // the engine's files: config.json, model.safetensors (f16), logs
+            let model = trainer.to_model()?;
+            let dir = &cli.model_dir;
+            std::fs::write(dir.join("config.json"), config.to_json()).map_err(|e| e.to_string())?;
+            std::fs::write(dir.join("model.safetensors"), model.to_safetensors(true))
+                .map_err(|e| e.to_string())?;
+            let unigram = analysis::unigram_loss(&train, &valid, config.vocab_size);
+            let log = &trainer.log;
+            let mut csv = String::from("step,train_loss,valid_loss\n");
+            for (t, v) in log.train.iter().zip(&log.valid) {
+                csv.push_str(&format!("{},{},{}\n", t.0, t.1, v.1));
+            }
+            std::fs::write(dir.join("training-log.csv"), csv).map_err(|e| e.to_string())?;
+            plot::loss_curve(&log.train, &log.valid, unigram as f32)
+                .save(dir.join("loss-curve.png"))
+                .map_err(|e| e.to_string())?;
+            let summary = serde_json::json!({
+                "hyper": hyper, "train_tokens": train.len(), "valid_tokens": valid.len(),
+                "params": config.n_params(false), "tokens_seen": log.tokens_seen,
+                "train_seconds": log.seconds, "tokens_per_second": log.tokens_seen as f64 / log.seconds,
+                "final_train_loss": log.train.last().map(|x| x.1), "final_valid_loss": log.valid.last().map(|x| x.1),
+                "unigram_valid_loss": unigram,
+                "threads": std::env::var("RAYON_NUM_THREADS").ok(),
+            });
+            std::fs::write(
+                dir.join("training.json"),
+                serde_json::to_string_pretty(&summary).unwrap(),
+            )
+            .map_err(|e| e.to_string())?;
+            let _ = std::io::stderr().flush();
+            println!("\ndone: {}", summary);
+            Ok(())
+        }
+        Cmd::Card => {
+            let b = Bundle::load_dir(&cli.model_dir).map_err(|e| e.to_string())?;
+            let valid = read(&cli.corpus.join("valid.txt"))?;
+            let texts: Vec<&str> = valid
+                .lines()
+                .filter(|l| l.chars().count() > 8)
+                .take(200)
+                .collect();
+            let stats = analysis::head_stats(&b, &texts)?;
+            let table = analysis::head_table(&stats);
+            std::fs::write(cli.model_dir.join("head-analysis.md"), &table)
+                .map_err(|e| e.to_string())?;
+            println!("{table}");
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The training loop: AdamW, warm-up + cosine decay, gradient clipping, periodic validation,
+//! checkpoint/resume. Deterministic for a given seed, with or without a resume in between.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use attnlab_model::Config;
+use candle_core::{DType, Device, Result, Tensor};
+use candle_nn::VarMap;
+use serde::{Deserialize, Serialize};
+
+use crate::adamw::{lr_at, AdamW};
+use crate::data;
+use crate::gpt::{self, Gpt};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Hyper {
+    pub seed: u64,
+    pub steps: usize,
+    pub batch: usize,
+    pub seq: usize,
+    pub lr: f64,
+    pub lr_floor: f64,
+    pub warmup: usize,
+    pub weight_decay: f64,
+    pub clip: f32,
+    pub eval_every: usize,
+    pub eval_windows: usize,
+    pub ckpt_every: usize,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Log {
+    /// (step, train loss averaged since the last record)
+    pub train: Vec<(usize, f32)>,
+    /// (step, validation loss)
+    pub valid: Vec<(usize, f32)>,
+    pub tokens_seen: usize,
+    pub seconds: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct State {
+    step: usize,
+    log: Log,
+}
+
+pub struct Trainer {
+    pub config: Config,
+    pub hyper: Hyper,
+    pub varmap: VarMap,
+    pub gpt: Gpt,
+    pub opt: AdamW,
+    pub log: Log,
+}
+
+impl Trainer {
+    pub fn new(config: &Config, hyper: Hyper) -> Result<Self> {
+        let (varmap, gpt) = gpt::init(config, hyper.seed)?;
+        let named = varmap
+            .data()
+            .lock()
+            .expect("varmap lock")
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let opt = AdamW::new(named, hyper.weight_decay)?;
+        Ok(Trainer {
+            config: config.clone(),
+            hyper,
+            varmap,
+            gpt,
+            opt,
+            log: Log::default(),
+        })
+    }
+
+    pub fn step(&self) -> usize {
+        self.opt.step
+    }
+
+    /// Mean loss over fixed windows of `stream`.
+    pub fn evaluate(&self, stream: &[u32]) -> Result<f32> {
+        let windows = data::fixed_windows(stream, self.hyper.seq, self.hyper.eval_windows);
+        let (mut sum, mut n) = (0f32, 0usize);
+        for chunk in windows.chunks(self.hyper.batch.max(1)) {
+            let flat: Vec<u32> = chunk.concat();
+            let t = Tensor::from_vec(flat, (chunk.len(), self.hyper.seq + 1), &Device::Cpu)?;
+            sum += self.gpt.loss(&t)?.to_scalar::<f32>()? * chunk.len() as f32;
+            n += chunk.len();
+        }
+        Ok(sum / n.max(1) as f32)
+    }
+
+    /// Trains until `until` steps (at most `hyper.steps`), calling `report` after every step.
+    pub fn train(
+        &mut self,
+        train: &[u32],
+        valid: &[u32],
+        until: usize,
+        ckpt: Option<&Path>,
+        mut report: impl FnMut(&Trainer, f32, f64, f32),
+    ) -> Result<()> {
+        let h = self.hyper.clone();
+        let (mut acc, mut acc_n) = (0f32, 0usize);
+        while self.step() < until.min(h.steps) {
+            let start = Instant::now();
+            let s = self.step();
+            let batch = data::batch(train, h.batch, h.seq, h.seed, s)?;
+            let loss = self.gpt.loss(&batch)?;
+            let grads = loss.backward()?;
+            let lr = lr_at(s, h.warmup, h.steps, h.lr, h.lr_floor);
+            let norm = self.opt.step(&grads, lr, h.clip)?;
+            let l = loss.to_scalar::<f32>()?;
+            if !l.is_finite() {
+                candle_core::bail!("training diverged at step {s}: loss {l}");
+            }
+            acc += l;
+            acc_n += 1;
+            self.log.tokens_seen += h.batch * h.seq;
+            self.log.seconds += start.elapsed().as_secs_f64();
+            let step = self.step();
+            if step.is_multiple_of(h.eval_every) || step == h.steps {
+                self.log.train.push((step, acc / acc_n as f32));
+                (acc, acc_n) = (0.0, 0);
+                let v = self.evaluate(valid)?;
+                self.log.valid.push((step, v));
+            }
+            if let Some(dir) = ckpt {
+                if step.is_multiple_of(h.ckpt_every) || step == h.steps {
+                    self.save_checkpoint(dir)?;
+                }
+            }
+            report(self, l, lr, norm);
+        }
+        Ok(())
+    }
+
+    pub fn save_checkpoint(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir)?;
+        self.varmap.save(dir.join("model.safetensors"))?;
+        self.opt.save(&dir.join("adam.safetensors"))?;
+        let state = State {
+            step: self.step(),
+            log: self.log.clone(),
+        };
+        std::fs::write(
+            dir.join("state.json"),
+            serde_json::to_string(&state).map_err(candle_core::Error::wrap)?,
+        )?;
+        Ok(())
+    }
+
+    /// Restores a checkpoint written by `save_checkpoint`. Returns false if there is none.
+    pub fn load_checkpoint(&mut self, dir: &Path) -> Result<bool> {
+        let state_path = dir.join("state.json");
+        if !state_path.exists() {
+            return Ok(false);
+        }
+        let state: State = serde_json::from_slice(&std::fs::read(&state_path)?)
+            .map_err(candle_core::Error::wrap)?;
+        self.varmap.load(dir.join("model.safetensors"))?;
+        self.opt.load(&dir.join("adam.safetensors"), state.step)?;
+        self.log = state.log;
+        Ok(true)
+    }
+
+    /// The weights as an engine `Model` (f32).
+    pub fn to_model(&self) -> std::result::Result<attnlab_model::Model, String> {
+        let tmp: PathBuf =
+            std::env::temp_dir().join(format!("attnlab-train-{}.safetensors", std::process::id()));
+        self.varmap.save(&tmp).map_err(|e| e.to_string())?;
+        let bytes = std::fs::read(&tmp).map_err(|e| e.to_string())?;
+        std::fs::remove_file(&tmp).ok();
+        attnlab_model::Model::from_safetensors(self.config.clone(), &bytes)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Loads a saved engine model into a candle `Gpt` (for parity checks).
+pub fn gpt_from_file(config: &Config, path: &Path) -> Result<Gpt> {
+    let vb = unsafe {
+        candle_nn::VarBuilder::from_mmaped_safetensors(&[path], DType::F32, &Device::Cpu)?
+    };
+    Gpt::new(config, vb)
+}

@@ -1,0 +1,164 @@
+//! Smoke training, exact resume, every parameter learning, and candle ↔ engine parity.
+
+use attnlab_model::testing::char_bpe_tokenizer_json;
+use attnlab_model::{forward, AttentionOptions, Config, LnPlacement, Tokenizer};
+use attnlab_train::data;
+use attnlab_train::run::{Hyper, Trainer};
+use candle_core::Tensor;
+
+const TEXT: &str = "나는 어제 산 커피를 오늘 마셨다\nWhich do you like better, coffee or tea?\n\
+민수는 어제 산 빵을 오늘 먹었다\n지영은 오늘 차를 마셨다. 그리고 그녀는 책을 읽었다.\n\
+I drank the coffee I bought yesterday.\nShe likes tea, but he likes coffee.\n";
+
+fn setup(ln: LnPlacement) -> (Config, Hyper, Vec<u32>) {
+    let chars: String = TEXT
+        .chars()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let tok = Tokenizer::from_bytes(char_bpe_tokenizer_json(&chars).as_bytes()).unwrap();
+    let stream = data::encode_lines(&tok, &TEXT.repeat(20)).unwrap();
+    let config = Config {
+        n_embd: 32,
+        n_head: 4,
+        n_layer: 2,
+        n_positions: 16,
+        vocab_size: tok.vocab_size(),
+        layer_norm_epsilon: 1e-5,
+        n_inner: None,
+        activation_function: Default::default(),
+        ln_placement: ln,
+    };
+    let hyper = Hyper {
+        seed: 7,
+        steps: 60,
+        batch: 8,
+        seq: 16,
+        lr: 1e-2,
+        lr_floor: 0.1,
+        warmup: 5,
+        weight_decay: 0.1,
+        clip: 1.0,
+        eval_every: 20,
+        eval_windows: 8,
+        ckpt_every: 1000,
+    };
+    (config, hyper, stream)
+}
+
+#[test]
+fn smoke_training_lowers_the_loss() {
+    let (config, hyper, stream) = setup(LnPlacement::Post);
+    let mut t = Trainer::new(&config, hyper).unwrap();
+    let before = t.evaluate(&stream).unwrap();
+    t.train(&stream, &stream, 60, None, |_, _, _, _| {})
+        .unwrap();
+    let after = t.evaluate(&stream).unwrap();
+    assert!(after < 0.6 * before, "loss {before} → {after}");
+    assert_eq!(t.log.valid.len(), 3);
+}
+
+#[test]
+fn every_parameter_receives_a_gradient() {
+    for ln in [LnPlacement::Post, LnPlacement::Pre] {
+        let (config, hyper, stream) = setup(ln);
+        let t = Trainer::new(&config, hyper).unwrap();
+        let batch = data::batch(&stream, 4, 16, 1, 0).unwrap();
+        let grads = t.gpt.loss(&batch).unwrap().backward().unwrap();
+        let vars = t.varmap.data().lock().unwrap();
+        assert_eq!(
+            vars.len(),
+            attnlab_model::weights::tensor_specs(&config, ln == LnPlacement::Pre).len()
+        );
+        for (name, var) in vars.iter() {
+            let g = grads
+                .get(var)
+                .unwrap_or_else(|| panic!("{ln:?}: no gradient for {name}"));
+            let norm = g
+                .sqr()
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap();
+            assert!(norm > 0.0, "{ln:?}: zero gradient for {name}");
+        }
+    }
+}
+
+fn weights(t: &Trainer) -> Vec<(String, Vec<f32>)> {
+    let vars = t.varmap.data().lock().unwrap();
+    let mut out: Vec<_> = vars
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+            )
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn resuming_from_a_checkpoint_reproduces_the_straight_run() {
+    let (config, hyper, stream) = setup(LnPlacement::Post);
+    let dir = tempfile_dir();
+    let mut straight = Trainer::new(&config, hyper.clone()).unwrap();
+    straight
+        .train(&stream, &stream, 10, None, |_, _, _, _| {})
+        .unwrap();
+
+    let mut first = Trainer::new(&config, hyper.clone()).unwrap();
+    first
+        .train(&stream, &stream, 4, Some(&dir), |_, _, _, _| {})
+        .unwrap();
+    first.save_checkpoint(&dir).unwrap();
+    let mut resumed = Trainer::new(&config, hyper).unwrap();
+    assert!(resumed.load_checkpoint(&dir).unwrap());
+    assert_eq!(resumed.step(), 4);
+    resumed
+        .train(&stream, &stream, 10, None, |_, _, _, _| {})
+        .unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(weights(&straight), weights(&resumed));
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "attnlab-train-test-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn candle_training_forward_equals_the_engine() {
+    for ln in [LnPlacement::Post, LnPlacement::Pre] {
+        let (config, hyper, stream) = setup(ln);
+        let mut t = Trainer::new(&config, hyper).unwrap();
+        t.train(&stream, &stream, 15, None, |_, _, _, _| {})
+            .unwrap();
+        let model = t.to_model().unwrap();
+        let ids: Vec<u32> = stream[3..17].to_vec();
+        let ours = forward(&model, &ids, &AttentionOptions::default()).unwrap();
+        let x = Tensor::from_vec(ids.clone(), (1, ids.len()), &candle_core::Device::Cpu).unwrap();
+        let theirs = t
+            .gpt
+            .forward(&x)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap();
+        for (i, (a, b)) in ours.logits.iter().zip(&theirs).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-4,
+                "{ln:?} logit {i}: engine {a}, candle {b}"
+            );
+        }
+    }
+}
