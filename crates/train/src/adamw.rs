@@ -53,7 +53,7 @@ impl AdamW {
         let mut sum = 0f32;
         for (_, var, _) in &self.vars {
             if let Some(g) = grads.get(var) {
-                sum += g.sqr()?.sum_all()?.to_scalar::<f32>()?;
+                sum += g.detach().sqr()?.sum_all()?.to_scalar::<f32>()?;
             }
         }
         Ok(sum.sqrt())
@@ -76,16 +76,18 @@ impl AdamW {
         );
         for (i, (_, var, decay)) in self.vars.iter().enumerate() {
             let Some(g) = grads.get(var) else { continue };
-            let g = (g * scale)?;
+            // detached: the optimizer state must not keep the autograd graph alive
+            let g = (g.detach() * scale)?;
             self.m[i] = ((&self.m[i] * b1)? + (&g * (1.0 - b1))?)?;
             self.v[i] = ((&self.v[i] * b2)? + (g.sqr()? * (1.0 - b2))?)?;
             let mhat = (&self.m[i] / c1)?;
             let vhat = (&self.v[i] / c2)?;
+            let theta = var.as_tensor().detach();
             let mut update = (mhat / (vhat.sqrt()? + self.eps)?)?;
             if *decay {
-                update = (update + (var.as_tensor() * self.weight_decay)?)?;
+                update = (update + (&theta * self.weight_decay)?)?;
             }
-            var.set(&(var.as_tensor() - (update * lr)?)?)?;
+            var.set(&(theta - (update * lr)?)?)?;
         }
         Ok(norm)
     }
