@@ -4,7 +4,7 @@
 //! with the causal mask on, rows of earlier positions cannot change, so only the new rows
 //! (and the new key columns of the raw and scaled scores) are computed.
 
-use crate::config::LnPlacement;
+use crate::config::{Config, LnPlacement};
 use crate::cpu::{self, MASKED};
 use crate::error::{Error, Result};
 use crate::trace::{AttentionOptions, Dims, LayerTrace, Trace};
@@ -13,11 +13,10 @@ use crate::weights::Model;
 /// Checks the options and token ids, and keeps the last `n_positions` tokens.
 /// Returns the tokens to run and how many were dropped.
 pub fn prepare<'a>(
-    model: &Model,
+    c: &Config,
     tokens: &'a [u32],
     opts: &AttentionOptions,
 ) -> Result<(&'a [u32], usize)> {
-    let c = &model.config;
     opts.validate(c)?;
     if tokens.is_empty() {
         return Err(Error::EmptyInput);
@@ -39,7 +38,7 @@ pub fn prepare<'a>(
 
 /// Runs the whole model on `tokens` and records every intermediate.
 pub fn forward(model: &Model, tokens: &[u32], opts: &AttentionOptions) -> Result<Trace> {
-    let (run, dropped) = prepare(model, tokens, opts)?;
+    let (run, dropped) = prepare(&model.config, tokens, opts)?;
     Ok(forward_from(model, run, dropped, opts, None))
 }
 
@@ -52,22 +51,32 @@ pub fn forward_incremental(
     tokens: &[u32],
     opts: &AttentionOptions,
 ) -> Result<(Trace, bool)> {
-    let (run, dropped) = prepare(model, tokens, opts)?;
-    let reusable = prev.filter(|p| can_reuse(p, run, dropped, opts));
+    let (run, dropped) = prepare(&model.config, tokens, opts)?;
+    let reusable =
+        prev.filter(|p| reusable_prefix(&p.tokens, &p.options, run, dropped, opts).is_some());
     Ok((
         forward_from(model, run, dropped, opts, reusable),
         reusable.is_some(),
     ))
 }
 
-/// Whether the rows of `prev` are valid rows of a forward over `run`.
-pub fn can_reuse(prev: &Trace, run: &[u32], dropped: usize, opts: &AttentionOptions) -> bool {
-    opts.causal_mask
+/// How many rows of an earlier forward over `prev` (with `prev_opts`) are still valid rows
+/// of a forward over `run`: all of them when `run` extends `prev` with the same options, the
+/// causal mask on and nothing dropped (later tokens cannot change earlier rows); else `None`.
+pub fn reusable_prefix(
+    prev: &[u32],
+    prev_opts: &AttentionOptions,
+    run: &[u32],
+    dropped: usize,
+    opts: &AttentionOptions,
+) -> Option<usize> {
+    (opts.causal_mask
         && dropped == 0
-        && prev.dropped == 0
-        && prev.options == *opts
-        && prev.tokens.len() < run.len()
-        && run.starts_with(&prev.tokens)
+        && prev_opts == opts
+        && !prev.is_empty()
+        && prev.len() < run.len()
+        && run.starts_with(prev))
+    .then_some(prev.len())
 }
 
 /// A (rows, T, width) block of per-head rows, re-laid-out from `old` (rows of length

@@ -54,6 +54,7 @@ fn smoke_training_lowers_the_loss() {
     t.train(&stream, &stream, 60, None, |_, _, _, _| {})
         .unwrap();
     let after = t.evaluate(&stream).unwrap();
+    eprintln!("SMOKE loss {before} → {after}");
     assert!(after < 0.6 * before, "loss {before} → {after}");
     assert_eq!(t.log.valid.len(), 3);
 }

@@ -1,0 +1,934 @@
+//! `GpuEngine`: the whole forward pass on the GPU, producing the same `Trace` as the CPU
+//! reference.
+//!
+//! Pipelines and bind groups are made once; every buffer is sized for the full context and
+//! reused. A forward writes the token ids and one block of uniform params, records every
+//! dispatch in one compute pass, copies what the Trace needs into one staging buffer, submits
+//! once and maps once. Per-head matrices live with a row stride of n_positions, so that an
+//! incremental forward (the user typed at the end) can compute only the new rows and leave
+//! the cached ones in place.
+
+use attnlab_model::forward::{prepare, reusable_prefix};
+use attnlab_model::{
+    Activation, AttentionOptions, Config, Dims, LayerTrace, LnPlacement, Model, Trace,
+};
+use bytemuck::Pod;
+
+use crate::context::{Gpu, SLOT};
+use crate::error::GpuError;
+use crate::{
+    ablate_heads, attn_v, causal_mask, concat_heads, embed, gelu, layernorm, linear, pack_heads,
+    qk_scores, residual_add, scale_scores, softmax_rows, split_heads,
+};
+
+/// Row-major activation buffers of one block, as indices into `GpuEngine::rows`.
+/// Post-LN and pre-LN share buffers where the Trace fields are the same tensor.
+#[derive(Clone, Copy)]
+struct LayerRows {
+    input: usize,
+    attn_in: usize,
+    qkv: usize,
+    concat: usize,
+    attn_out: usize,
+    resid_attn: usize,
+    ln_1: usize,
+    ffn_in: usize,
+    ffn_hidden: usize,
+    ffn_out: usize,
+    resid_ffn: usize,
+    ln_2: usize,
+    output: usize,
+}
+
+/// Per-head buffers of one block: q, k, v, head_out (H, P, Dk); scores, scaled, masked,
+/// weights (H, P, P).
+struct LayerHeads {
+    q: wgpu::Buffer,
+    k: wgpu::Buffer,
+    v: wgpu::Buffer,
+    head_out: wgpu::Buffer,
+    scores: wgpu::Buffer,
+    scaled: wgpu::Buffer,
+    masked: wgpu::Buffer,
+    weights: wgpu::Buffer,
+}
+
+struct LayerBinds {
+    ln_pre: Option<wgpu::BindGroup>,
+    qkv: wgpu::BindGroup,
+    split: wgpu::BindGroup,
+    qk: wgpu::BindGroup,
+    scale: wgpu::BindGroup,
+    mask: wgpu::BindGroup,
+    softmax: wgpu::BindGroup,
+    attn_v: wgpu::BindGroup,
+    ablate: wgpu::BindGroup,
+    concat: wgpu::BindGroup,
+    proj: wgpu::BindGroup,
+    resid_1: wgpu::BindGroup,
+    ln_mid: wgpu::BindGroup,
+    fc: wgpu::BindGroup,
+    gelu: wgpu::BindGroup,
+    fc_proj: wgpu::BindGroup,
+    resid_2: wgpu::BindGroup,
+    ln_post: Option<wgpu::BindGroup>,
+    /// q, k, v, head_out, scores, scaled, masked, weights → packed
+    packs: Vec<wgpu::BindGroup>,
+}
+
+/// The GPU forward pass of one model.
+pub struct GpuEngine {
+    gpu: Gpu,
+    config: Config,
+    _weights: Vec<wgpu::Buffer>,
+    tokens: wgpu::Buffer,
+    params: wgpu::Buffer,
+    slots: usize,
+    rows: Vec<(wgpu::Buffer, usize)>,
+    embedding: usize,
+    layer_rows: Vec<LayerRows>,
+    _heads: Vec<LayerHeads>,
+    ln_f: Option<usize>,
+    logits: usize,
+    probs: usize,
+    packed: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    embed_bind: wgpu::BindGroup,
+    layer_binds: Vec<LayerBinds>,
+    ln_f_bind: Option<wgpu::BindGroup>,
+    lm_head_bind: wgpu::BindGroup,
+    probs_bind: wgpu::BindGroup,
+    /// Tokens and options whose rows the buffers hold.
+    cached: Option<(Vec<u32>, AttentionOptions)>,
+    last_incremental: bool,
+}
+
+fn bytes(v: &[f32]) -> &[u8] {
+    bytemuck::cast_slice(v)
+}
+
+fn div(a: usize, b: usize) -> u32 {
+    a.div_ceil(b) as u32
+}
+
+/// One recorded dispatch.
+struct Dispatch<'a> {
+    kernel: &'static str,
+    bind: &'a wgpu::BindGroup,
+    groups: [u32; 3],
+}
+
+/// Dispatches and their params, in order.
+struct Plan<'a> {
+    steps: Vec<Dispatch<'a>>,
+    params: Vec<u8>,
+}
+
+impl<'a> Plan<'a> {
+    fn push<P: Pod>(
+        &mut self,
+        kernel: &'static str,
+        bind: &'a wgpu::BindGroup,
+        p: P,
+        groups: [u32; 3],
+    ) {
+        if groups.contains(&0) {
+            return; // an empty region
+        }
+        let mut slot = bytemuck::bytes_of(&p).to_vec();
+        slot.resize(SLOT as usize, 0);
+        self.params.extend_from_slice(&slot);
+        self.steps.push(Dispatch {
+            kernel,
+            bind,
+            groups,
+        });
+    }
+}
+
+impl GpuEngine {
+    /// Uploads the model and builds everything a forward needs.
+    pub async fn new(model: &Model) -> Result<GpuEngine, GpuError> {
+        let gpu = Gpu::new().await?;
+        Self::with_gpu(gpu, model).await
+    }
+
+    /// Like `new`, on an existing device.
+    pub async fn with_gpu(gpu: Gpu, model: &Model) -> Result<GpuEngine, GpuError> {
+        let c = model.config.clone();
+        let (p, d, h, dk, f, v) = (
+            c.n_positions,
+            c.n_embd,
+            c.n_head,
+            c.d_k(),
+            c.d_ff(),
+            c.vocab_size,
+        );
+        let post = c.ln_placement == LnPlacement::Post;
+        let max_binding = gpu
+            .limits
+            .max_storage_buffer_binding_size
+            .min(gpu.limits.max_buffer_size);
+        for (what, n) in [
+            ("wte", v * d),
+            ("logits", p * v),
+            ("attention", h * p * p),
+            ("FFN", p * f),
+        ] {
+            if (n * 4) as u64 > max_binding {
+                return Err(GpuError::TooLarge(format!(
+                    "{what} needs {} bytes, the GPU binds at most {max_binding}",
+                    n * 4
+                )));
+            }
+        }
+        let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let w = &model.weights;
+        let mut weights = Vec::new();
+        let mut upload = |label: &str, data: &[f32]| {
+            weights.push(gpu.storage_init(label, bytes(data)));
+            weights.len() - 1
+        };
+        let wte = upload("wte", &w.wte);
+        let wpe = upload("wpe", &w.wpe);
+        let zero_bias = upload("no bias", &[0.0; 4]);
+        let mut lw = Vec::new();
+        for (i, l) in w.layers.iter().enumerate() {
+            lw.push([
+                upload(&format!("h.{i}.ln_1.weight"), &l.ln_1_g),
+                upload(&format!("h.{i}.ln_1.bias"), &l.ln_1_b),
+                upload(&format!("h.{i}.attn.c_attn.weight"), &l.c_attn_w),
+                upload(&format!("h.{i}.attn.c_attn.bias"), &l.c_attn_b),
+                upload(&format!("h.{i}.attn.c_proj.weight"), &l.c_proj_w),
+                upload(&format!("h.{i}.attn.c_proj.bias"), &l.c_proj_b),
+                upload(&format!("h.{i}.ln_2.weight"), &l.ln_2_g),
+                upload(&format!("h.{i}.ln_2.bias"), &l.ln_2_b),
+                upload(&format!("h.{i}.mlp.c_fc.weight"), &l.fc_w),
+                upload(&format!("h.{i}.mlp.c_fc.bias"), &l.fc_b),
+                upload(&format!("h.{i}.mlp.c_proj.weight"), &l.fc_proj_w),
+                upload(&format!("h.{i}.mlp.c_proj.bias"), &l.fc_proj_b),
+            ]);
+        }
+        let ln_f_w = w
+            .ln_f
+            .as_ref()
+            .map(|(g, b)| (upload("ln_f.weight", g), upload("ln_f.bias", b)));
+
+        // activations
+        let mut rows: Vec<(wgpu::Buffer, usize)> = Vec::new();
+        let mut act = |label: String, width: usize| {
+            rows.push((gpu.storage(&label, p * width), width));
+            rows.len() - 1
+        };
+        let embedding = act("embedding".into(), d);
+        let mut layer_rows = Vec::new();
+        let mut input = embedding;
+        for i in 0..c.n_layer {
+            let attn_in = if post {
+                input
+            } else {
+                act(format!("h.{i}.attn_in"), d)
+            };
+            let qkv = act(format!("h.{i}.qkv"), 3 * d);
+            let concat = act(format!("h.{i}.concat"), d);
+            let attn_out = act(format!("h.{i}.attn_out"), d);
+            let resid_attn = act(format!("h.{i}.resid_attn"), d);
+            let ln_1 = if post {
+                act(format!("h.{i}.ln_1"), d)
+            } else {
+                attn_in
+            };
+            let ffn_in = if post {
+                ln_1
+            } else {
+                act(format!("h.{i}.ffn_in"), d)
+            };
+            let ffn_hidden = act(format!("h.{i}.ffn_hidden"), f);
+            let ffn_out = act(format!("h.{i}.ffn_out"), d);
+            let resid_ffn = act(format!("h.{i}.resid_ffn"), d);
+            let ln_2 = if post {
+                act(format!("h.{i}.ln_2"), d)
+            } else {
+                ffn_in
+            };
+            let output = if post { ln_2 } else { resid_ffn };
+            layer_rows.push(LayerRows {
+                input,
+                attn_in,
+                qkv,
+                concat,
+                attn_out,
+                resid_attn,
+                ln_1,
+                ffn_in,
+                ffn_hidden,
+                ffn_out,
+                resid_ffn,
+                ln_2,
+                output,
+            });
+            input = output;
+        }
+        let ln_f = ln_f_w.map(|_| act("ln_f".into(), d));
+        let logits = act("logits".into(), v);
+        let probs = act("probs".into(), v);
+        let heads: Vec<LayerHeads> = (0..c.n_layer)
+            .map(|i| LayerHeads {
+                q: gpu.storage(&format!("h.{i}.q"), h * p * dk),
+                k: gpu.storage(&format!("h.{i}.k"), h * p * dk),
+                v: gpu.storage(&format!("h.{i}.v"), h * p * dk),
+                head_out: gpu.storage(&format!("h.{i}.head_out"), h * p * dk),
+                scores: gpu.storage(&format!("h.{i}.scores"), h * p * p),
+                scaled: gpu.storage(&format!("h.{i}.scaled"), h * p * p),
+                masked: gpu.storage(&format!("h.{i}.masked"), h * p * p),
+                weights: gpu.storage(&format!("h.{i}.weights"), h * p * p),
+            })
+            .collect();
+        let packed_floats = c.n_layer * 4 * h * p * (dk + p);
+        let packed = gpu.storage("packed", packed_floats);
+        let mut distinct: Vec<usize> =
+            Self::readback_rows(&layer_rows, embedding, ln_f, logits, probs);
+        distinct.dedup();
+        let staging_bytes =
+            (distinct.iter().map(|&i| rows[i].1 * p).sum::<usize>() + packed_floats) * 4;
+        let staging = gpu.staging("trace readback", staging_bytes as u64);
+        let tokens = gpu.storage("tokens", p);
+        let slots = c.n_layer * (40 + h) + 16;
+        let params = gpu.uniform_slots("params", slots);
+
+        // bind groups, once
+        let r = |i: usize| &rows[i].0;
+        let wb = |i: usize| &weights[i];
+        let embed_bind = gpu.bind(
+            embed::NAME,
+            &params,
+            &[&tokens, wb(wte), wb(wpe), r(embedding)],
+        );
+        let mut layer_binds = Vec::new();
+        for (i, (lr, hb)) in layer_rows.iter().zip(&heads).enumerate() {
+            let [ln1g, ln1b, caw, cab, cpw, cpb, ln2g, ln2b, fcw, fcb, fpw, fpb] = lw[i];
+            let stream = if post { lr.ln_1 } else { lr.resid_attn };
+            let packs = [
+                &hb.q,
+                &hb.k,
+                &hb.v,
+                &hb.head_out,
+                &hb.scores,
+                &hb.scaled,
+                &hb.masked,
+                &hb.weights,
+            ]
+            .iter()
+            .map(|b| gpu.bind(pack_heads::NAME, &params, &[b, &packed]))
+            .collect();
+            layer_binds.push(LayerBinds {
+                ln_pre: (!post).then(|| {
+                    gpu.bind(
+                        layernorm::NAME,
+                        &params,
+                        &[r(lr.input), wb(ln1g), wb(ln1b), r(lr.attn_in)],
+                    )
+                }),
+                qkv: gpu.bind(
+                    linear::NAME,
+                    &params,
+                    &[r(lr.attn_in), wb(caw), wb(cab), r(lr.qkv)],
+                ),
+                split: gpu.bind(
+                    split_heads::NAME,
+                    &params,
+                    &[r(lr.qkv), &hb.q, &hb.k, &hb.v],
+                ),
+                qk: gpu.bind(qk_scores::NAME, &params, &[&hb.q, &hb.k, &hb.scores]),
+                scale: gpu.bind(scale_scores::NAME, &params, &[&hb.scores, &hb.scaled]),
+                mask: gpu.bind(causal_mask::NAME, &params, &[&hb.scaled, &hb.masked]),
+                softmax: gpu.bind(softmax_rows::NAME, &params, &[&hb.masked, &hb.weights]),
+                attn_v: gpu.bind(attn_v::NAME, &params, &[&hb.weights, &hb.v, &hb.head_out]),
+                ablate: gpu.bind(ablate_heads::NAME, &params, &[&hb.head_out]),
+                concat: gpu.bind(concat_heads::NAME, &params, &[&hb.head_out, r(lr.concat)]),
+                proj: gpu.bind(
+                    linear::NAME,
+                    &params,
+                    &[r(lr.concat), wb(cpw), wb(cpb), r(lr.attn_out)],
+                ),
+                resid_1: gpu.bind(
+                    residual_add::NAME,
+                    &params,
+                    &[r(lr.input), r(lr.attn_out), r(lr.resid_attn)],
+                ),
+                ln_mid: if post {
+                    gpu.bind(
+                        layernorm::NAME,
+                        &params,
+                        &[r(lr.resid_attn), wb(ln1g), wb(ln1b), r(lr.ln_1)],
+                    )
+                } else {
+                    gpu.bind(
+                        layernorm::NAME,
+                        &params,
+                        &[r(lr.resid_attn), wb(ln2g), wb(ln2b), r(lr.ffn_in)],
+                    )
+                },
+                fc: gpu.bind(
+                    linear::NAME,
+                    &params,
+                    &[r(lr.ffn_in), wb(fcw), wb(fcb), r(lr.ffn_hidden)],
+                ),
+                gelu: gpu.bind(gelu::NAME, &params, &[r(lr.ffn_hidden)]),
+                fc_proj: gpu.bind(
+                    linear::NAME,
+                    &params,
+                    &[r(lr.ffn_hidden), wb(fpw), wb(fpb), r(lr.ffn_out)],
+                ),
+                resid_2: gpu.bind(
+                    residual_add::NAME,
+                    &params,
+                    &[r(stream), r(lr.ffn_out), r(lr.resid_ffn)],
+                ),
+                ln_post: post.then(|| {
+                    gpu.bind(
+                        layernorm::NAME,
+                        &params,
+                        &[r(lr.resid_ffn), wb(ln2g), wb(ln2b), r(lr.ln_2)],
+                    )
+                }),
+                packs,
+            });
+        }
+        let last = layer_rows.last().map_or(embedding, |l| l.output);
+        let ln_f_bind = ln_f_w.zip(ln_f).map(|((g, b), out)| {
+            gpu.bind(layernorm::NAME, &params, &[r(last), wb(g), wb(b), r(out)])
+        });
+        let lm_in = ln_f.unwrap_or(last);
+        let lm_head_bind = gpu.bind(
+            linear::NAME,
+            &params,
+            &[r(lm_in), wb(wte), wb(zero_bias), r(logits)],
+        );
+        let probs_bind = gpu.bind(softmax_rows::NAME, &params, &[r(logits), r(probs)]);
+        if let Some(e) = oom.pop().await {
+            return Err(GpuError::TooLarge(e.to_string()));
+        }
+        if let Some(e) = scope.pop().await {
+            return Err(GpuError::Wgpu(format!("setting up the model: {e}")));
+        }
+        Ok(GpuEngine {
+            gpu,
+            config: c,
+            _weights: weights,
+            tokens,
+            params,
+            slots,
+            rows,
+            embedding,
+            layer_rows,
+            _heads: heads,
+            ln_f,
+            logits,
+            probs,
+            packed,
+            staging,
+            embed_bind,
+            layer_binds,
+            ln_f_bind,
+            lm_head_bind,
+            probs_bind,
+            cached: None,
+            last_incremental: false,
+        })
+    }
+
+    /// Row-major buffers the Trace reads, in readback order (aliases appear once each time
+    /// they are a different field; `dedup` removes only adjacent repeats).
+    fn readback_rows(
+        layers: &[LayerRows],
+        embedding: usize,
+        ln_f: Option<usize>,
+        logits: usize,
+        probs: usize,
+    ) -> Vec<usize> {
+        let mut v = vec![embedding];
+        for l in layers {
+            v.extend([
+                l.attn_in,
+                l.concat,
+                l.attn_out,
+                l.resid_attn,
+                l.ln_1,
+                l.ffn_in,
+                l.ffn_hidden,
+                l.ffn_out,
+                l.resid_ffn,
+                l.ln_2,
+            ]);
+        }
+        v.extend(ln_f);
+        v.extend([logits, probs]);
+        v
+    }
+
+    /// The adapter, e.g. "llvmpipe (Vulkan)" or a browser's WebGPU adapter.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.gpu.info
+    }
+
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Whether the last forward reused cached rows.
+    pub fn last_was_incremental(&self) -> bool {
+        self.last_incremental
+    }
+
+    /// Forgets the cached rows: the next forward is a full one.
+    pub fn clear_cache(&mut self) {
+        self.cached = None;
+    }
+
+    /// Destroys the device (for tests of the CPU fallback): every later call fails.
+    pub fn destroy_device(&self) {
+        self.gpu.device.destroy();
+    }
+
+    /// Runs the model on `tokens`; incremental when `tokens` extends the previous call's
+    /// tokens with the same options and the causal mask on.
+    pub async fn forward(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Trace, GpuError> {
+        let (run, dropped) = prepare(&self.config, tokens, opts)?;
+        let s = self
+            .cached
+            .as_ref()
+            .and_then(|(t, o)| reusable_prefix(t, o, run, dropped, opts))
+            .unwrap_or(0);
+        self.forward_from(run, dropped, opts, s).await
+    }
+
+    /// Runs the model on `tokens` from scratch.
+    pub async fn forward_full(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Trace, GpuError> {
+        let (run, dropped) = prepare(&self.config, tokens, opts)?;
+        self.forward_from(run, dropped, opts, 0).await
+    }
+
+    async fn forward_from(
+        &mut self,
+        run: &[u32],
+        dropped: usize,
+        opts: &AttentionOptions,
+        s: usize,
+    ) -> Result<Trace, GpuError> {
+        if let Some(e) = self.gpu.take_error() {
+            return Err(e);
+        }
+        self.cached = None;
+        let c = self.config.clone();
+        let (p, d, h, dk, f, v, t) = (
+            c.n_positions,
+            c.n_embd,
+            c.n_head,
+            c.d_k(),
+            c.d_ff(),
+            c.vocab_size,
+            run.len(),
+        );
+        let n = t - s;
+        let eps = c.layer_norm_epsilon;
+        let rows_of = |i: usize| self.rows[i].1;
+        let mut plan = Plan {
+            steps: Vec::new(),
+            params: Vec::new(),
+        };
+        let lnp = |row0: usize| layernorm::Params {
+            row0: row0 as u32,
+            d: d as u32,
+            eps,
+            _pad: 0,
+        };
+        let lin = |k: usize, nn: usize| linear::Params {
+            row0: s as u32,
+            row1: t as u32,
+            k: k as u32,
+            n: nn as u32,
+            w_transposed: 0,
+            has_bias: 1,
+            _pad0: 0,
+            _pad1: 0,
+        };
+        let (s32, t32, p32, d32, dk32) = (s as u32, t as u32, p as u32, d as u32, dk as u32);
+
+        plan.push(
+            embed::NAME,
+            &self.embed_bind,
+            embed::Params {
+                row0: s32,
+                row1: t32,
+                d: d32,
+                _pad: 0,
+            },
+            [div(n * d, 64), 1, 1],
+        );
+        for (li, b) in self.layer_binds.iter().enumerate() {
+            if let Some(bg) = &b.ln_pre {
+                plan.push(layernorm::NAME, bg, lnp(s), [n as u32, 1, 1]);
+            }
+            // Q, K, V = X·W_Q, X·W_K, X·W_V (fused), then per head
+            plan.push(
+                linear::NAME,
+                &b.qkv,
+                lin(d, 3 * d),
+                [div(3 * d, 16), div(n, 16), 1],
+            );
+            plan.push(
+                split_heads::NAME,
+                &b.split,
+                split_heads::Params {
+                    row0: s32,
+                    row1: t32,
+                    d: d32,
+                    dk: dk32,
+                    positions: p32,
+                    ..Default::default()
+                },
+                [div(n * d, 64), 1, 1],
+            );
+            // two regions: new queries × all keys, and old queries × new keys
+            let regions = [(s, t, 0, t), (0, s, s, t)];
+            for (r0, r1, c0, c1) in regions {
+                let groups = [div(c1 - c0, 16), div(r1 - r0, 16), h as u32];
+                let (r0, r1, c0, c1) = (r0 as u32, r1 as u32, c0 as u32, c1 as u32);
+                plan.push(
+                    qk_scores::NAME,
+                    &b.qk,
+                    qk_scores::Params {
+                        row0: r0,
+                        row1: r1,
+                        col0: c0,
+                        col1: c1,
+                        dk: dk32,
+                        positions: p32,
+                        ..Default::default()
+                    },
+                    groups,
+                );
+                plan.push(
+                    scale_scores::NAME,
+                    &b.scale,
+                    scale_scores::Params {
+                        row0: r0,
+                        row1: r1,
+                        col0: c0,
+                        col1: c1,
+                        positions: p32,
+                        scale: opts.scale_factor(dk),
+                        ..Default::default()
+                    },
+                    groups,
+                );
+                plan.push(
+                    causal_mask::NAME,
+                    &b.mask,
+                    causal_mask::Params {
+                        row0: r0,
+                        row1: r1,
+                        col0: c0,
+                        col1: c1,
+                        positions: p32,
+                        enabled: opts.causal_mask as u32,
+                        ..Default::default()
+                    },
+                    groups,
+                );
+            }
+            plan.push(
+                softmax_rows::NAME,
+                &b.softmax,
+                softmax_rows::Params {
+                    row_base: 0,
+                    row0: s32,
+                    cols: t32,
+                    row_stride: p32,
+                    head_stride: (p * p) as u32,
+                    tau: opts.temperature,
+                    ..Default::default()
+                },
+                [t32, h as u32, 1],
+            );
+            plan.push(
+                attn_v::NAME,
+                &b.attn_v,
+                attn_v::Params {
+                    row0: s32,
+                    row1: t32,
+                    keys: t32,
+                    dk: dk32,
+                    positions: p32,
+                    ..Default::default()
+                },
+                [div(dk, 16), div(n, 16), h as u32],
+            );
+            for &(_, head) in opts.ablate.iter().filter(|(l, _)| *l == li) {
+                plan.push(
+                    ablate_heads::NAME,
+                    &b.ablate,
+                    ablate_heads::Params {
+                        row0: s32,
+                        row1: t32,
+                        dk: dk32,
+                        positions: p32,
+                        head: head as u32,
+                        ..Default::default()
+                    },
+                    [div(n * dk, 64), 1, 1],
+                );
+            }
+            plan.push(
+                concat_heads::NAME,
+                &b.concat,
+                concat_heads::Params {
+                    row0: s32,
+                    row1: t32,
+                    d: d32,
+                    dk: dk32,
+                    positions: p32,
+                    ..Default::default()
+                },
+                [div(n * d, 64), 1, 1],
+            );
+            plan.push(
+                linear::NAME,
+                &b.proj,
+                lin(d, d),
+                [div(d, 16), div(n, 16), 1],
+            );
+            plan.push(
+                residual_add::NAME,
+                &b.resid_1,
+                residual_add::Params {
+                    start: (s * d) as u32,
+                    end: (t * d) as u32,
+                    ..Default::default()
+                },
+                [div(n * d, 64), 1, 1],
+            );
+            plan.push(layernorm::NAME, &b.ln_mid, lnp(s), [n as u32, 1, 1]);
+            plan.push(linear::NAME, &b.fc, lin(d, f), [div(f, 16), div(n, 16), 1]);
+            let mode = match c.activation_function {
+                Activation::GeluTanh => 0,
+                Activation::GeluErf => 1,
+            };
+            plan.push(
+                gelu::NAME,
+                &b.gelu,
+                gelu::Params {
+                    start: (s * f) as u32,
+                    end: (t * f) as u32,
+                    mode,
+                    _pad: 0,
+                },
+                [div(n * f, 64), 1, 1],
+            );
+            plan.push(
+                linear::NAME,
+                &b.fc_proj,
+                lin(f, d),
+                [div(d, 16), div(n, 16), 1],
+            );
+            plan.push(
+                residual_add::NAME,
+                &b.resid_2,
+                residual_add::Params {
+                    start: (s * d) as u32,
+                    end: (t * d) as u32,
+                    ..Default::default()
+                },
+                [div(n * d, 64), 1, 1],
+            );
+            if let Some(bg) = &b.ln_post {
+                plan.push(layernorm::NAME, bg, lnp(s), [n as u32, 1, 1]);
+            }
+        }
+        if let Some(bg) = &self.ln_f_bind {
+            plan.push(layernorm::NAME, bg, lnp(s), [n as u32, 1, 1]);
+        }
+        plan.push(
+            linear::NAME,
+            &self.lm_head_bind,
+            linear::Params {
+                row0: s32,
+                row1: t32,
+                k: d32,
+                n: v as u32,
+                w_transposed: 1,
+                has_bias: 0,
+                _pad0: 0,
+                _pad1: 0,
+            },
+            [div(v, 16), div(n, 16), 1],
+        );
+        plan.push(
+            softmax_rows::NAME,
+            &self.probs_bind,
+            softmax_rows::Params {
+                row_base: s32,
+                row0: s32,
+                cols: v as u32,
+                row_stride: v as u32,
+                head_stride: 0,
+                tau: 1.0,
+                ..Default::default()
+            },
+            [n as u32, 1, 1],
+        );
+        // compact the per-head matrices of all T rows for the readback
+        let mut packed_at = 0usize;
+        let mut pack_offsets = Vec::new();
+        for b in &self.layer_binds {
+            for (k, bg) in b.packs.iter().enumerate() {
+                let (cols, stride) = if k < 4 { (dk, dk) } else { (t, p) };
+                plan.push(
+                    pack_heads::NAME,
+                    bg,
+                    pack_heads::Params {
+                        t: t32,
+                        cols: cols as u32,
+                        row_stride: stride as u32,
+                        head_stride: (p * stride) as u32,
+                        dst_offset: packed_at as u32,
+                        ..Default::default()
+                    },
+                    [div(t * cols, 64), h as u32, 1],
+                );
+                pack_offsets.push(packed_at);
+                packed_at += h * t * cols;
+            }
+        }
+        if plan.steps.len() > self.slots {
+            return Err(GpuError::TooLarge(format!(
+                "{} dispatches exceed {} param slots",
+                plan.steps.len(),
+                self.slots
+            )));
+        }
+
+        let scope = self
+            .gpu
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut tok = run.to_vec();
+        tok.resize(p, 0);
+        self.gpu
+            .queue
+            .write_buffer(&self.tokens, 0, bytemuck::cast_slice(&tok));
+        self.gpu.queue.write_buffer(&self.params, 0, &plan.params);
+        let mut enc = self
+            .gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("forward"),
+            });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("forward"),
+                timestamp_writes: None,
+            });
+            for (i, step) in plan.steps.iter().enumerate() {
+                pass.set_pipeline(&self.gpu.kernel(step.kernel).pipeline);
+                pass.set_bind_group(0, step.bind, &[(i as u64 * SLOT) as u32]);
+                pass.dispatch_workgroups(step.groups[0], step.groups[1], step.groups[2]);
+            }
+        }
+        // one staging buffer: each distinct row-major buffer's first T rows, then the packed heads
+        let order = Self::readback_rows(
+            &self.layer_rows,
+            self.embedding,
+            self.ln_f,
+            self.logits,
+            self.probs,
+        );
+        let mut at = std::collections::HashMap::new();
+        let mut off = 0u64;
+        for &i in &order {
+            if at.contains_key(&i) {
+                continue;
+            }
+            let len = (t * rows_of(i) * 4) as u64;
+            enc.copy_buffer_to_buffer(&self.rows[i].0, 0, &self.staging, off, len);
+            at.insert(i, (off / 4) as usize);
+            off += len;
+        }
+        let packed_base = (off / 4) as usize;
+        enc.copy_buffer_to_buffer(&self.packed, 0, &self.staging, off, (packed_at * 4) as u64);
+        off += (packed_at * 4) as u64;
+        self.gpu.queue.submit([enc.finish()]);
+        if let Some(e) = scope.pop().await {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        let all = self.gpu.read(&self.staging, off).await?;
+        if let Some(e) = self.gpu.take_error() {
+            return Err(e);
+        }
+
+        let row = |i: usize| all[at[&i]..at[&i] + t * rows_of(i)].to_vec();
+        let mut layers = Vec::with_capacity(c.n_layer);
+        for (li, lr) in self.layer_rows.iter().enumerate() {
+            let seg = |k: usize| {
+                let o = packed_base + pack_offsets[li * 8 + k];
+                let len = if k < 4 { h * t * dk } else { h * t * t };
+                all[o..o + len].to_vec()
+            };
+            layers.push(LayerTrace {
+                input: row(lr.input),
+                attn_in: row(lr.attn_in),
+                q: seg(0),
+                k: seg(1),
+                v: seg(2),
+                head_out: seg(3),
+                scores: seg(4),
+                scaled: seg(5),
+                masked: seg(6),
+                weights: seg(7),
+                concat: row(lr.concat),
+                attn_out: row(lr.attn_out),
+                resid_attn: row(lr.resid_attn),
+                ln_1: row(lr.ln_1),
+                ffn_in: row(lr.ffn_in),
+                ffn_hidden: row(lr.ffn_hidden),
+                ffn_out: row(lr.ffn_out),
+                resid_ffn: row(lr.resid_ffn),
+                ln_2: row(lr.ln_2),
+                output: row(lr.output),
+            });
+        }
+        let trace = Trace {
+            dims: Dims {
+                t,
+                d_model: d,
+                n_head: h,
+                d_k: dk,
+                d_ff: f,
+                n_layer: c.n_layer,
+                vocab: v,
+                ln_placement: c.ln_placement,
+            },
+            tokens: run.to_vec(),
+            dropped,
+            options: opts.clone(),
+            embedding: row(self.embedding),
+            layers,
+            ln_f: self.ln_f.map(row),
+            logits: row(self.logits),
+            probs: row(self.probs),
+        };
+        self.cached = Some((run.to_vec(), opts.clone()));
+        self.last_incremental = s > 0;
+        Ok(trace)
+    }
+}

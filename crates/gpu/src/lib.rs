@@ -1,0 +1,29 @@
+//! attnlab's GPU engine: the forward pass as WGSL compute shaders through wgpu — Vulkan,
+//! Metal or DX12 natively, WebGPU in the browser — producing the same `Trace` as the CPU
+//! reference in `attnlab-model`.
+//!
+//! One module per kernel (its params struct and bindings), named after the shader in
+//! `shaders/` and after its CPU twin in `attnlab_model::cpu`.
+
+pub mod ablate_heads;
+pub mod attn_v;
+pub mod causal_mask;
+pub mod concat_heads;
+pub mod context;
+pub mod embed;
+pub mod engine;
+pub mod error;
+pub mod gelu;
+pub mod layernorm;
+pub mod linear;
+pub mod pack_heads;
+pub mod qk_scores;
+pub mod residual_add;
+pub mod scale_scores;
+pub mod shaders;
+pub mod softmax_rows;
+pub mod split_heads;
+
+pub use context::Gpu;
+pub use engine::GpuEngine;
+pub use error::GpuError;

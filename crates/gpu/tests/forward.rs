@@ -1,0 +1,240 @@
+//! The whole GPU forward equals the CPU reference, field by field.
+
+mod common;
+
+use attnlab_gpu::{GpuEngine, GpuError};
+use attnlab_model::testing::random_model;
+use attnlab_model::{forward, AttentionOptions, Config, LnPlacement, Model, Trace};
+use common::{assert_close, gpu};
+
+const ATOL: f32 = 1e-4;
+const RTOL: f32 = 1e-3;
+
+fn config(ln: LnPlacement) -> Config {
+    Config {
+        n_embd: 48, // d_k = 12
+        n_head: 4,
+        n_layer: 2,
+        n_positions: 40,
+        vocab_size: 97,
+        layer_norm_epsilon: 1e-5,
+        n_inner: Some(100),
+        activation_function: Default::default(),
+        ln_placement: ln,
+    }
+}
+
+fn engine(model: &Model) -> Option<GpuEngine> {
+    let g = gpu()?;
+    Some(pollster::block_on(GpuEngine::with_gpu(g, model)).unwrap())
+}
+
+fn assert_trace_close(what: &str, g: &Trace, c: &Trace) {
+    assert_eq!(
+        (g.dims, &g.tokens, g.dropped),
+        (c.dims, &c.tokens, c.dropped),
+        "{what}"
+    );
+    assert_close(
+        &format!("{what} embedding"),
+        &g.embedding,
+        &c.embedding,
+        ATOL,
+        RTOL,
+    );
+    for (l, (a, b)) in g.layers.iter().zip(&c.layers).enumerate() {
+        for (name, x, y) in [
+            ("input", &a.input, &b.input),
+            ("attn_in", &a.attn_in, &b.attn_in),
+            ("q", &a.q, &b.q),
+            ("k", &a.k, &b.k),
+            ("v", &a.v, &b.v),
+            ("scores", &a.scores, &b.scores),
+            ("scaled", &a.scaled, &b.scaled),
+            ("masked", &a.masked, &b.masked),
+            ("weights", &a.weights, &b.weights),
+            ("head_out", &a.head_out, &b.head_out),
+            ("concat", &a.concat, &b.concat),
+            ("attn_out", &a.attn_out, &b.attn_out),
+            ("resid_attn", &a.resid_attn, &b.resid_attn),
+            ("ln_1", &a.ln_1, &b.ln_1),
+            ("ffn_in", &a.ffn_in, &b.ffn_in),
+            ("ffn_hidden", &a.ffn_hidden, &b.ffn_hidden),
+            ("ffn_out", &a.ffn_out, &b.ffn_out),
+            ("resid_ffn", &a.resid_ffn, &b.resid_ffn),
+            ("ln_2", &a.ln_2, &b.ln_2),
+            ("output", &a.output, &b.output),
+        ] {
+            assert_close(&format!("{what} layer {l} {name}"), x, y, ATOL, RTOL);
+        }
+    }
+    assert_eq!(g.ln_f.is_some(), c.ln_f.is_some());
+    if let (Some(x), Some(y)) = (&g.ln_f, &c.ln_f) {
+        assert_close(&format!("{what} ln_f"), x, y, ATOL, RTOL);
+    }
+    assert_close(&format!("{what} logits"), &g.logits, &c.logits, ATOL, RTOL);
+    assert_close(&format!("{what} probs"), &g.probs, &c.probs, ATOL, RTOL);
+}
+
+fn ids(n: usize) -> Vec<u32> {
+    (0..n as u32).map(|i| (i * 31 + 5) % 97).collect()
+}
+
+/// Weights at half the unit-variance scale keep the whole forward well conditioned at τ = 0.01,
+/// where score differences are multiplied by 100 inside the exponent (f32 rounding in one
+/// layer's output would otherwise be amplified past any fixed tolerance by the next). The
+/// kernels themselves are checked at τ = 0.01 with scores ≈ 1e4 on identical inputs in
+/// tests/kernels.rs.
+#[test]
+fn gpu_forward_matches_cpu_for_every_option_combination() {
+    for (seed, ln) in [(1, LnPlacement::Pre), (2, LnPlacement::Post)] {
+        let m = random_model(&config(ln), seed, 0.5);
+        let Some(mut e) = engine(&m) else { return };
+        let x = ids(21); // not a multiple of the 16-wide tiles
+        for scale in [true, false] {
+            for tau in [1.0, 0.01, 100.0] {
+                for causal_mask in [true, false] {
+                    for ablate in [vec![], vec![(1, 2)]] {
+                        let o = AttentionOptions {
+                            scale,
+                            temperature: tau,
+                            causal_mask,
+                            ablate: ablate.into_iter().collect(),
+                        };
+                        let g = pollster::block_on(e.forward_full(&x, &o)).unwrap();
+                        let c = forward(&m, &x, &o).unwrap();
+                        assert_trace_close(&format!("{ln:?} {o:?}"), &g, &c);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_forward_matches_cpu_at_t1_full_context_overflow_and_huge_scores() {
+    let m = random_model(&config(LnPlacement::Post), 3, 1.0);
+    let Some(mut e) = engine(&m) else { return };
+    let o = AttentionOptions::default();
+    for n in [1, 16, 40, 55] {
+        let x = ids(n);
+        let g = pollster::block_on(e.forward_full(&x, &o)).unwrap();
+        assert_trace_close(&format!("T = {n}"), &g, &forward(&m, &x, &o).unwrap());
+    }
+    // scores ≈ 1e4 in layer 0: its W_Q and W_K scaled up 30×, so QKᵀ grows 900× (the rest of
+    // the model at its normal scale, so that later layers are not chaotic)
+    let mut big = random_model(&config(LnPlacement::Pre), 4, 1.0);
+    let d = big.config.n_embd;
+    for (i, w) in big.weights.layers[0].c_attn_w.iter_mut().enumerate() {
+        if i % (3 * d) < 2 * d {
+            *w *= 30.0;
+        }
+    }
+    let Some(mut e) = engine(&big) else { return };
+    let x = ids(24);
+    let g = pollster::block_on(e.forward_full(&x, &o)).unwrap();
+    let c = forward(&big, &x, &o).unwrap();
+    let max = c.layers[0].scores.iter().fold(0f32, |a, b| a.max(b.abs()));
+    assert!(max > 5e3, "the case wants scores ≈ 1e4, got {max}");
+    // A score that cancels to near 0 out of terms of size 1e4 carries f32 rounding of the
+    // terms, not of the result: bound each score by the size of its terms, Σ_d |q_d·k_d|.
+    let (t, dk, h) = (c.dims.t, c.dims.d_k, c.dims.n_head);
+    let (q, k) = (&c.layers[0].q, &c.layers[0].k);
+    for (name, gs, cs, scale) in [
+        ("scores", &g.layers[0].scores, &c.layers[0].scores, 1.0),
+        (
+            "scaled",
+            &g.layers[0].scaled,
+            &c.layers[0].scaled,
+            o.scale_factor(dk),
+        ),
+    ] {
+        for e in 0..h * t * t {
+            let (hh, i, j) = (e / (t * t), e / t % t, e % t);
+            let terms: f32 = (0..dk)
+                .map(|x| (q[(hh * t + i) * dk + x] * k[(hh * t + j) * dk + x]).abs())
+                .sum();
+            let bound = ATOL + RTOL * terms * scale;
+            assert!(
+                (gs[e] - cs[e]).abs() <= bound,
+                "{name}[{e}]: gpu {}, cpu {}, bound {bound}",
+                gs[e],
+                cs[e]
+            );
+        }
+    }
+    let mut g2 = g.clone();
+    g2.layers[0].scores = c.layers[0].scores.clone();
+    g2.layers[0].scaled = c.layers[0].scaled.clone();
+    for (m, cm) in g2.layers[0].masked.iter_mut().zip(&c.layers[0].masked) {
+        if *cm == attnlab_model::cpu::MASKED {
+            assert_eq!(*m, *cm, "masked entries are MASKED on both");
+        }
+        *m = *cm;
+    }
+    assert_trace_close("scores ≈ 1e4", &g2, &c);
+}
+
+#[test]
+fn incremental_gpu_forward_equals_full() {
+    let m = random_model(&config(LnPlacement::Post), 5, 1.0);
+    let Some(mut e) = engine(&m) else { return };
+    let o = AttentionOptions {
+        temperature: 0.7,
+        ablate: [(0, 1)].into(),
+        ..Default::default()
+    };
+    let x = ids(40);
+    pollster::block_on(e.forward(&x[..3], &o)).unwrap();
+    for n in [4, 5, 17, 33, 40] {
+        let inc = pollster::block_on(e.forward(&x[..n], &o)).unwrap();
+        assert!(
+            e.last_was_incremental(),
+            "T = {n} extends the previous tokens"
+        );
+        assert_trace_close(
+            &format!("incremental T = {n} vs CPU"),
+            &inc,
+            &forward(&m, &x[..n], &o).unwrap(),
+        );
+    }
+    // an edit in the middle, other options, or the mask off: a full forward
+    let mut edited = x[..20].to_vec();
+    edited[3] = 1;
+    for (tokens, opts) in [
+        (edited.clone(), o.clone()),
+        (x[..30].to_vec(), AttentionOptions::default()),
+        (
+            x[..35].to_vec(),
+            AttentionOptions {
+                causal_mask: false,
+                ..o.clone()
+            },
+        ),
+    ] {
+        let g = pollster::block_on(e.forward(&tokens, &opts)).unwrap();
+        assert!(!e.last_was_incremental());
+        assert_trace_close(
+            "fallback to full",
+            &g,
+            &forward(&m, &tokens, &opts).unwrap(),
+        );
+    }
+}
+
+#[test]
+fn a_lost_device_is_an_error_value_not_a_panic() {
+    let m = random_model(&config(LnPlacement::Pre), 6, 1.0);
+    let Some(mut e) = engine(&m) else { return };
+    let x = ids(8);
+    pollster::block_on(e.forward(&x, &AttentionOptions::default())).unwrap();
+    e.destroy_device();
+    let r = pollster::block_on(e.forward(&ids(9), &AttentionOptions::default()));
+    assert!(
+        matches!(r, Err(GpuError::DeviceLost(_)) | Err(GpuError::Wgpu(_))),
+        "{r:?}"
+    );
+    // and bad input is reported before the GPU is touched
+    let bad = pollster::block_on(e.forward(&[500], &AttentionOptions::default()));
+    assert!(matches!(bad, Err(GpuError::Model(_))), "{bad:?}");
+}

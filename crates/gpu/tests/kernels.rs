@@ -1,0 +1,463 @@
+//! Each WGSL kernel against its CPU twin, on the cases that break kernels.
+
+mod common;
+
+use attnlab_gpu::*;
+use attnlab_model::cpu::{self, MASKED};
+use attnlab_model::Activation;
+use bytemuck::bytes_of;
+use common::{assert_close, gpu};
+
+const ATOL: f32 = 1e-5;
+const RTOL: f32 = 1e-4;
+
+fn rand_vec(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
+        })
+        .collect()
+}
+
+fn f(v: &[f32]) -> Vec<u8> {
+    bytemuck::cast_slice(v).to_vec()
+}
+
+fn run(g: &Gpu, name: &str, params: &[u8], bufs: &[Vec<u8>], groups: [u32; 3]) -> Vec<Vec<f32>> {
+    pollster::block_on(g.run_once(name, params, bufs, groups)).unwrap()
+}
+
+#[test]
+fn softmax_rows_matches_cpu_reference_on_hard_rows() {
+    let Some(g) = gpu() else { return };
+    // (rows, cols, scale of scores, τ): T = 1, a row longer than the workgroup (300 > 256),
+    // scores ≈ 1e4 and 1e30, tiny and huge τ
+    for (case, (rows, cols, scale, tau)) in [
+        (1, 1, 1.0, 1.0),
+        (5, 300, 3.0, 1.0),
+        (7, 37, 1e4, 1.0),
+        (3, 19, 1e4, 0.01),
+        (4, 600, 1e30, 100.0),
+        (6, 17, 5.0, 0.01),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut x = rand_vec(rows * cols, case as u64, scale);
+        cpu::causal_mask(&mut x, cols, cols.saturating_sub(rows)); // some masked entries
+        if rows > 2 {
+            x[cols..2 * cols].fill(MASKED); // a fully masked row
+        }
+        let mut want = vec![0.0; rows * cols];
+        cpu::softmax_rows(&x, cols, tau, &mut want);
+        let p = softmax_rows::Params {
+            row_base: 0,
+            row0: 0,
+            cols: cols as u32,
+            row_stride: cols as u32,
+            head_stride: 0,
+            tau,
+            ..Default::default()
+        };
+        let got = run(
+            &g,
+            "softmax_rows",
+            bytes_of(&p),
+            &[f(&x), f(&vec![7.0; rows * cols])],
+            [rows as u32, 1, 1],
+        );
+        assert_close(
+            &format!("softmax_rows case {case}"),
+            &got[0][..rows * cols],
+            &want,
+            ATOL,
+            RTOL,
+        );
+        for (r, row) in got[0][..rows * cols].chunks(cols).enumerate() {
+            for (j, &w) in row.iter().enumerate() {
+                if x[r * cols + j] == MASKED {
+                    assert_eq!(
+                        w, 0.0,
+                        "case {case}: masked weight at ({r}, {j}) is not exactly 0"
+                    );
+                }
+            }
+        }
+    }
+    // numerical stability: softmax([1234, 0]) = [1, 0] exactly
+    let p = softmax_rows::Params {
+        row_base: 0,
+        row0: 0,
+        cols: 2,
+        row_stride: 2,
+        head_stride: 0,
+        tau: 1.0,
+        ..Default::default()
+    };
+    let got = run(
+        &g,
+        "softmax_rows",
+        bytes_of(&p),
+        &[f(&[1234.0, 0.0]), f(&[0.0; 2])],
+        [1, 1, 1],
+    );
+    assert_eq!(&got[0][..2], &[1.0, 0.0]);
+}
+
+#[test]
+fn softmax_rows_clears_new_keys_of_rows_normalised_before() {
+    let Some(g) = gpu() else { return };
+    let (t, s) = (6usize, 4usize);
+    let x = rand_vec(t * t, 9, 2.0);
+    let p = softmax_rows::Params {
+        row_base: 0,
+        row0: s as u32,
+        cols: t as u32,
+        row_stride: t as u32,
+        head_stride: 0,
+        tau: 1.0,
+        ..Default::default()
+    };
+    let got = run(
+        &g,
+        "softmax_rows",
+        bytes_of(&p),
+        &[f(&x), f(&vec![0.5; t * t])],
+        [t as u32, 1, 1],
+    );
+    for i in 0..s {
+        assert_eq!(
+            &got[0][i * t..i * t + s],
+            &[0.5; 4],
+            "old row {i} keeps its weights"
+        );
+        assert_eq!(
+            &got[0][i * t + s..(i + 1) * t],
+            &[0.0; 2],
+            "old row {i}: new keys get 0"
+        );
+    }
+}
+
+#[test]
+fn layernorm_matches_cpu_reference() {
+    let Some(g) = gpu() else { return };
+    for (rows, d) in [(1, 1), (3, 64), (5, 300), (2, 1000)] {
+        let x = rand_vec(rows * d, d as u64, 10.0);
+        let (gain, bias) = (rand_vec(d, 1, 1.0), rand_vec(d, 2, 0.5));
+        let mut want = vec![0.0; rows * d];
+        cpu::layernorm(&x, &gain, &bias, d, 1e-5, &mut want);
+        let p = layernorm::Params {
+            row0: 0,
+            d: d as u32,
+            eps: 1e-5,
+            _pad: 0,
+        };
+        let got = run(
+            &g,
+            "layernorm",
+            bytes_of(&p),
+            &[f(&x), f(&gain), f(&bias), f(&vec![0.0; rows * d])],
+            [rows as u32, 1, 1],
+        );
+        assert_close(
+            &format!("layernorm d={d}"),
+            &got[0][..rows * d],
+            &want,
+            ATOL,
+            RTOL,
+        );
+    }
+}
+
+#[test]
+fn linear_matches_cpu_reference_including_the_transposed_lm_head() {
+    let Some(g) = gpu() else { return };
+    for (m, k, n, transposed) in [
+        (1, 1, 1, false),
+        (5, 17, 33, false),
+        (37, 64, 48, false),
+        (9, 40, 101, true),
+    ] {
+        let x = rand_vec(m * k, 3, 1.0);
+        let w = rand_vec(k * n, 4, 1.0);
+        let b = rand_vec(n, 5, 1.0);
+        let mut want = vec![0.0; m * n];
+        if transposed {
+            cpu::matmul_into(&x, &w, m, k, n, true, &mut want, 0.0);
+        } else {
+            cpu::linear(&x, &w, &b, m, k, n, &mut want);
+        }
+        let p = linear::Params {
+            row0: 0,
+            row1: m as u32,
+            k: k as u32,
+            n: n as u32,
+            w_transposed: transposed as u32,
+            has_bias: !transposed as u32,
+            ..Default::default()
+        };
+        let got = run(
+            &g,
+            "linear",
+            bytes_of(&p),
+            &[f(&x), f(&w), f(&b), f(&vec![0.0; m * n])],
+            [n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1],
+        );
+        assert_close(
+            &format!("linear {m}×{k}×{n}"),
+            &got[0][..m * n],
+            &want,
+            ATOL,
+            RTOL,
+        );
+    }
+}
+
+#[test]
+fn qk_scores_scale_mask_and_attn_v_match_cpu_reference() {
+    let Some(g) = gpu() else { return };
+    // d_k = 12 (not a power of two), T = 21 (not a multiple of 16), scores ≈ 1e4
+    for (h, t, dk, scale) in [(1, 1, 4, 1.0), (3, 21, 12, 1.0), (2, 40, 64, 30.0)] {
+        let p = t; // positions = t
+        let q = rand_vec(h * t * dk, 11, scale);
+        let k = rand_vec(h * t * dk, 12, scale);
+        let v = rand_vec(h * t * dk, 13, 1.0);
+        let groups = [t.div_ceil(16) as u32, t.div_ceil(16) as u32, h as u32];
+        let pq = qk_scores::Params {
+            row0: 0,
+            row1: t as u32,
+            col0: 0,
+            col1: t as u32,
+            dk: dk as u32,
+            positions: p as u32,
+            ..Default::default()
+        };
+        let scores = run(
+            &g,
+            "qk_scores",
+            bytes_of(&pq),
+            &[f(&q), f(&k), f(&vec![0.0; h * t * t])],
+            groups,
+        )
+        .remove(0);
+        let ps = scale_scores::Params {
+            row0: 0,
+            row1: t as u32,
+            col0: 0,
+            col1: t as u32,
+            positions: p as u32,
+            scale: 0.125,
+            ..Default::default()
+        };
+        let scaled = run(
+            &g,
+            "scale_scores",
+            bytes_of(&ps),
+            &[f(&scores), f(&vec![0.0; h * t * t])],
+            groups,
+        )
+        .remove(0);
+        let pm = causal_mask::Params {
+            row0: 0,
+            row1: t as u32,
+            col0: 0,
+            col1: t as u32,
+            positions: p as u32,
+            enabled: 1,
+            ..Default::default()
+        };
+        let masked = run(
+            &g,
+            "causal_mask",
+            bytes_of(&pm),
+            &[f(&scaled), f(&vec![0.0; h * t * t])],
+            groups,
+        )
+        .remove(0);
+        let mut w = vec![0.0; h * t * t];
+        cpu::softmax_rows(&masked[..h * t * t], t, 1.0, &mut w);
+        let pv = attn_v::Params {
+            row0: 0,
+            row1: t as u32,
+            keys: t as u32,
+            dk: dk as u32,
+            positions: p as u32,
+            ..Default::default()
+        };
+        let out = run(
+            &g,
+            "attn_v",
+            bytes_of(&pv),
+            &[f(&w), f(&v), f(&vec![0.0; h * t * dk])],
+            [dk.div_ceil(16) as u32, t.div_ceil(16) as u32, h as u32],
+        )
+        .remove(0);
+        for hh in 0..h {
+            let (tt, td) = (hh * t * t..(hh + 1) * t * t, hh * t * dk..(hh + 1) * t * dk);
+            let mut want = vec![0.0; t * t];
+            cpu::qk_scores(&q[td.clone()], &k[td.clone()], t, t, dk, &mut want);
+            assert_close(
+                "qk_scores",
+                &scores[tt.clone()],
+                &want,
+                ATOL * scale * scale,
+                RTOL,
+            );
+            let mut want_s = vec![0.0; t * t];
+            cpu::scale_scores(&scores[tt.clone()], 0.125, &mut want_s);
+            assert_close("scale_scores", &scaled[tt.clone()], &want_s, ATOL, RTOL);
+            let mut want_m = scaled[tt.clone()].to_vec();
+            cpu::causal_mask(&mut want_m, t, 0);
+            assert_eq!(&masked[tt.clone()], &want_m[..], "causal_mask");
+            let mut want_o = vec![0.0; t * dk];
+            cpu::attn_v(&w[tt], &v[td.clone()], t, t, dk, &mut want_o);
+            assert_close("attn_v", &out[td], &want_o, ATOL, RTOL);
+        }
+    }
+}
+
+#[test]
+fn gelu_embed_residual_and_head_kernels_match_cpu_reference() {
+    let Some(g) = gpu() else { return };
+    for (mode, act) in [(0u32, Activation::GeluTanh), (1, Activation::GeluErf)] {
+        let mut x = rand_vec(300, 21, 8.0);
+        x.extend([0.0, 100.0, -100.0, 1e30, -1e30]);
+        let mut want = x.clone();
+        cpu::gelu(&mut want, act);
+        let p = gelu::Params {
+            start: 0,
+            end: x.len() as u32,
+            mode,
+            _pad: 0,
+        };
+        let got = run(
+            &g,
+            "gelu",
+            bytes_of(&p),
+            &[f(&x)],
+            [x.len().div_ceil(64) as u32, 1, 1],
+        );
+        assert_close(
+            &format!("gelu mode {mode}"),
+            &got[0][..x.len()],
+            &want,
+            ATOL,
+            RTOL,
+        );
+    }
+    let (v, pos, d) = (11usize, 8usize, 6usize);
+    let (wte, wpe) = (rand_vec(v * d, 31, 1.0), rand_vec(pos * d, 32, 1.0));
+    let tokens: Vec<u32> = vec![3, 10, 0, 7, 7];
+    let mut want = vec![0.0; tokens.len() * d];
+    cpu::embed(&wte, &wpe, &tokens, 0, d, &mut want);
+    let p = embed::Params {
+        row0: 0,
+        row1: 5,
+        d: d as u32,
+        _pad: 0,
+    };
+    let got = run(
+        &g,
+        "embed",
+        bytes_of(&p),
+        &[
+            bytemuck::cast_slice(&tokens).to_vec(),
+            f(&wte),
+            f(&wpe),
+            f(&vec![0.0; pos * d]),
+        ],
+        [1, 1, 1],
+    );
+    assert_close("embed", &got[0][..5 * d], &want, 0.0, 0.0);
+    let (a, b) = (rand_vec(100, 41, 1.0), rand_vec(100, 42, 1.0));
+    let mut want = vec![0.0; 100];
+    cpu::residual_add(&a, &b, &mut want);
+    let p = residual_add::Params {
+        start: 0,
+        end: 100,
+        ..Default::default()
+    };
+    let got = run(
+        &g,
+        "residual_add",
+        bytes_of(&p),
+        &[f(&a), f(&b), f(&vec![0.0; 100])],
+        [2, 1, 1],
+    );
+    assert_close("residual_add", &got[0][..100], &want, 0.0, 0.0);
+    // split → concat is the identity; ablation zeroes exactly one head
+    let (t, h, dk) = (5usize, 3usize, 4usize);
+    let dd = h * dk;
+    let qkv = rand_vec(t * 3 * dd, 51, 1.0);
+    let p = split_heads::Params {
+        row0: 0,
+        row1: t as u32,
+        d: dd as u32,
+        dk: dk as u32,
+        positions: t as u32,
+        ..Default::default()
+    };
+    let z = vec![0.0; h * t * dk];
+    let qkv_split = run(
+        &g,
+        "split_heads",
+        bytes_of(&p),
+        &[f(&qkv), f(&z), f(&z), f(&z)],
+        [1, 1, 1],
+    );
+    assert_eq!(
+        qkv_split[1][(2 * t + 4) * dk + 1],
+        qkv[4 * 3 * dd + dd + 2 * dk + 1],
+        "k of head 2, row 4"
+    );
+    let p = concat_heads::Params {
+        row0: 0,
+        row1: t as u32,
+        d: dd as u32,
+        dk: dk as u32,
+        positions: t as u32,
+        ..Default::default()
+    };
+    let cat = run(
+        &g,
+        "concat_heads",
+        bytes_of(&p),
+        &[f(&qkv_split[2]), f(&vec![0.0; t * dd])],
+        [1, 1, 1],
+    );
+    let v_rows: Vec<f32> = (0..t)
+        .flat_map(|r| qkv[r * 3 * dd + 2 * dd..(r + 1) * 3 * dd].to_vec())
+        .collect();
+    assert_eq!(&cat[0][..t * dd], &v_rows[..]);
+    let p = ablate_heads::Params {
+        row0: 0,
+        row1: t as u32,
+        dk: dk as u32,
+        positions: t as u32,
+        head: 1,
+        ..Default::default()
+    };
+    let abl = run(
+        &g,
+        "ablate_heads",
+        bytes_of(&p),
+        &[f(&qkv_split[0])],
+        [1, 1, 1],
+    )
+    .remove(0);
+    for hh in 0..h {
+        let block = &abl[hh * t * dk..(hh + 1) * t * dk];
+        if hh == 1 {
+            assert!(block.iter().all(|&x| x == 0.0));
+        } else {
+            assert_eq!(block, &qkv_split[0][hh * t * dk..(hh + 1) * t * dk]);
+        }
+    }
+}

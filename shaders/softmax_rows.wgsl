@@ -1,0 +1,83 @@
+// softmax_rows: w_j = exp((x_j − max) / τ) / Σ exp(…) along each row, one workgroup per row,
+// with the reductions in workgroup memory (a row longer than the workgroup is strided over).
+// Entries equal to MASKED get weight exactly 0. Rows below row0 were normalised by an earlier
+// forward: only their columns from row0 on (keys that did not exist then, all masked) are
+// cleared to 0.
+
+struct Params {
+    row_base: u32,     // row of workgroup 0
+    row0: u32,         // first row to normalise
+    cols: u32,
+    row_stride: u32,
+    head_stride: u32,
+    tau: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+const WG: u32 = 256u;
+const MASKED: f32 = -3.4028235e38;
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;              // (H, rows, row_stride)
+@group(0) @binding(2) var<storage, read_write> w: array<f32>;        // (H, rows, row_stride)
+
+var<workgroup> red: array<f32, 256>;
+
+@compute @workgroup_size(256)
+fn softmax_rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = p.row_base + wid.x;
+    let base = wid.y * p.head_stride + i * p.row_stride;
+    if (i < p.row0) {
+        for (var j = p.row0 + lid.x; j < p.cols; j = j + WG) {
+            w[base + j] = 0.0;
+        }
+        return;
+    }
+    // pass 1: row max over the unmasked entries (numerical stability)
+    var m = MASKED;
+    for (var j = lid.x; j < p.cols; j = j + WG) {
+        let v = x[base + j];
+        if (v != MASKED) {
+            m = max(m, v);
+        }
+    }
+    red[lid.x] = m;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid.x < s) {
+            red[lid.x] = max(red[lid.x], red[lid.x + s]);
+        }
+        workgroupBarrier();
+    }
+    let row_max = red[0];
+    workgroupBarrier();
+    // pass 2: exponentials and their sum
+    var sum = 0.0;
+    for (var j = lid.x; j < p.cols; j = j + WG) {
+        let v = x[base + j];
+        var e = 0.0;
+        if (v != MASKED) {
+            e = exp((v - row_max) / p.tau);
+        }
+        w[base + j] = e;
+        sum = sum + e;
+    }
+    red[lid.x] = sum;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid.x < s) {
+            red[lid.x] = red[lid.x] + red[lid.x + s];
+        }
+        workgroupBarrier();
+    }
+    let total = red[0];
+    // pass 3: normalise (a fully masked row has total 0: it keeps all-zero weights)
+    var inv = 0.0;
+    if (total > 0.0) {
+        inv = 1.0 / total;
+    }
+    for (var j = lid.x; j < p.cols; j = j + WG) {
+        w[base + j] = w[base + j] * inv;
+    }
+}
