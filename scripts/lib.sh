@@ -28,3 +28,25 @@ ensure_rust() {
   # rustup installs the pinned toolchain with its components and targets on first use
   rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 }
+
+# The wasm-bindgen version Cargo.lock pins (the CLI must match it exactly).
+wasm_bindgen_version() {
+  awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock
+}
+
+# ensure_wasm_bindgen: wasm-bindgen-cli at Cargo.lock's version (built from crates.io; the
+# registry lacks one locked dependency, so not --locked).
+ensure_wasm_bindgen() {
+  local want; want=$(wasm_bindgen_version)
+  if wasm-bindgen --version 2>/dev/null | grep -q " $want\b"; then return 0; fi
+  log "installing wasm-bindgen-cli $want (several minutes, once)"
+  cargo install wasm-bindgen-cli --version "$want"
+}
+
+# A private runtime dir keeps Mesa's Vulkan driver quiet.
+ensure_runtime_dir() {
+  if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ]; then
+    export XDG_RUNTIME_DIR="${TMPDIR:-/tmp}/attnlab-xdg-$(id -u)"
+    mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
+  fi
+}

@@ -16,7 +16,9 @@ struct Params {
 }
 
 const WG: u32 = 256u;
-const MASKED: f32 = -3.4028235e38;
+// the most negative f32 (−3.4028235e38), as an exact hex literal: Tint rejects the decimal
+// spelling as not representable
+const MASKED: f32 = -0x1.fffffep+127f;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;              // (H, rows, row_stride)

@@ -2,6 +2,7 @@
 
 pub mod adamw;
 pub mod analysis;
+pub mod card;
 pub mod data;
 pub mod gpt;
 pub mod plot;

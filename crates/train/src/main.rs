@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use attnlab_model::{Bundle, Config, Tokenizer};
 use attnlab_train::run::{Hyper, Trainer};
-use attnlab_train::{analysis, data, plot, tokenizer};
+use attnlab_train::{analysis, card, data, plot, tokenizer};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -211,7 +211,8 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Cmd::Card => {
-            let b = Bundle::load_dir(&cli.model_dir).map_err(|e| e.to_string())?;
+            let dir = &cli.model_dir;
+            let b = Bundle::load_dir(dir).map_err(|e| e.to_string())?;
             let valid = read(&cli.corpus.join("valid.txt"))?;
             let texts: Vec<&str> = valid
                 .lines()
@@ -220,9 +221,46 @@ fn run(cli: Cli) -> Result<(), String> {
                 .collect();
             let stats = analysis::head_stats(&b, &texts)?;
             let table = analysis::head_table(&stats);
-            std::fs::write(cli.model_dir.join("head-analysis.md"), &table)
+            std::fs::write(dir.join("head-analysis.md"), &table).map_err(|e| e.to_string())?;
+            let manifest = read(&cli.corpus.join("manifest.json"))?;
+            std::fs::write(dir.join("corpus-manifest.json"), &manifest)
                 .map_err(|e| e.to_string())?;
-            println!("{table}");
+            let json = |name: &str| -> Result<serde_json::Value, String> {
+                serde_json::from_str(&read(&dir.join(name))?).map_err(|e| format!("{name}: {e}"))
+            };
+            let (training, tok_stats) = (json("training.json")?, json("tokenizer-stats.json")?);
+            let manifest: serde_json::Value =
+                serde_json::from_str(&manifest).map_err(|e| e.to_string())?;
+            let mut preds = String::new();
+            for prompt in ["나는 어제 산 커피를", "Which do you like better, coffee or"] {
+                let (toks, tr) = b
+                    .trace(prompt, &Default::default())
+                    .map_err(|e| e.to_string())?;
+                let shown: Vec<String> = tr
+                    .top_k(tr.dims.t - 1, 5)
+                    .into_iter()
+                    .map(|(id, p)| format!("`{}` {:.1} %", b.tokenizer.display_id(id), p * 100.0))
+                    .collect();
+                let pieces: Vec<&str> = toks.iter().map(|t| t.display.as_str()).collect();
+                preds.push_str(&format!(
+                    "- `{prompt}` (tokens: {}) → {}\n",
+                    pieces.join(" · "),
+                    shown.join(", ")
+                ));
+            }
+            let card = card::render(
+                &b.model.config,
+                &training,
+                &tok_stats,
+                &manifest,
+                &table,
+                &preds,
+            );
+            std::fs::write(dir.join("README.md"), card).map_err(|e| e.to_string())?;
+            println!(
+                "{table}\n{preds}\nwrote {}",
+                dir.join("README.md").display()
+            );
             Ok(())
         }
     }

@@ -1,0 +1,74 @@
+//! Browser parity: the same GPU engine on WebGPU in headless Chromium (wasm-bindgen-test),
+//! against the CPU reference compiled to wasm.
+//!
+//! `CHROMEDRIVER=/usr/bin/chromedriver cargo test -p attnlab-gpu --target wasm32-unknown-unknown --test browser`
+//! (the README's test command does this; webdriver.json holds Chromium's flags).
+#![cfg(target_arch = "wasm32")]
+
+mod common;
+
+use attnlab_gpu::GpuEngine;
+use attnlab_model::testing::random_model;
+use attnlab_model::{forward, AttentionOptions, Config, LnPlacement};
+use common::assert_trace_close;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn config(ln: LnPlacement) -> Config {
+    Config {
+        n_embd: 48,
+        n_head: 4,
+        n_layer: 2,
+        n_positions: 40,
+        vocab_size: 97,
+        layer_norm_epsilon: 1e-5,
+        n_inner: Some(100),
+        activation_function: Default::default(),
+        ln_placement: ln,
+    }
+}
+
+#[wasm_bindgen_test]
+async fn webgpu_forward_matches_cpu_in_the_browser() {
+    for (seed, ln) in [(1, LnPlacement::Pre), (2, LnPlacement::Post)] {
+        let m = random_model(&config(ln), seed, 0.5);
+        let mut e = GpuEngine::new(&m)
+            .await
+            .expect("a WebGPU adapter in this browser");
+        assert_eq!(
+            e.adapter_info().backend,
+            wgpu::Backend::BrowserWebGpu,
+            "{:?}",
+            e.adapter_info()
+        );
+        let x: Vec<u32> = (0..21u32).map(|i| (i * 31 + 5) % 97).collect();
+        for o in [
+            AttentionOptions::default(),
+            AttentionOptions {
+                scale: false,
+                temperature: 0.01,
+                ..Default::default()
+            },
+            AttentionOptions {
+                temperature: 100.0,
+                causal_mask: false,
+                ablate: [(1, 2)].into(),
+                ..Default::default()
+            },
+        ] {
+            let g = e.forward_full(&x, &o).await.unwrap();
+            assert_trace_close(
+                &format!("browser {ln:?} {o:?}"),
+                &g,
+                &forward(&m, &x, &o).unwrap(),
+            );
+        }
+        // incremental after a keystroke at the end
+        let o = AttentionOptions::default();
+        e.forward(&x[..20], &o).await.unwrap();
+        let inc = e.forward(&x, &o).await.unwrap();
+        assert!(e.last_was_incremental());
+        assert_trace_close("browser incremental", &inc, &forward(&m, &x, &o).unwrap());
+    }
+}

