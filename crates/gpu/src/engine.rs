@@ -908,16 +908,7 @@ impl GpuEngine {
             });
         }
         let trace = Trace {
-            dims: Dims {
-                t,
-                d_model: d,
-                n_head: h,
-                d_k: dk,
-                d_ff: f,
-                n_layer: c.n_layer,
-                vocab: v,
-                ln_placement: c.ln_placement,
-            },
+            dims: Dims::new(&c, t),
             tokens: run.to_vec(),
             dropped,
             options: opts.clone(),

@@ -388,16 +388,7 @@ fn forward_from(
     cpu::softmax_rows(&logits[s * v..], v, 1.0, &mut probs[s * v..]);
 
     Trace {
-        dims: Dims {
-            t,
-            d_model: d,
-            n_head: h,
-            d_k: dk,
-            d_ff: f,
-            n_layer: c.n_layer,
-            vocab: v,
-            ln_placement: c.ln_placement,
-        },
+        dims: Dims::new(c, t),
         tokens: tokens.to_vec(),
         dropped,
         options: opts.clone(),

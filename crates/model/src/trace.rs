@@ -81,6 +81,22 @@ pub struct Dims {
     pub ln_placement: LnPlacement,
 }
 
+impl Dims {
+    /// The sizes of a trace of `t` tokens through a model with `config`.
+    pub fn new(config: &Config, t: usize) -> Self {
+        Dims {
+            t,
+            d_model: config.n_embd,
+            n_head: config.n_head,
+            d_k: config.d_k(),
+            d_ff: config.d_ff(),
+            n_layer: config.n_layer,
+            vocab: config.vocab_size,
+            ln_placement: config.ln_placement,
+        }
+    }
+}
+
 /// One block's intermediates.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayerTrace {
@@ -124,6 +140,34 @@ pub struct LayerTrace {
     pub output: Vec<f32>,
 }
 
+impl LayerTrace {
+    /// Every field with its name, in the order of the forward pass.
+    pub fn fields(&self) -> [(&'static str, &[f32]); 20] {
+        [
+            ("input", &self.input),
+            ("attn_in", &self.attn_in),
+            ("q", &self.q),
+            ("k", &self.k),
+            ("v", &self.v),
+            ("scores", &self.scores),
+            ("scaled", &self.scaled),
+            ("masked", &self.masked),
+            ("weights", &self.weights),
+            ("head_out", &self.head_out),
+            ("concat", &self.concat),
+            ("attn_out", &self.attn_out),
+            ("resid_attn", &self.resid_attn),
+            ("ln_1", &self.ln_1),
+            ("ffn_in", &self.ffn_in),
+            ("ffn_hidden", &self.ffn_hidden),
+            ("ffn_out", &self.ffn_out),
+            ("resid_ffn", &self.resid_ffn),
+            ("ln_2", &self.ln_2),
+            ("output", &self.output),
+        ]
+    }
+}
+
 /// Everything one forward pass computed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
@@ -160,6 +204,25 @@ pub struct HeadView<'a> {
 }
 
 impl Trace {
+    /// Every array of the trace with a name ("embedding", "layer 0 q", …, "probs").
+    pub fn fields(&self) -> Vec<(String, &[f32])> {
+        let mut out = vec![("embedding".to_string(), &self.embedding[..])];
+        for (l, layer) in self.layers.iter().enumerate() {
+            out.extend(
+                layer
+                    .fields()
+                    .into_iter()
+                    .map(|(n, v)| (format!("layer {l} {n}"), v)),
+            );
+        }
+        if let Some(x) = &self.ln_f {
+            out.push(("ln_f".into(), x));
+        }
+        out.push(("logits".into(), &self.logits));
+        out.push(("probs".into(), &self.probs));
+        out
+    }
+
     /// One head's matrices. Panics if `layer`/`head` are out of range.
     pub fn head(&self, layer: usize, head: usize) -> HeadView<'_> {
         let Dims { t, d_k, .. } = self.dims;
