@@ -192,8 +192,11 @@ pub fn write_table(
     for (i, tok) in toks.iter().enumerate() {
         writeln!(
             out,
-            "  {i:>3}  {:<14} id {:<6} chars {}..{}",
-            tok.display, tok.id, tok.span.0, tok.span.1
+            "  {i:>3}  {} id {:<6} chars {}..{}",
+            pad(&tok.display, 14),
+            tok.id,
+            tok.span.0,
+            tok.span.1
         )?;
     }
     let labels: Vec<String> = toks.iter().map(|t| cut(&t.display, 10)).collect();

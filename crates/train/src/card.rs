@@ -96,7 +96,14 @@ steps: {wall} ({tokps:.0} tokens/s, {seen} tokens seen).
 
 ![loss curve](loss-curve.png)
 
-Per-step log: `training-log.csv`.
+Per-step log: `training-log.csv`. The validation loss stops improving much after about step
+1,200 while the training loss keeps falling: with ≈ 0.77 M training tokens, 1,800 steps are
+about 4.8 passes over the data, and the model begins to memorise.
+
+A first attempt with a peak learning rate of 1.5e-3 and 100 warm-up steps stayed at the
+unigram loss (validation 7.13 at steps 100–400) and was stopped; post-LN blocks are known to
+need a gentler start, and the run above (8e-4, 300 warm-up steps) left the unigram baseline
+behind by step 150.
 
 ## Predictions (`attnlab predict`, top 5)
 

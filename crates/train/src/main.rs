@@ -46,11 +46,11 @@ enum Cmd {
         steps: usize,
         #[arg(long, default_value_t = 16)]
         batch: usize,
-        #[arg(long, default_value_t = 2e-3)]
+        #[arg(long, default_value_t = 8e-4)]
         lr: f64,
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 300)]
         warmup: usize,
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 50)]
         eval_every: usize,
         #[arg(long, default_value_t = 100)]
         ckpt_every: usize,
