@@ -33,6 +33,12 @@ pub fn render(
             s["used_chars"]
         ));
     }
+    let wall = format!(
+        "{}h {:02}m {:02}s",
+        secs as u64 / 3600,
+        secs as u64 / 60 % 60,
+        secs as u64 % 60
+    );
     format!(
         r#"# attnlab bundled model
 
@@ -146,12 +152,6 @@ attends to most.
         clip = h["clip"],
         seed = h["seed"],
         ckpt = h["ckpt_every"],
-        wall = format!(
-            "{}h {:02}m {:02}s",
-            secs as u64 / 3600,
-            secs as u64 / 60 % 60,
-            secs as u64 % 60
-        ),
         tokps = num(training, "tokens_per_second"),
         seen = training["tokens_seen"],
         train_ppl = train_loss.exp(),
