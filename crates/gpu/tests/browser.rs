@@ -9,30 +9,16 @@ mod common;
 
 use attnlab_gpu::GpuEngine;
 use attnlab_model::testing::random_model;
-use attnlab_model::{forward, AttentionOptions, Config, LnPlacement};
-use common::assert_trace_close;
+use attnlab_model::{forward, AttentionOptions, LnPlacement};
+use common::{assert_trace_close, small_config};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn config(ln: LnPlacement) -> Config {
-    Config {
-        n_embd: 48,
-        n_head: 4,
-        n_layer: 2,
-        n_positions: 40,
-        vocab_size: 97,
-        layer_norm_epsilon: 1e-5,
-        n_inner: Some(100),
-        activation_function: Default::default(),
-        ln_placement: ln,
-    }
-}
-
 #[wasm_bindgen_test]
 async fn webgpu_forward_matches_cpu_in_the_browser() {
     for (seed, ln) in [(1, LnPlacement::Pre), (2, LnPlacement::Post)] {
-        let m = random_model(&config(ln), seed, 0.5);
+        let m = random_model(&small_config(ln), seed, 0.5);
         let mut e = GpuEngine::new(&m)
             .await
             .expect("a WebGPU adapter in this browser");

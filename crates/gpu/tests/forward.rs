@@ -4,24 +4,10 @@ mod common;
 
 use attnlab_gpu::{GpuEngine, GpuError};
 use attnlab_model::testing::random_model;
-use attnlab_model::{forward, AttentionOptions, Config, LnPlacement, Model};
-use common::{assert_trace_close, gpu};
+use attnlab_model::{forward, AttentionOptions, LnPlacement, Model};
+use common::{assert_trace_close, gpu, small_config};
 
 use common::{ATOL, RTOL};
-
-fn config(ln: LnPlacement) -> Config {
-    Config {
-        n_embd: 48, // d_k = 12
-        n_head: 4,
-        n_layer: 2,
-        n_positions: 40,
-        vocab_size: 97,
-        layer_norm_epsilon: 1e-5,
-        n_inner: Some(100),
-        activation_function: Default::default(),
-        ln_placement: ln,
-    }
-}
 
 fn engine(model: &Model) -> Option<GpuEngine> {
     let g = gpu()?;
@@ -40,7 +26,7 @@ fn ids(n: usize) -> Vec<u32> {
 #[test]
 fn gpu_forward_matches_cpu_for_every_option_combination() {
     for (seed, ln) in [(1, LnPlacement::Pre), (2, LnPlacement::Post)] {
-        let m = random_model(&config(ln), seed, 0.5);
+        let m = random_model(&small_config(ln), seed, 0.5);
         let Some(mut e) = engine(&m) else { return };
         let x = ids(21); // not a multiple of the 16-wide tiles
         for scale in [true, false] {
@@ -65,7 +51,7 @@ fn gpu_forward_matches_cpu_for_every_option_combination() {
 
 #[test]
 fn gpu_forward_matches_cpu_at_t1_full_context_overflow_and_huge_scores() {
-    let m = random_model(&config(LnPlacement::Post), 3, 1.0);
+    let m = random_model(&small_config(LnPlacement::Post), 3, 1.0);
     let Some(mut e) = engine(&m) else { return };
     let o = AttentionOptions::default();
     for n in [1, 16, 40, 55] {
@@ -75,7 +61,7 @@ fn gpu_forward_matches_cpu_at_t1_full_context_overflow_and_huge_scores() {
     }
     // scores ≈ 1e4 in layer 0: its W_Q and W_K scaled up 30×, so QKᵀ grows 900× (the rest of
     // the model at its normal scale, so that later layers are not chaotic)
-    let mut big = random_model(&config(LnPlacement::Pre), 4, 1.0);
+    let mut big = random_model(&small_config(LnPlacement::Pre), 4, 1.0);
     let d = big.config.n_embd;
     for (i, w) in big.weights.layers[0].c_attn_w.iter_mut().enumerate() {
         if i % (3 * d) < 2 * d {
@@ -129,7 +115,7 @@ fn gpu_forward_matches_cpu_at_t1_full_context_overflow_and_huge_scores() {
 
 #[test]
 fn incremental_gpu_forward_equals_full() {
-    let m = random_model(&config(LnPlacement::Post), 5, 1.0);
+    let m = random_model(&small_config(LnPlacement::Post), 5, 1.0);
     let Some(mut e) = engine(&m) else { return };
     let o = AttentionOptions {
         temperature: 0.7,
@@ -176,7 +162,7 @@ fn incremental_gpu_forward_equals_full() {
 
 #[test]
 fn a_lost_device_is_an_error_value_not_a_panic() {
-    let m = random_model(&config(LnPlacement::Pre), 6, 1.0);
+    let m = random_model(&small_config(LnPlacement::Pre), 6, 1.0);
     let Some(mut e) = engine(&m) else { return };
     let x = ids(8);
     pollster::block_on(e.forward(&x, &AttentionOptions::default())).unwrap();

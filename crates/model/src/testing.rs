@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Map, Value};
 
 use crate::config::{Config, LnPlacement};
-use crate::weights::{tensor_specs, LayerWeights, Model, Weights};
+use crate::weights::{tensor_specs, Model};
 
 /// A model with seeded random weights: matrices uniform in ±`scale`·√(3/fan_in)
 /// (unit-variance outputs for `scale` = 1), LayerNorm gains near 1, small biases.
@@ -30,36 +30,7 @@ pub fn random_model(config: &Config, seed: u64, scale: f32) -> Model {
         };
         values.push(v);
     }
-    let mut it = values.into_iter();
-    let mut next = || it.next().expect("one value per spec");
-    let wte = next();
-    let wpe = next();
-    let layers = (0..config.n_layer)
-        .map(|_| LayerWeights {
-            ln_1_g: next(),
-            ln_1_b: next(),
-            c_attn_w: next(),
-            c_attn_b: next(),
-            c_proj_w: next(),
-            c_proj_b: next(),
-            ln_2_g: next(),
-            ln_2_b: next(),
-            fc_w: next(),
-            fc_b: next(),
-            fc_proj_w: next(),
-            fc_proj_b: next(),
-        })
-        .collect();
-    let ln_f = with_ln_f.then(|| (next(), next()));
-    Model {
-        config: config.clone(),
-        weights: Weights {
-            wte,
-            wpe,
-            layers,
-            ln_f,
-        },
-    }
+    Model::from_values(config.clone(), values, with_ln_f)
 }
 
 /// GPT-2's `bytes_to_unicode` character for a byte.

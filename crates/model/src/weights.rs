@@ -153,8 +153,14 @@ impl Model {
         for (name, shape) in &specs {
             values.push(r.read(name, shape)?);
         }
+        Ok(Model::from_values(config, values, has_ln_f))
+    }
+
+    /// Assembles a model from one value vector per tensor, in `tensor_specs` order
+    /// (shapes already checked by the caller).
+    pub fn from_values(config: Config, values: Vec<Vec<f32>>, has_ln_f: bool) -> Self {
         let mut it = values.into_iter();
-        let mut next = || it.next().expect("one value per spec");
+        let mut next = || it.next().expect("one value per tensor spec");
         let wte = next();
         let wpe = next();
         let layers = (0..config.n_layer)
@@ -174,7 +180,7 @@ impl Model {
             })
             .collect();
         let ln_f = has_ln_f.then(|| (next(), next()));
-        Ok(Model {
+        Model {
             config,
             weights: Weights {
                 wte,
@@ -182,7 +188,7 @@ impl Model {
                 layers,
                 ln_f,
             },
-        })
+        }
     }
 
     /// Loads `config.json` + `model.safetensors` bytes.

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use attnlab_model::Trace;
+use attnlab_model::{Config, LnPlacement, Trace};
 
 /// Whole-forward tolerance: |gpu − cpu| ≤ ATOL + RTOL·|cpu|.
 pub const ATOL: f32 = 1e-4;
@@ -50,5 +50,21 @@ pub fn assert_trace_close(what: &str, g: &Trace, c: &Trace) {
     assert_eq!(g.ln_f.is_some(), c.ln_f.is_some(), "{what}: ln_f");
     for ((name, x), (_, y)) in g.fields().into_iter().zip(c.fields()) {
         assert_close(&format!("{what} {name}"), x, y, ATOL, RTOL);
+    }
+}
+
+/// The small model the GPU tests run: d_model 48, 4 heads (d_k = 12, not a power of two),
+/// 2 layers, context 40, vocabulary 97, FFN 100.
+pub fn small_config(ln: LnPlacement) -> Config {
+    Config {
+        n_embd: 48,
+        n_head: 4,
+        n_layer: 2,
+        n_positions: 40,
+        vocab_size: 97,
+        layer_norm_epsilon: 1e-5,
+        n_inner: Some(100),
+        activation_function: Default::default(),
+        ln_placement: ln,
     }
 }
