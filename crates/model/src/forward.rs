@@ -138,7 +138,6 @@ fn forward_from(
     cpu::embed(&w.wte, &w.wpe, &tokens[s..], s, d, &mut embedding[s * d..]);
 
     let mut layers = Vec::with_capacity(c.n_layer);
-    let mut x = embedding.clone(); // (T, D) the residual stream entering the block
     let mut qkv = vec![0.0; n * 3 * d]; // (n, 3D) scratch
     let mut tmp = vec![0.0; s * n]; // (s, n) scratch: old queries × new keys
     for (li, lw) in w.layers.iter().enumerate() {
@@ -146,7 +145,11 @@ fn forward_from(
         let grow = |f: fn(&LayerTrace) -> &Vec<f32>, width: usize| {
             pl.map_or_else(|| vec![0.0; t * width], |p| grow_rows(f(p), t, width))
         };
-        let input = x.clone();
+        // the residual stream entering the block: the previous block's output
+        let input = layers
+            .last()
+            .map_or(&embedding, |l: &LayerTrace| &l.output)
+            .clone();
         let mut attn_in = grow(|l| &l.attn_in, d);
         if post {
             attn_in[s * d..].copy_from_slice(&input[s * d..]);
@@ -336,7 +339,6 @@ fn forward_from(
         } else {
             resid_ffn.clone()
         };
-        x.copy_from_slice(&output);
 
         layers.push(LayerTrace {
             input,
@@ -362,7 +364,8 @@ fn forward_from(
         });
     }
 
-    // final LayerNorm (GPT-2; post-LN models usually have none)
+    let x = layers.last().map_or(&embedding, |l| &l.output); // (T, D)
+                                                             // final LayerNorm (GPT-2; post-LN models usually have none)
     let ln_f = w.ln_f.as_ref().map(|(g, b)| {
         let mut out = prev
             .and_then(|p| p.ln_f.as_ref())
@@ -370,7 +373,7 @@ fn forward_from(
         cpu::layernorm(&x[s * d..], g, b, d, eps, &mut out[s * d..]);
         out
     });
-    let last = ln_f.as_ref().unwrap_or(&x);
+    let last = ln_f.as_ref().unwrap_or(x);
 
     // logits = h · wteᵀ (tied lm head), then softmax
     let mut logits = prev.map_or_else(|| vec![0.0; t * v], |p| grow_rows(&p.logits, t, v));
