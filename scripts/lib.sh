@@ -50,3 +50,29 @@ ensure_runtime_dir() {
     mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
   fi
 }
+
+# ensure_trunk: Trunk 0.21.14, the newest that builds on the pinned rustc (0.22 needs 1.96.1).
+TRUNK_VERSION=0.21.14
+ensure_trunk() {
+  if trunk --version 2>/dev/null | grep -q " $TRUNK_VERSION\b"; then return 0; fi
+  log "installing trunk $TRUNK_VERSION (several minutes, once)"
+  cargo install --locked trunk --version "$TRUNK_VERSION"
+}
+
+# ensure_web_deps: web/node_modules from web/package-lock.json (playwright-core drives the
+# system Chromium; binaryen gives Trunk a wasm-opt that reads current wasm-bindgen output).
+ensure_web_deps() {
+  command -v npm >/dev/null || ensure_apt nodejs npm
+  if [ ! -x web/node_modules/.bin/wasm-opt ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+    log "installing web/node_modules (npm ci)"
+    (cd web && npm ci --no-audit --no-fund)
+  fi
+  export PATH="$PWD/web/node_modules/.bin:$PATH"
+}
+
+# build_app: dist/ with `trunk build --release` (offline: cargo fetch first).
+build_app() {
+  cargo fetch --locked
+  log "trunk build --release → dist/"
+  trunk build --release
+}

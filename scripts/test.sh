@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every attnlab test: formatting, clippy, the whole workspace's tests (GPU tests on
-# Mesa's lavapipe Vulkan driver; a missing adapter is a failure), the wasm32 builds, and the
-# GPU engine's parity tests on WebGPU in headless Chromium. Installs what it needs first.
+# Mesa's lavapipe Vulkan driver; a missing adapter is a failure), the wasm32 builds, the GPU
+# engine's parity tests on WebGPU in headless Chromium, and the app's end-to-end tests in
+# headless Chromium with and without WebGPU. Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -9,6 +10,8 @@ source scripts/lib.sh
 ensure_apt mesa-vulkan-drivers libvulkan1 fonts-noto-cjk chromium chromium-driver
 ensure_rust
 ensure_wasm_bindgen
+ensure_trunk
+ensure_web_deps
 ensure_runtime_dir
 export ATTNLAB_REQUIRE_GPU=1
 
@@ -18,8 +21,12 @@ log "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 log "cargo test"
 cargo test --workspace --locked
-log "wasm32 builds of crates/model (the CPU fallback) and crates/gpu"
-cargo build -p attnlab-model -p attnlab-gpu --target wasm32-unknown-unknown --locked
+log "clippy for wasm32 (the app as the browser runs it)"
+cargo clippy -p attnlab-app -p attnlab-gpu -p attnlab-model --target wasm32-unknown-unknown --locked -- -D warnings
 log "GPU engine on WebGPU in headless Chromium (wasm-bindgen-test)"
 (cd crates/gpu && CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --locked --test browser)
+build_app
+log "the app end to end in headless Chromium (WebGPU and CPU), against the CLI's numbers"
+cargo build -p attnlab-cli --locked
+node --test --test-concurrency=1 web/e2e/
 log "all tests passed"

@@ -31,29 +31,9 @@ pub fn load_font(arg: Option<PathBuf>) -> Result<Option<FontVec>, String> {
     }))
 }
 
-/// Viridis (perceptually uniform, colour-blind safe), sampled at nine stops.
-const VIRIDIS: [[f32; 3]; 9] = [
-    [68.0, 1.0, 84.0],
-    [71.0, 44.0, 122.0],
-    [59.0, 81.0, 139.0],
-    [44.0, 113.0, 142.0],
-    [33.0, 144.0, 141.0],
-    [39.0, 173.0, 129.0],
-    [92.0, 200.0, 99.0],
-    [170.0, 220.0, 50.0],
-    [253.0, 231.0, 37.0],
-];
-
 pub fn viridis(x: f32) -> Rgba<u8> {
-    let x = if x.is_finite() {
-        x.clamp(0.0, 1.0)
-    } else {
-        0.0
-    } * 8.0;
-    let i = (x.floor() as usize).min(7);
-    let f = x - i as f32;
-    let c = |k: usize| (VIRIDIS[i][k] + (VIRIDIS[i + 1][k] - VIRIDIS[i][k]) * f).round() as u8;
-    Rgba([c(0), c(1), c(2), 255])
+    let [r, g, b] = attnlab_model::colors::viridis(x);
+    Rgba([r, g, b, 255])
 }
 
 const BG: Rgba<u8> = Rgba([255, 255, 255, 255]);
@@ -225,17 +205,4 @@ pub fn render(
         );
     }
     img
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn viridis_ends_and_middle() {
-        assert_eq!(viridis(0.0), Rgba([68, 1, 84, 255]));
-        assert_eq!(viridis(1.0), Rgba([253, 231, 37, 255]));
-        assert_eq!(viridis(0.5), Rgba([33, 144, 141, 255]));
-        assert_eq!(viridis(f32::NAN), viridis(0.0));
-    }
 }

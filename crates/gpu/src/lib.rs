@@ -27,3 +27,5 @@ pub mod split_heads;
 pub use context::Gpu;
 pub use engine::GpuEngine;
 pub use error::GpuError;
+/// The wgpu this engine is built on (its types appear in the API, e.g. `AdapterInfo`).
+pub use wgpu;

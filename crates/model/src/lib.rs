@@ -7,6 +7,7 @@
 //! block (pre-LN, GPT-2):        x = x + MHA(LN(x)); x = x + FFN(LN(x))
 //! ```
 
+pub mod colors;
 pub mod config;
 pub mod cpu;
 pub mod error;

@@ -1,0 +1,331 @@
+//! The root component: loads the bundled model with a progress bar, starts the engine
+//! (WebGPU, else CPU), re-runs the model on every change and lays out the views.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use attnlab_gpu::GpuEngine;
+use attnlab_model::Bundle;
+use wasm_bindgen::prelude::*;
+use yew::prelude::*;
+
+use crate::components::head_map::HeadMap;
+use crate::components::header::Header;
+use crate::components::heads_grid::HeadsGrid;
+use crate::components::legend::Legend;
+use crate::components::model_card::ModelCard;
+use crate::components::next_token::NextToken;
+use crate::components::softmax_compare::SoftmaxCompare;
+use crate::components::steps::Steps;
+use crate::components::text_input::TextInput;
+use crate::components::token_strip::TokenStrip;
+use crate::components::weighted_sum::WeightedSum;
+use crate::components::{Labels, TraceRef};
+use crate::dom::{self, now};
+use crate::i18n::{Key, Lang};
+use crate::runner::{Outcome, Runner};
+use crate::state::{Action, Backend, Load, ModelInfo, State, LESSON_SENTENCE};
+
+/// Where the page finds the model (copied next to index.html by Trunk).
+pub const MODEL_FILES: [&str; 3] = [
+    "model/config.json",
+    "model/model.safetensors",
+    "model/tokenizer.json",
+];
+
+type Slot = Rc<RefCell<Option<Rc<Runner>>>>;
+
+async fn fetch_model(dispatch: &UseReducerDispatcher<State>) -> Result<Vec<Vec<u8>>, String> {
+    let mut opened = Vec::new();
+    for url in MODEL_FILES {
+        opened.push((url, dom::open(url).await?));
+    }
+    let total = opened
+        .iter()
+        .map(|(_, (_, size))| *size)
+        .sum::<Option<u64>>();
+    let mut files = Vec::new();
+    let mut base = 0u64;
+    for (url, (resp, _)) in opened {
+        let bytes = dom::read_body(url, resp, |n| {
+            dispatch.dispatch(Action::Progress {
+                loaded: base + n,
+                total,
+            })
+        })
+        .await?;
+        base += bytes.len() as u64;
+        files.push(bytes);
+    }
+    Ok(files)
+}
+
+fn gpu_backend(engine: &GpuEngine) -> Backend {
+    let info = engine.adapter_info();
+    Backend::Gpu {
+        adapter: info.name.trim().to_string(),
+        fallback: info.device_type == attnlab_gpu::wgpu::DeviceType::Cpu,
+    }
+}
+
+async fn start(
+    dispatch: UseReducerDispatcher<State>,
+    slot: Slot,
+    vocab: UseStateSetter<Labels>,
+    result_at: Rc<RefCell<f64>>,
+) {
+    let files = match fetch_model(&dispatch).await {
+        Ok(f) => f,
+        Err(e) => return dispatch.dispatch(Action::LoadFailed(e)),
+    };
+    let bundle = match Bundle::from_bytes(&files[0], &files[1], &files[2]) {
+        Ok(b) => b,
+        Err(e) => return dispatch.dispatch(Action::LoadFailed(e.to_string())),
+    };
+    drop(files);
+    let config = bundle.model.config.clone();
+    let has_ln_f = bundle.model.weights.ln_f.is_some();
+    vocab.set(Labels(Rc::new(
+        (0..config.vocab_size as u32)
+            .map(|id| bundle.tokenizer.display_id(id))
+            .collect(),
+    )));
+    dispatch.dispatch(Action::Loaded(ModelInfo {
+        n_params: config.n_params(has_ln_f),
+        config,
+        has_ln_f,
+    }));
+    let (engine, backend) = match GpuEngine::new(&bundle.model).await {
+        Ok(engine) => {
+            let backend = gpu_backend(&engine);
+            (Some(engine), backend)
+        }
+        Err(e) => (
+            None,
+            Backend::Cpu {
+                reason: e.to_string(),
+            },
+        ),
+    };
+    let on_outcome = {
+        let dispatch = dispatch.clone();
+        Callback::from(move |o: Outcome| match o {
+            Outcome::Shown(s) => {
+                *result_at.borrow_mut() = now();
+                dispatch.dispatch(Action::Result(s));
+            }
+            Outcome::Error(e) => dispatch.dispatch(Action::RunError(e)),
+            Outcome::GpuFailed(e) => dispatch.dispatch(Action::GpuFailed(e)),
+        })
+    };
+    let runner = Runner::new(bundle, engine, on_outcome);
+    {
+        // the fault-injection hook of the end-to-end tests
+        let r = Rc::downgrade(&runner);
+        let lose = Closure::<dyn Fn()>::new(move || {
+            if let Some(r) = r.upgrade() {
+                r.lose_gpu();
+            }
+        });
+        dom::expose("loseGpu", lose.as_ref());
+        lose.forget();
+    }
+    *slot.borrow_mut() = Some(runner);
+    dispatch.dispatch(Action::BackendReady(backend));
+}
+
+/// A callback that dispatches `f(value)`.
+fn send<T: 'static>(state: &UseReducerHandle<State>, f: fn(T) -> Action) -> Callback<T> {
+    let d = state.dispatcher();
+    Callback::from(move |x| d.dispatch(f(x)))
+}
+
+#[function_component]
+pub fn App() -> Html {
+    let state = use_reducer(|| State::new(Lang::from_tag(&dom::browser_language())));
+    let slot: Slot = use_mut_ref(|| None);
+    let vocab = use_state(|| Labels(Rc::new(Vec::new())));
+    let input_at = use_mut_ref(|| 0.0f64);
+    let result_at = use_mut_ref(|| 0.0f64);
+
+    {
+        let (dispatch, slot, vocab, result_at) = (
+            state.dispatcher(),
+            slot.clone(),
+            vocab.setter(),
+            result_at.clone(),
+        );
+        use_effect_with((), move |_| {
+            wasm_bindgen_futures::spawn_local(start(dispatch, slot, vocab, result_at));
+        });
+    }
+    {
+        let lang = state.lang;
+        use_effect_with(lang, move |lang| {
+            if let Some(root) = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.document_element())
+            {
+                let _ = root.set_attribute("lang", lang.code());
+            }
+        });
+    }
+    // every change of text or options re-runs the model
+    {
+        let ready = !matches!(state.backend, Backend::Starting);
+        let (slot, input_at) = (slot.clone(), input_at.clone());
+        use_effect_with(
+            (state.text.clone(), state.options(), ready),
+            move |(text, opts, ready)| {
+                if *ready {
+                    if let Some(r) = slot.borrow().as_ref() {
+                        r.submit(text.clone(), opts.clone(), *input_at.borrow());
+                    }
+                }
+            },
+        );
+    }
+    // after each new result is painted: record the latency for tests and benchmarks
+    {
+        let shown = state.shown.clone();
+        let dispatch = state.dispatcher();
+        let backend = state.backend.clone();
+        use_effect_with(shown.as_ref().map(|s| s.generation), move |_| {
+            if let Some(s) = shown {
+                dom::after_paint(move || {
+                    let painted = now();
+                    let paint_ms = painted - *result_at.borrow();
+                    let backend = match backend {
+                        Backend::Gpu { .. } => "webgpu",
+                        _ => "cpu",
+                    };
+                    dom::record_paint(&[
+                        ("generation", (s.generation as f64).into()),
+                        ("text", s.text.as_str().into()),
+                        ("tokens", (s.trace.dims.t as f64).into()),
+                        ("latencyMs", (painted - s.input_at).into()),
+                        ("forwardMs", s.forward_ms.into()),
+                        ("paintMs", paint_ms.into()),
+                        ("incremental", s.incremental.into()),
+                        ("backend", backend.into()),
+                        ("at", painted.into()),
+                    ]);
+                    dispatch.dispatch(Action::Painted(paint_ms));
+                });
+            }
+        });
+    }
+
+    let lang = state.lang;
+    let t = |k: Key| k.text(lang);
+    let d = state.dispatcher();
+    let on_lang = Callback::from(move |l| d.dispatch(Action::SetLang(l)));
+    let on_text = {
+        let d = state.dispatcher();
+        Callback::from(move |(text, at): (String, f64)| {
+            *input_at.borrow_mut() = at;
+            d.dispatch(Action::SetText(text));
+        })
+    };
+
+    let status = match &state.load {
+        Load::Fetching { loaded, total } => {
+            let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+            let text = match total {
+                Some(t) => format!("{} — {} / {}", Key::Loading.text(lang), mb(*loaded), mb(*t)),
+                None => format!("{} — {}", Key::Loading.text(lang), mb(*loaded)),
+            };
+            html! {
+                <div class="loading" role="status">
+                    <label for="load-progress">{ text }</label>
+                    if let Some(total) = total {
+                        <progress id="load-progress" max={total.to_string()} value={loaded.to_string()} />
+                    } else {
+                        <progress id="load-progress" />
+                    }
+                </div>
+            }
+        }
+        Load::Failed(e) => html! {
+            <div class="error" role="alert">{ format!("{}: {e}", t(Key::LoadFailed)) }</div>
+        },
+        Load::Ready => html! {},
+    };
+    let notice = state.notice.as_ref().map(|n| {
+        html! { <div class="notice" role="alert" id="notice">{ format!("{} — {n}", t(Key::GpuFailed)) }</div> }
+    });
+    let cpu_reason = match &state.backend {
+        Backend::Cpu { reason } if state.notice.is_none() => Some(html! {
+            <p class="help cpu-reason">{ format!("{} ({reason})", t(Key::CpuBecause)) }</p>
+        }),
+        _ => None,
+    };
+
+    let views = match (&state.shown, &state.model) {
+        (Some(s), Some(info)) => {
+            let trace = TraceRef(s.trace.clone());
+            let dropped = s.trace.dropped;
+            let labels = Labels(Rc::new(
+                s.tokens[dropped..]
+                    .iter()
+                    .map(|t| t.display.clone())
+                    .collect(),
+            ));
+            let q = state.query_index().unwrap_or(0);
+            let (l, h) = (state.layer, state.head);
+            html! {
+                <>
+                    <TokenStrip {lang} tokens={s.tokens.clone()} {dropped} query={Some(q)}
+                        on_select={send(&state, Action::SelectQuery)} />
+                    <div class="grid two">
+                        <HeadsGrid {lang} trace={trace.clone()} selected={(l, h)}
+                            on_select={send(&state, |(l, h)| Action::SelectHead(l, h))} />
+                        <HeadMap {lang} trace={trace.clone()} labels={labels.clone()} layer={l} head={h}
+                            cell={state.cell} on_cell={send(&state, Action::FocusCell)} />
+                    </div>
+                    <Legend {lang} />
+                    <Steps {lang} trace={trace.clone()} labels={labels.clone()} layer={l} head={h} />
+                    <SoftmaxCompare {lang} trace={trace.clone()} labels={labels.clone()} layer={l} head={h}
+                        variant={state.variant} tau={state.tau} apply={state.apply} mask={state.mask} query={q}
+                        on_variant={send(&state, Action::SetVariant)} on_tau={send(&state, Action::SetTau)}
+                        on_apply={send(&state, Action::SetApply)} on_mask={send(&state, Action::SetMask)} />
+                    <div class="grid two">
+                        <WeightedSum {lang} trace={trace.clone()} labels={labels.clone()} layer={l} head={h}
+                            query={q} on_query={send(&state, Action::SelectQuery)} />
+                        <NextToken {lang} trace={trace} vocab={(*vocab).clone()} {labels} query={q} />
+                    </div>
+                    <ModelCard {lang} info={info.clone()} backend={state.backend.clone()}
+                        forward_ms={Some(s.forward_ms)} paint_ms={state.paint_ms} incremental={s.incremental} />
+                </>
+            }
+        }
+        (None, Some(info)) => {
+            let msg = match &state.error {
+                Some(e) if !e.is_empty() => e.clone(),
+                Some(_) => t(Key::EmptyInput).to_string(),
+                None => t(Key::Computing).to_string(),
+            };
+            html! {
+                <>
+                    <p class="empty" role="status" id="run-status">{ msg }</p>
+                    <ModelCard {lang} info={info.clone()} backend={state.backend.clone()}
+                        forward_ms={None::<f64>} paint_ms={state.paint_ms} incremental={false} />
+                </>
+            }
+        }
+        _ => html! {},
+    };
+
+    html! {
+        <>
+            <Header {lang} backend={state.backend.clone()} {on_lang} />
+            <main>
+                { status }
+                { for notice }
+                <TextInput initial={LESSON_SENTENCE} label={t(Key::InputLabel)} {on_text} />
+                { for cpu_reason }
+                { views }
+            </main>
+        </>
+    }
+}

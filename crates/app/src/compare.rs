@@ -1,0 +1,221 @@
+//! The numbers behind the softmax-comparison and weighted-sum views, computed from a head's
+//! raw scores with the same CPU reference functions the model uses.
+
+use attnlab_model::cpu::{self, MASKED};
+use attnlab_model::AttentionOptions;
+
+/// How a head's scores go through softmax.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Variant {
+    /// softmax(QKᵀ)
+    Unscaled,
+    /// softmax(QKᵀ / √d_k), the Transformer's
+    #[default]
+    Scaled,
+    /// softmax(QKᵀ / √d_k / τ)
+    Temperature,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 3] = [Variant::Unscaled, Variant::Scaled, Variant::Temperature];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Variant::Unscaled => "unscaled",
+            Variant::Scaled => "scaled",
+            Variant::Temperature => "temperature",
+        }
+    }
+
+    /// The model-wide options that compute attention this way.
+    pub fn options(self, tau: f32, causal_mask: bool) -> AttentionOptions {
+        AttentionOptions {
+            scale: self != Variant::Unscaled,
+            temperature: if self == Variant::Temperature {
+                tau
+            } else {
+                1.0
+            },
+            causal_mask,
+            ..AttentionOptions::default()
+        }
+    }
+}
+
+/// One head's weights under a variant, with each row's entropy (nats) and largest weight.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantWeights {
+    pub weights: Vec<f32>, // (T, T)
+    pub entropy: Vec<f32>, // (T)
+    pub max: Vec<f32>,     // (T)
+}
+
+impl VariantWeights {
+    pub fn mean_entropy(&self) -> f32 {
+        if self.entropy.is_empty() {
+            0.0
+        } else {
+            self.entropy.iter().sum::<f32>() / self.entropy.len() as f32
+        }
+    }
+}
+
+/// Runs raw scores (T, T) through ÷√d_k (unless unscaled), the causal mask (if on) and
+/// softmax with τ (only for `Variant::Temperature`).
+pub fn variant_weights(
+    scores: &[f32],
+    t: usize,
+    d_k: usize,
+    variant: Variant,
+    tau: f32,
+    causal_mask: bool,
+) -> VariantWeights {
+    let opts = variant.options(tau, causal_mask);
+    let mut scaled = vec![0.0; scores.len()];
+    cpu::scale_scores(scores, opts.scale_factor(d_k), &mut scaled);
+    if causal_mask {
+        cpu::causal_mask(&mut scaled, t, 0);
+    }
+    let mut weights = vec![0.0; scores.len()];
+    cpu::softmax_rows(&scaled, t, opts.temperature, &mut weights);
+    let (entropy, max) = weights
+        .chunks(t.max(1))
+        .map(|row| (cpu::entropy(row), row.iter().copied().fold(0.0, f32::max)))
+        .unzip();
+    VariantWeights {
+        weights,
+        entropy,
+        max,
+    }
+}
+
+/// A number as the views print it: four decimals, "−∞" for a masked score, and scientific
+/// notation where four decimals would hide it.
+pub fn fmt_num(x: f32) -> String {
+    if x == MASKED {
+        "−∞".into()
+    } else if !x.is_finite() {
+        format!("{x}")
+    } else if x != 0.0 && (x.abs() >= 1e5 || x.abs() < 5e-5) {
+        format!("{x:.3e}").replace('-', "−")
+    } else {
+        format!("{x:.4}").replace('-', "−")
+    }
+}
+
+/// "0.1000×V(나는) + 0.5000×V(커피를) + …": the weighted sum for one query row, keys in
+/// order; with more than `limit` non-zero terms only the largest `limit` are written out.
+pub fn formula(weights_row: &[f32], labels: &[String], limit: usize) -> String {
+    let mut terms: Vec<usize> = (0..weights_row.len())
+        .filter(|&j| weights_row[j] > 0.0)
+        .collect();
+    let elided = terms.len() > limit;
+    if elided {
+        terms.sort_by(|&a, &b| weights_row[b].total_cmp(&weights_row[a]).then(a.cmp(&b)));
+        terms.truncate(limit);
+        terms.sort_unstable();
+    }
+    let mut s = terms
+        .iter()
+        .map(|&j| {
+            let label = labels.get(j).map(String::as_str).unwrap_or("?");
+            format!("{:.4}×V({label})", weights_row[j])
+        })
+        .collect::<Vec<_>>()
+        .join(" + ");
+    if elided {
+        s.push_str(" + …");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use attnlab_model::testing::random_model;
+    use attnlab_model::{forward, Config, LnPlacement};
+
+    fn trace_for(opts: &AttentionOptions) -> attnlab_model::Trace {
+        let config = Config {
+            n_embd: 32,
+            n_head: 4,
+            n_layer: 2,
+            n_positions: 16,
+            vocab_size: 50,
+            ln_placement: LnPlacement::Post,
+            ..Config::bundled(50)
+        };
+        let model = random_model(&config, 7, 0.5);
+        forward(&model, &[3, 1, 4, 1, 5, 9, 2, 6], opts).unwrap()
+    }
+
+    #[test]
+    fn each_variant_matches_the_model_run_that_way() {
+        for (variant, tau) in [
+            (Variant::Unscaled, 1.0),
+            (Variant::Scaled, 1.0),
+            (Variant::Temperature, 0.3),
+            (Variant::Temperature, 4.0),
+        ] {
+            let trace = trace_for(&variant.options(tau, true));
+            for l in 0..2 {
+                for h in 0..4 {
+                    let hv = trace.head(l, h);
+                    let got = variant_weights(hv.scores, hv.t, hv.d_k, variant, tau, true);
+                    assert_eq!(got.weights, hv.weights, "{variant:?} τ={tau} head {l}.{h}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_lesson_scores_show_why_scaling_matters() {
+        // one query row against four keys: [2, 4, 20, 3] at d_k = 64, mask off
+        let mut scores = vec![0.0; 16];
+        scores[..4].copy_from_slice(&[2.0, 4.0, 20.0, 3.0]);
+        let un = variant_weights(&scores, 4, 64, Variant::Unscaled, 1.0, false);
+        let sc = variant_weights(&scores, 4, 64, Variant::Scaled, 1.0, false);
+        assert!(un.max[0] > 0.9999, "{}", un.max[0]);
+        assert!(sc.max[0] < 0.8 && sc.entropy[0] > un.entropy[0] + 0.5);
+        let hot = variant_weights(&scores, 4, 64, Variant::Temperature, 10.0, false);
+        let cold = variant_weights(&scores, 4, 64, Variant::Temperature, 0.1, false);
+        assert!(hot.entropy[0] > sc.entropy[0] && sc.entropy[0] > cold.entropy[0]);
+    }
+
+    #[test]
+    fn rows_sum_to_one_and_masked_cells_are_zero() {
+        let trace = trace_for(&AttentionOptions::default());
+        let hv = trace.head(1, 2);
+        let w = variant_weights(hv.scores, hv.t, hv.d_k, Variant::Temperature, 0.5, true);
+        for i in 0..hv.t {
+            let row = &w.weights[i * hv.t..(i + 1) * hv.t];
+            assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+            assert!(row[i + 1..].iter().all(|&x| x == 0.0));
+        }
+        assert_eq!(w.entropy[0], 0.0, "the first row attends only to itself");
+    }
+
+    #[test]
+    fn numbers_print_readably() {
+        assert_eq!(fmt_num(0.24581), "0.2458");
+        assert_eq!(fmt_num(-1.5), "−1.5000");
+        assert_eq!(fmt_num(MASKED), "−∞");
+        assert_eq!(fmt_num(0.0), "0.0000");
+        assert_eq!(fmt_num(1e-7), "1.000e−7");
+        assert_eq!(fmt_num(2.5e30), "2.500e30");
+    }
+
+    #[test]
+    fn the_formula_lists_the_weighted_values() {
+        let labels: Vec<String> = ["나는", "커피를", "마셨다"].map(String::from).to_vec();
+        assert_eq!(
+            formula(&[0.1, 0.5, 0.4], &labels, 8),
+            "0.1000×V(나는) + 0.5000×V(커피를) + 0.4000×V(마셨다)"
+        );
+        assert_eq!(formula(&[1.0, 0.0, 0.0], &labels, 8), "1.0000×V(나는)");
+        assert_eq!(
+            formula(&[0.1, 0.5, 0.4], &labels, 2),
+            "0.5000×V(커피를) + 0.4000×V(마셨다) + …"
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! The selected head, large: query rows and key columns labelled with tokens, the masked
+//! triangle hatched, and the numbers of the cell under the mouse or keyboard focus.
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlCanvasElement, HtmlElement};
+use yew::prelude::*;
+
+use super::{Labels, TraceRef};
+use crate::compare::fmt_num;
+use crate::draw::{heatmap, Layout};
+use crate::i18n::{Key, Lang};
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub lang: Lang,
+    pub trace: TraceRef,
+    /// Labels of the run's tokens (T).
+    pub labels: Labels,
+    pub layer: usize,
+    pub head: usize,
+    pub cell: Option<(usize, usize)>,
+    pub on_cell: Callback<Option<(usize, usize)>>,
+}
+
+/// Redraw counter bumped by window resizes.
+#[hook]
+fn use_resize() -> u32 {
+    let n = use_state(|| 0u32);
+    {
+        let n = n.clone();
+        use_effect_with((), move |_| {
+            let cb = Closure::<dyn Fn()>::new(move || n.set(*n + 1));
+            let window = web_sys::window();
+            if let Some(w) = &window {
+                let _ = w.add_event_listener_with_callback("resize", cb.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(w) = window {
+                    let _ = w
+                        .remove_event_listener_with_callback("resize", cb.as_ref().unchecked_ref());
+                }
+            }
+        });
+    }
+    *n
+}
+
+#[function_component]
+pub fn HeadMap(props: &Props) -> Html {
+    let lang = props.lang;
+    let node = use_node_ref();
+    let layout = use_mut_ref(|| Layout::new(400.0, 1));
+    let resized = use_resize();
+    let t = props.trace.0.dims.t;
+    {
+        let node = node.clone();
+        let layout = layout.clone();
+        use_effect_with(
+            (
+                props.trace.clone(),
+                props.labels.clone(),
+                props.layer,
+                props.head,
+                props.cell,
+                resized,
+            ),
+            move |(tr, labels, l, h, cell, _)| {
+                let Some(canvas) = node.cast::<HtmlCanvasElement>() else {
+                    return;
+                };
+                let width = canvas
+                    .parent_element()
+                    .map(|p| p.client_width() as f64)
+                    .filter(|w| *w > 0.0)
+                    .unwrap_or(480.0)
+                    .min(640.0);
+                let hv = tr.0.head(*l, *h);
+                let lay = Layout::new(width, hv.t);
+                *layout.borrow_mut() = lay;
+                heatmap(&canvas, lay, hv.weights, hv.masked, &labels.0, *cell);
+                // the geometry, for tests that point at a cell
+                let _ = canvas.set_attribute("data-margin", &lay.margin.to_string());
+                let _ = canvas.set_attribute("data-cell-size", &lay.cell.to_string());
+            },
+        );
+    }
+    let onmousemove = {
+        let layout = layout.clone();
+        let on_cell = props.on_cell.clone();
+        let current = props.cell;
+        Callback::from(move |e: MouseEvent| {
+            let hit = layout
+                .borrow()
+                .hit(e.offset_x() as f64, e.offset_y() as f64);
+            if hit.is_some() && hit != current {
+                on_cell.emit(hit);
+            }
+        })
+    };
+    let onkeydown = {
+        let on_cell = props.on_cell.clone();
+        let current = props.cell;
+        Callback::from(move |e: KeyboardEvent| {
+            let (i, j) = current.unwrap_or((0, 0));
+            let next = match e.key().as_str() {
+                "ArrowUp" => Some((i.saturating_sub(1), j)),
+                "ArrowDown" => Some(((i + 1).min(t - 1), j)),
+                "ArrowLeft" => Some((i, j.saturating_sub(1))),
+                "ArrowRight" => Some((i, (j + 1).min(t - 1))),
+                "Home" => Some((i, 0)),
+                "End" => Some((i, t - 1)),
+                "Escape" => {
+                    on_cell.emit(None);
+                    return;
+                }
+                _ => return,
+            };
+            e.prevent_default();
+            on_cell.emit(if current.is_none() {
+                Some((0, 0))
+            } else {
+                next
+            });
+        })
+    };
+    let onfocus = {
+        let on_cell = props.on_cell.clone();
+        let current = props.cell;
+        Callback::from(move |e: FocusEvent| {
+            // only a keyboard focus starts at a cell; a click is handled by the mouse
+            let keyboard = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlElement>().ok())
+                .map(|el| el.matches(":focus-visible").unwrap_or(false))
+                .unwrap_or(false);
+            if current.is_none() && keyboard {
+                on_cell.emit(Some((0, 0)));
+            }
+        })
+    };
+    let hv = props.trace.0.head(props.layer, props.head);
+    let readout = match props.cell.filter(|&(i, j)| i < t && j < t) {
+        Some((i, j)) => {
+            let e = i * t + j;
+            let masked = hv.masked[e] == attnlab_model::cpu::MASKED;
+            html! {
+                <dl id="cell-readout" class="readout" data-cell={format!("{i},{j}")}>
+                    <div><dt>{ Key::Query.text(lang) }</dt><dd>{ format!("{i} {}", props.labels.get(i)) }</dd></div>
+                    <div><dt>{ Key::KeyToken.text(lang) }</dt><dd>{ format!("{j} {}", props.labels.get(j)) }</dd></div>
+                    <div><dt>{ Key::RawScore.text(lang) }</dt><dd data-field="score">{ fmt_num(hv.scores[e]) }</dd></div>
+                    <div><dt>{ Key::Scaled.text(lang) }</dt><dd data-field="scaled">{ fmt_num(hv.scaled[e]) }</dd></div>
+                    <div><dt>{ Key::Masked.text(lang) }</dt><dd data-field="masked">{ fmt_num(hv.masked[e]) }</dd></div>
+                    <div><dt>{ Key::Weight.text(lang) }</dt><dd data-field="weight">{ fmt_num(hv.weights[e]) }</dd></div>
+                    if masked { <div class="masked-note">{ Key::MaskedCell.text(lang) }</div> }
+                </dl>
+            }
+        }
+        None => {
+            html! { <p id="cell-readout" class="readout empty">{ Key::SelectedHeadHelp.text(lang) }</p> }
+        }
+    };
+    let title = format!(
+        "{} — {} {} · {} {}",
+        Key::SelectedHead.text(lang),
+        Key::Layer.text(lang),
+        props.layer,
+        Key::Head.text(lang),
+        props.head
+    );
+    html! {
+        <section class="card head-card" aria-labelledby="head-h">
+            <h2 id="head-h">{ title.clone() }</h2>
+            <div class="heatmap-wrap">
+                <canvas id="head-map" ref={node} tabindex="0" role="img" aria-label={title}
+                    aria-describedby="cell-readout" data-t={t.to_string()}
+                    {onmousemove} {onkeydown} {onfocus} />
+            </div>
+            <div aria-live="polite">{ readout }</div>
+        </section>
+    }
+}

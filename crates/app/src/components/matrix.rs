@@ -1,0 +1,95 @@
+//! A matrix as a small crisp canvas, or as a table of numbers.
+
+use web_sys::HtmlCanvasElement;
+use yew::prelude::*;
+
+use super::{Floats, Labels};
+use crate::compare::fmt_num;
+use crate::draw::{put_matrix, Scale, MASK_RGB};
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub values: Floats,
+    pub rows: usize,
+    pub cols: usize,
+    pub scale: Scale,
+    #[prop_or_default]
+    pub label: AttrValue,
+    #[prop_or_default]
+    pub id: Option<AttrValue>,
+}
+
+#[function_component]
+pub fn MatrixCanvas(props: &Props) -> Html {
+    let node = use_node_ref();
+    {
+        let node = node.clone();
+        use_effect_with(
+            (props.values.clone(), props.rows, props.cols, props.scale),
+            move |(v, rows, cols, scale)| {
+                if let Some(c) = node.cast::<HtmlCanvasElement>() {
+                    put_matrix(&c, *rows, *cols, &v.0, *scale, |_, _| false);
+                }
+            },
+        );
+    }
+    let aspect = format!(
+        "aspect-ratio: {} / {}",
+        props.cols.max(1),
+        props.rows.max(1)
+    );
+    html! {
+        <canvas ref={node} class="matrix" style={aspect} role="img" aria-label={props.label.clone()}
+            id={props.id.clone()} />
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct TableProps {
+    pub values: Floats,
+    pub rows: usize,
+    pub cols: usize,
+    pub scale: Scale,
+    pub row_labels: Labels,
+    /// Column headers; when None the column index is used.
+    #[prop_or_default]
+    pub col_labels: Option<Labels>,
+    #[prop_or_default]
+    pub caption: AttrValue,
+}
+
+/// The numbers themselves, each cell tinted with its colour.
+#[function_component]
+pub fn MatrixTable(props: &TableProps) -> Html {
+    let v = &props.values.0;
+    let head = (0..props.cols).map(|j| {
+        let label = match &props.col_labels {
+            Some(l) => l.get(j).to_string(),
+            None => j.to_string(),
+        };
+        html! { <th scope="col">{ label }</th> }
+    });
+    let rows = (0..props.rows).map(|i| {
+        let cells = (0..props.cols).map(|j| {
+            let x = v[i * props.cols + j];
+            let rgb = props.scale.rgb(x);
+            // dark text on light cells, light text on dark ones
+            let lum = 0.299 * rgb[0] as f32 + 0.587 * rgb[1] as f32 + 0.114 * rgb[2] as f32;
+            let ink = if rgb == MASK_RGB || lum > 140.0 {
+                "#111"
+            } else {
+                "#fff"
+            };
+            let style = format!("background:{};color:{ink}", attnlab_model::colors::css(rgb));
+            html! { <td {style}>{ fmt_num(x) }</td> }
+        });
+        html! { <tr><th scope="row">{ props.row_labels.get(i).to_string() }</th>{ for cells }</tr> }
+    });
+    html! {
+        <table class="numbers">
+            <caption>{ props.caption.clone() }</caption>
+            <thead><tr><th></th>{ for head }</tr></thead>
+            <tbody>{ for rows }</tbody>
+        </table>
+    }
+}

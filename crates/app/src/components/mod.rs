@@ -1,0 +1,56 @@
+//! The page's views. Each takes what it shows as props; heavy values are shared `Rc`s
+//! compared by pointer so a view redraws only when its data changed.
+
+use std::rc::Rc;
+
+use attnlab_model::Trace;
+
+pub mod head_map;
+pub mod header;
+pub mod heads_grid;
+pub mod legend;
+pub mod model_card;
+pub mod next_token;
+pub mod softmax_compare;
+pub mod steps;
+pub mod text_input;
+pub mod token_strip;
+pub mod weighted_sum;
+
+/// A shared Trace, equal only to itself.
+#[derive(Clone, Debug)]
+pub struct TraceRef(pub Rc<Trace>);
+
+impl PartialEq for TraceRef {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Shared strings (token labels, the vocabulary's display forms), equal only to themselves.
+#[derive(Clone, Debug)]
+pub struct Labels(pub Rc<Vec<String>>);
+
+impl PartialEq for Labels {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Labels {
+    pub fn get(&self, i: usize) -> &str {
+        self.0.get(i).map(String::as_str).unwrap_or("?")
+    }
+}
+
+/// A shared matrix of numbers, equal only to itself.
+#[derive(Clone, Debug)]
+pub struct Floats(pub Rc<Vec<f32>>);
+
+impl PartialEq for Floats {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+pub mod matrix;

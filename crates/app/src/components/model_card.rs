@@ -1,0 +1,143 @@
+//! The loaded model: its block diagram drawn as the model really is (post-LN or pre-LN),
+//! sizes, the backend and the last timings.
+
+use attnlab_model::LnPlacement;
+use yew::prelude::*;
+
+use crate::i18n::{Key, Lang};
+use crate::state::{Backend, ModelInfo};
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub lang: Lang,
+    pub info: ModelInfo,
+    pub backend: Backend,
+    pub forward_ms: Option<f64>,
+    pub paint_ms: f64,
+    pub incremental: bool,
+}
+
+/// The boxes of the diagram, bottom (input) to top, and which of them repeat per block.
+pub fn blocks(placement: LnPlacement, has_ln_f: bool) -> (Vec<Key>, std::ops::Range<usize>) {
+    let mut b = vec![Key::Embedding];
+    let start = b.len();
+    match placement {
+        LnPlacement::Post => b.extend([Key::Attention, Key::AddNorm, Key::Ffn, Key::AddNorm]),
+        LnPlacement::Pre => b.extend([
+            Key::FinalNorm, // drawn as "LayerNorm" below
+            Key::Attention,
+            Key::Add,
+            Key::FinalNorm,
+            Key::Ffn,
+            Key::Add,
+        ]),
+    }
+    let end = b.len();
+    if has_ln_f {
+        b.push(Key::FinalNorm);
+    }
+    b.push(Key::Unembed);
+    (b, start..end)
+}
+
+#[function_component]
+pub fn ModelCard(props: &Props) -> Html {
+    let lang = props.lang;
+    let t = |k: Key| k.text(lang);
+    let c = &props.info.config;
+    let (boxes, repeat) = blocks(c.ln_placement, props.info.has_ln_f);
+    let (bh, gap, w) = (26.0, 8.0, 300.0);
+    let height = boxes.len() as f64 * (bh + gap) + 8.0;
+    // drawn top to bottom as data flows: input at the top
+    let rects = boxes.iter().enumerate().map(|(i, &k)| {
+        let y = 4.0 + i as f64 * (bh + gap);
+        let in_block = repeat.contains(&i);
+        let text = if k == Key::FinalNorm && in_block { "LayerNorm" } else { t(k) };
+        let class = match k {
+            Key::Attention => "blk attn",
+            Key::Ffn => "blk ffn",
+            Key::AddNorm | Key::Add | Key::FinalNorm => "blk norm",
+            _ => "blk io",
+        };
+        html! {
+            <g class={class}>
+                <rect x="40" y={y.to_string()} width={(w - 60.0).to_string()} height={bh.to_string()} rx="5" />
+                <text x={(w / 2.0 + 10.0).to_string()} y={(y + bh / 2.0 + 4.5).to_string()} text-anchor="middle">{ text }</text>
+                if i + 1 < boxes.len() {
+                    <line x1={(w / 2.0 + 10.0).to_string()} x2={(w / 2.0 + 10.0).to_string()}
+                        y1={(y + bh).to_string()} y2={(y + bh + gap).to_string()} class="flow" />
+                }
+            </g>
+        }
+    });
+    let y0 = 4.0 + repeat.start as f64 * (bh + gap) - 3.0;
+    let y1 = 4.0 + repeat.end as f64 * (bh + gap) - gap + 3.0;
+    let backend = match &props.backend {
+        Backend::Gpu { .. } => format!("WebGPU ({})", props.backend.adapter_label(lang)),
+        Backend::Cpu { .. } => "CPU (wasm)".to_string(),
+        Backend::Starting => t(Key::BackendStarting).to_string(),
+    };
+    let placement = match c.ln_placement {
+        LnPlacement::Post => "post-LN",
+        LnPlacement::Pre => "pre-LN",
+    };
+    let row = |k: Key, v: String| html! { <div><dt>{ t(k) }</dt><dd>{ v }</dd></div> };
+    html! {
+        <section class="card model-card" aria-labelledby="model-h">
+            <h2 id="model-h">{ t(Key::ModelCard) }</h2>
+            <div class="model-body">
+                <svg class="diagram" viewBox={format!("0 0 {w} {height}")} role="img"
+                    aria-label={format!("{placement} Transformer")} data-placement={placement}>
+                    { for rects }
+                    <path class="repeat" d={format!("M34 {y0} h-10 V{y1} h10")} />
+                    <text class="repeat-label" x="4" y={((y0 + y1) / 2.0).to_string()}
+                        transform={format!("rotate(-90 12 {})", (y0 + y1) / 2.0)}>{ format!("× {}", c.n_layer) }</text>
+                </svg>
+                <dl class="sizes" id="model-sizes">
+                    { row(Key::Layers, c.n_layer.to_string()) }
+                    { row(Key::Heads, c.n_head.to_string()) }
+                    { row(Key::Context, c.n_positions.to_string()) }
+                    <div><dt>{ "d_model" }</dt><dd>{ c.n_embd }</dd></div>
+                    <div><dt>{ "d_k" }</dt><dd>{ c.d_k() }</dd></div>
+                    <div><dt>{ "d_ff" }</dt><dd>{ c.d_ff() }</dd></div>
+                    { row(Key::Vocab, c.vocab_size.to_string()) }
+                    { row(Key::Parameters, format!("{:.2} M", props.info.n_params as f64 / 1e6)) }
+                    <div><dt>{ "LayerNorm" }</dt><dd>{ placement }</dd></div>
+                    { row(Key::Backend, backend) }
+                    <div><dt>{ t(Key::ForwardMs) }</dt><dd id="forward-ms">{
+                        props.forward_ms.map(|ms| format!("{ms:.1} ms ({})",
+                            t(if props.incremental { Key::Incremental } else { Key::Full }))).unwrap_or_default()
+                    }</dd></div>
+                    <div><dt>{ t(Key::PaintMs) }</dt><dd id="paint-ms">{ format!("{:.1} ms", props.paint_ms) }</dd></div>
+                </dl>
+            </div>
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_diagram_follows_the_layernorm_placement() {
+        let (post, rep) = blocks(LnPlacement::Post, false);
+        assert_eq!(
+            post[rep.clone()],
+            [Key::Attention, Key::AddNorm, Key::Ffn, Key::AddNorm]
+        );
+        assert_eq!(post.last(), Some(&Key::Unembed));
+        let (pre, rep) = blocks(LnPlacement::Pre, true);
+        assert_eq!(
+            pre[rep.start],
+            Key::FinalNorm,
+            "pre-LN normalises before attention"
+        );
+        assert_eq!(pre[rep.start + 2], Key::Add);
+        assert_eq!(
+            pre[pre.len() - 2],
+            Key::FinalNorm,
+            "ln_f before the unembedding"
+        );
+    }
+}

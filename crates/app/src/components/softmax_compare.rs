@@ -1,0 +1,157 @@
+//! The selected head's scores through softmax three ways — unscaled, ÷√d_k, and ÷√d_k with
+//! temperature τ — each row with its entropy and largest weight, and a switch that applies
+//! the chosen way to the whole model.
+
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use web_sys::HtmlInputElement;
+use yew::prelude::*;
+
+use super::matrix::MatrixCanvas;
+use super::{Floats, Labels, TraceRef};
+use crate::compare::{variant_weights, Variant};
+use crate::draw::Scale;
+use crate::i18n::{Key, Lang};
+use crate::state::{TAU_MAX, TAU_MIN};
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub lang: Lang,
+    pub trace: TraceRef,
+    pub labels: Labels,
+    pub layer: usize,
+    pub head: usize,
+    pub variant: Variant,
+    pub tau: f32,
+    pub apply: bool,
+    pub mask: bool,
+    pub query: usize,
+    pub on_variant: Callback<Variant>,
+    pub on_tau: Callback<f32>,
+    pub on_apply: Callback<bool>,
+    pub on_mask: Callback<bool>,
+}
+
+fn input_of(e: &Event) -> Option<HtmlInputElement> {
+    e.target()?.dyn_into().ok()
+}
+
+#[function_component]
+pub fn SoftmaxCompare(props: &Props) -> Html {
+    let lang = props.lang;
+    let t = |k: Key| k.text(lang);
+    let results = use_memo(
+        (
+            props.trace.clone(),
+            props.layer,
+            props.head,
+            props.tau.to_bits(),
+            props.mask,
+        ),
+        |(tr, l, h, tau, mask)| {
+            let hv = tr.0.head(*l, *h);
+            Variant::ALL.map(|v| {
+                let w = variant_weights(hv.scores, hv.t, hv.d_k, v, f32::from_bits(*tau), *mask);
+                (Floats(Rc::new(w.weights.clone())), Rc::new(w))
+            })
+        },
+    );
+    let n = props.trace.0.dims.t;
+    let d_k = props.trace.0.dims.d_k;
+    let q = props.query.min(n - 1);
+    let panels = Variant::ALL.iter().zip(results.iter()).map(|(&v, (floats, w))| {
+        let name = match v {
+            Variant::Unscaled => "softmax(QKᵀ)".to_string(),
+            Variant::Scaled => format!("softmax(QKᵀ ÷ √{d_k})"),
+            Variant::Temperature => format!("softmax(QKᵀ ÷ √{d_k} ÷ {:.2})", props.tau),
+        };
+        let label = match v {
+            Variant::Unscaled => t(Key::Unscaled),
+            Variant::Scaled => t(Key::ScaledVariant),
+            Variant::Temperature => t(Key::WithTemperature),
+        };
+        let chosen = props.variant == v;
+        let onchange = {
+            let cb = props.on_variant.clone();
+            Callback::from(move |_: Event| cb.emit(v))
+        };
+        let rows = (0..n).map(|i| {
+            html! {
+                <tr class={classes!((i == q).then_some("current"))}>
+                    <th scope="row">{ props.labels.get(i).to_string() }</th>
+                    <td>{ format!("{:.3}", w.entropy[i].abs()) }</td>
+                    <td>{ format!("{:.3}", w.max[i]) }</td>
+                </tr>
+            }
+        });
+        html! {
+            <figure class={classes!("variant", chosen.then_some("chosen"))} data-variant={v.code()}
+                data-mean-entropy={format!("{:.6}", w.mean_entropy())}>
+                <figcaption>
+                    <label>
+                        <input type="radio" name="variant" value={v.code()} checked={chosen} {onchange} />
+                        { format!(" {label}") }
+                    </label>
+                    <code>{ name }</code>
+                </figcaption>
+                <MatrixCanvas values={floats.clone()} rows={n} cols={n} scale={Scale::Weights { max: 1.0 }}
+                    label={label} />
+                <p class="stat">{ format!("{} {:.3} · {} ({}) {:.3} / {:.3}", t(Key::MeanEntropy), w.mean_entropy().abs(),
+                    t(Key::Row), props.labels.get(q), w.entropy[q].abs(), w.max[q]) }</p>
+                <div class="rows-scroll">
+                    <table class="row-stats">
+                        <thead><tr><th scope="col">{ t(Key::Row) }</th><th scope="col">{ t(Key::Entropy) }</th>
+                            <th scope="col">{ t(Key::MaxWeight) }</th></tr></thead>
+                        <tbody>{ for rows }</tbody>
+                    </table>
+                </div>
+            </figure>
+        }
+    });
+    let on_tau = {
+        let cb = props.on_tau.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(i) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+            {
+                if let Ok(v) = i.value().parse::<f32>() {
+                    cb.emit(v);
+                }
+            }
+        })
+    };
+    let on_apply = {
+        let cb = props.on_apply.clone();
+        Callback::from(move |e: Event| {
+            if let Some(i) = input_of(&e) {
+                cb.emit(i.checked())
+            }
+        })
+    };
+    let on_mask = {
+        let cb = props.on_mask.clone();
+        Callback::from(move |e: Event| {
+            if let Some(i) = input_of(&e) {
+                cb.emit(i.checked())
+            }
+        })
+    };
+    html! {
+        <section class="card compare-card" aria-labelledby="compare-h">
+            <h2 id="compare-h">{ t(Key::Compare) }</h2>
+            <p class="help">{ t(Key::CompareHelp) }</p>
+            <div class="controls">
+                <label for="tau">{ format!("{} = {:.2}", t(Key::Temperature), props.tau) }</label>
+                <input id="tau" type="range" min={TAU_MIN.to_string()} max={TAU_MAX.to_string()} step="0.05"
+                    value={props.tau.to_string()} oninput={on_tau} />
+                <label class="check"><input id="apply" type="checkbox" checked={props.apply} onchange={on_apply} />
+                    { format!(" {}", t(Key::ApplyToModel)) }</label>
+                <label class="check"><input id="mask" type="checkbox" checked={props.mask} onchange={on_mask} />
+                    { format!(" {}", t(Key::CausalMask)) }</label>
+            </div>
+            <div class="variants" role="radiogroup" aria-label={t(Key::ApplyChoice)}>{ for panels }</div>
+        </section>
+    }
+}

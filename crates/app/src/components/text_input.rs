@@ -1,0 +1,99 @@
+//! The text box. Uncontrolled (yew never rewrites its value, which would break an IME
+//! composition); every input event outside a composition, and each composition's end,
+//! reports the text with the time of the event.
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{CompositionEvent, HtmlTextAreaElement, InputEvent};
+use yew::prelude::*;
+
+use crate::dom::now;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub initial: AttrValue,
+    pub label: AttrValue,
+    /// (text, performance.now() of the event)
+    pub on_text: Callback<(String, f64)>,
+}
+
+fn value_of(e: &Event) -> Option<String> {
+    e.target()?
+        .dyn_into::<HtmlTextAreaElement>()
+        .ok()
+        .map(|t| t.value())
+}
+
+#[function_component]
+pub fn TextInput(props: &Props) -> Html {
+    let node = use_node_ref();
+    let composing = use_mut_ref(|| false);
+    {
+        let node = node.clone();
+        let initial = props.initial.clone();
+        use_effect_with((), move |_| {
+            if let Some(el) = node.cast::<HtmlTextAreaElement>() {
+                el.set_value(&initial);
+            }
+        });
+    }
+    let oninput = {
+        let on_text = props.on_text.clone();
+        let composing = composing.clone();
+        Callback::from(move |e: InputEvent| {
+            if e.is_composing() || *composing.borrow() {
+                return; // wait for the syllable to finish
+            }
+            if let Some(v) = value_of(&e) {
+                on_text.emit((v, now()));
+            }
+        })
+    };
+    // yew has no typed composition listeners: attach them to the element directly
+    {
+        let node = node.clone();
+        let on_text = props.on_text.clone();
+        use_effect_with((), move |_| {
+            let el = node.cast::<HtmlTextAreaElement>();
+            let start = {
+                let composing = composing.clone();
+                Closure::<dyn Fn(CompositionEvent)>::new(move |_| *composing.borrow_mut() = true)
+            };
+            let end = Closure::<dyn Fn(CompositionEvent)>::new(move |e: CompositionEvent| {
+                *composing.borrow_mut() = false;
+                if let Some(v) = value_of(&e) {
+                    on_text.emit((v, now()));
+                }
+            });
+            if let Some(el) = &el {
+                let _ = el.add_event_listener_with_callback(
+                    "compositionstart",
+                    start.as_ref().unchecked_ref(),
+                );
+                let _ = el.add_event_listener_with_callback(
+                    "compositionend",
+                    end.as_ref().unchecked_ref(),
+                );
+            }
+            move || {
+                if let Some(el) = el {
+                    let _ = el.remove_event_listener_with_callback(
+                        "compositionstart",
+                        start.as_ref().unchecked_ref(),
+                    );
+                    let _ = el.remove_event_listener_with_callback(
+                        "compositionend",
+                        end.as_ref().unchecked_ref(),
+                    );
+                }
+            }
+        });
+    }
+    html! {
+        <div class="input">
+            <label for="text">{ props.label.clone() }</label>
+            <textarea id="text" ref={node} rows="2" spellcheck="false" autocomplete="off"
+                {oninput} />
+        </div>
+    }
+}

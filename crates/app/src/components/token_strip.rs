@@ -1,0 +1,68 @@
+//! The tokens as the model sees them: readable pieces, ids on hover, the ones dropped for
+//! the context flagged. Clicking a token picks it as the query.
+
+use std::rc::Rc;
+
+use attnlab_model::TokenInfo;
+use yew::prelude::*;
+
+use crate::i18n::{Key, Lang};
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub lang: Lang,
+    pub tokens: Rc<Vec<TokenInfo>>,
+    /// How many tokens at the start did not fit the context.
+    pub dropped: usize,
+    /// The selected query, as a position in the run (after the dropped tokens).
+    pub query: Option<usize>,
+    pub on_select: Callback<usize>,
+}
+
+#[function_component]
+pub fn TokenStrip(props: &Props) -> Html {
+    let lang = props.lang;
+    let items = props.tokens.iter().enumerate().map(|(i, tok)| {
+        let dropped = i < props.dropped;
+        let pos = i.checked_sub(props.dropped);
+        let selected = pos.is_some() && pos == props.query;
+        let title = format!(
+            "id {} · {:?}{}",
+            tok.id,
+            tok.piece,
+            if dropped { format!(" · {}", Key::Dropped.text(lang)) } else { String::new() }
+        );
+        let onclick = {
+            let cb = props.on_select.clone();
+            Callback::from(move |_| {
+                if let Some(p) = pos {
+                    cb.emit(p)
+                }
+            })
+        };
+        let class = classes!("tok", dropped.then_some("dropped"), tok.partial.then_some("partial"),
+            selected.then_some("selected"));
+        html! {
+            <li>
+                <button {class} {title} {onclick} disabled={dropped} aria-pressed={selected.to_string()}
+                    data-id={tok.id.to_string()}>
+                    <span class="piece">{ tok.display.clone() }</span>
+                    <span class="tid">{ tok.id }</span>
+                </button>
+            </li>
+        }
+    });
+    html! {
+        <section class="card tokens-card" aria-labelledby="tokens-h">
+            <h2 id="tokens-h">{ Key::Tokens.text(lang) }
+                <span class="count">{ format!(" {}", props.tokens.len()) }</span></h2>
+            <p class="help">{ Key::TokensHelp.text(lang) }</p>
+            if props.dropped > 0 {
+                <p class="warn" role="status">
+                    { format!("{} ({} {})", Key::Dropped.text(lang), props.dropped, Key::DroppedTokens.text(lang)) }
+                </p>
+            }
+            <ol id="token-strip" class="token-strip">{ for items }</ol>
+        </section>
+    }
+}

@@ -1,0 +1,278 @@
+//! Canvas drawing: matrices as images (one pixel per cell, scaled up without smoothing so they
+//! stay crisp at any device pixel ratio) and the large labelled heatmap.
+
+use attnlab_model::colors::{diverging, viridis};
+use attnlab_model::cpu::MASKED;
+use wasm_bindgen::{Clamped, JsCast};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
+
+/// The colour of a masked (future) cell: a light grey no viridis colour comes near.
+pub const MASK_RGB: [u8; 3] = [214, 214, 214];
+
+/// How a matrix is coloured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scale {
+    /// Sequential viridis over [0, max].
+    Weights { max: f32 },
+    /// Diverging PuOr over [−r, r].
+    Signed { r: f32 },
+}
+
+impl Scale {
+    /// A diverging scale spanning the largest finite |value| (masked cells ignored).
+    pub fn signed_for(values: &[f32]) -> Scale {
+        let r = values
+            .iter()
+            .filter(|v| v.is_finite() && **v != MASKED)
+            .fold(0.0f32, |m, v| m.max(v.abs()));
+        Scale::Signed {
+            r: if r > 0.0 { r } else { 1.0 },
+        }
+    }
+
+    pub fn rgb(self, v: f32) -> [u8; 3] {
+        if v == MASKED {
+            return MASK_RGB;
+        }
+        match self {
+            Scale::Weights { max } => viridis(v / if max > 0.0 { max } else { 1.0 }),
+            Scale::Signed { r } => diverging(v / r),
+        }
+    }
+}
+
+pub fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    canvas.get_context("2d").ok()??.dyn_into().ok()
+}
+
+pub fn device_pixel_ratio() -> f64 {
+    web_sys::window()
+        .map(|w| w.device_pixel_ratio())
+        .unwrap_or(1.0)
+        .clamp(1.0, 4.0)
+}
+
+/// Paints a (rows, cols) matrix one pixel per cell; CSS scales it up pixelated.
+/// `masked(i, j)` cells get the mask colour whatever their value.
+pub fn put_matrix(
+    canvas: &HtmlCanvasElement,
+    rows: usize,
+    cols: usize,
+    values: &[f32],
+    scale: Scale,
+    masked: impl Fn(usize, usize) -> bool,
+) {
+    if rows == 0 || cols == 0 || values.len() < rows * cols {
+        return;
+    }
+    canvas.set_width(cols as u32);
+    canvas.set_height(rows as u32);
+    let mut px = vec![255u8; rows * cols * 4];
+    for i in 0..rows {
+        for j in 0..cols {
+            let c = if masked(i, j) {
+                MASK_RGB
+            } else {
+                scale.rgb(values[i * cols + j])
+            };
+            px[(i * cols + j) * 4..][..3].copy_from_slice(&c);
+        }
+    }
+    if let (Some(ctx), Ok(img)) = (
+        context(canvas),
+        ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), cols as u32, rows as u32),
+    ) {
+        let _ = ctx.put_image_data(&img, 0.0, 0.0);
+    }
+}
+
+/// Geometry of the large heatmap in CSS pixels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layout {
+    pub margin: f64,
+    pub cell: f64,
+    pub n: usize,
+}
+
+impl Layout {
+    /// Fits `n`×`n` cells into a square of `width` CSS px, leaving a label margin when the
+    /// cells are big enough to carry labels.
+    pub fn new(width: f64, n: usize) -> Layout {
+        let n = n.max(1);
+        let with_labels = (width - 84.0) / n as f64;
+        let margin = if with_labels >= 9.0 { 84.0 } else { 4.0 };
+        Layout {
+            margin,
+            cell: ((width - margin) / n as f64).max(1.0),
+            n,
+        }
+    }
+
+    pub fn labels(&self) -> bool {
+        self.margin > 8.0
+    }
+
+    /// The cell (row, col) under a point, if any.
+    pub fn hit(&self, x: f64, y: f64) -> Option<(usize, usize)> {
+        let (c, r) = ((x - self.margin) / self.cell, (y - self.margin) / self.cell);
+        (c >= 0.0 && r >= 0.0 && (c as usize) < self.n && (r as usize) < self.n)
+            .then_some((r as usize, c as usize))
+    }
+
+    pub fn size(&self) -> f64 {
+        self.margin + self.cell * self.n as f64
+    }
+}
+
+/// Draws the large heatmap of one head's weights: cells, the masked triangle hatched,
+/// token labels on both axes (when they fit) and the focused cell outlined.
+pub fn heatmap(
+    canvas: &HtmlCanvasElement,
+    layout: Layout,
+    weights: &[f32],
+    masked: &[f32],
+    labels: &[String],
+    focus: Option<(usize, usize)>,
+) {
+    let Some(ctx) = context(canvas) else { return };
+    let dpr = device_pixel_ratio();
+    let size = layout.size();
+    canvas.set_width((size * dpr).round() as u32);
+    canvas.set_height((size * dpr).round() as u32);
+    let style = canvas.style();
+    let _ = style.set_property("width", &format!("{size}px"));
+    let _ = style.set_property("height", &format!("{size}px"));
+    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    ctx.clear_rect(0.0, 0.0, size, size);
+    let (n, m, c) = (layout.n, layout.margin, layout.cell);
+    if weights.len() < n * n || masked.len() < n * n {
+        return;
+    }
+    let max = weights.iter().copied().fold(0.0f32, f32::max);
+    let scale = Scale::Weights {
+        max: max.max(1e-12),
+    };
+    // the cells: one pixel each on a scratch canvas, scaled up without smoothing
+    let scratch = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.create_element("canvas").ok())
+        .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
+    if let Some(scratch) = scratch {
+        put_matrix(&scratch, n, n, weights, scale, |i, j| masked[i * n + j] == MASKED);
+        ctx.set_image_smoothing_enabled(false);
+        let side = c * n as f64;
+        let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&scratch, m, m, side, side);
+    }
+    // hatch the masked cells: diagonal strokes clipped to them
+    ctx.save();
+    ctx.begin_path();
+    let mut any = false;
+    for i in 0..n {
+        for j in 0..n {
+            if masked[i * n + j] == MASKED {
+                ctx.rect(m + j as f64 * c, m + i as f64 * c, c, c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        ctx.clip();
+        ctx.set_stroke_style_str("rgba(90, 90, 90, 0.55)");
+        ctx.set_line_width(1.0);
+        ctx.begin_path();
+        let span = c * n as f64;
+        let step = 6.0;
+        let mut d = -span;
+        while d < span {
+            ctx.move_to(m + d, m + span);
+            ctx.line_to(m + d + span, m);
+            d += step;
+        }
+        ctx.stroke();
+    }
+    ctx.restore();
+    if layout.labels() {
+        ctx.set_fill_style_str("#1d1d1f");
+        let px = (c * 0.8).clamp(9.0, 14.0);
+        ctx.set_font(&format!(
+            "{px}px 'Noto Sans CJK KR', 'Noto Sans KR', sans-serif"
+        ));
+        ctx.set_text_baseline("middle");
+        ctx.set_text_align("right");
+        for (i, label) in labels.iter().enumerate().take(n) {
+            let text = fit(&ctx, label, m - 6.0);
+            let _ = ctx.fill_text(&text, m - 4.0, m + (i as f64 + 0.5) * c);
+        }
+        for (j, label) in labels.iter().enumerate().take(n) {
+            ctx.save();
+            let _ = ctx.translate(m + (j as f64 + 0.5) * c, m - 4.0);
+            let _ = ctx.rotate(-std::f64::consts::FRAC_PI_4);
+            ctx.set_text_align("left");
+            let text = fit(&ctx, label, m * 1.3);
+            let _ = ctx.fill_text(&text, 0.0, 0.0);
+            ctx.restore();
+        }
+    }
+    if let Some((i, j)) = focus.filter(|&(i, j)| i < n && j < n) {
+        ctx.set_line_width(2.0);
+        ctx.set_stroke_style_str("#ffffff");
+        ctx.stroke_rect(m + j as f64 * c, m + i as f64 * c, c, c);
+        ctx.set_line_width(1.0);
+        ctx.set_stroke_style_str("#000000");
+        ctx.stroke_rect(
+            m + j as f64 * c - 1.5,
+            m + i as f64 * c - 1.5,
+            c + 3.0,
+            c + 3.0,
+        );
+    }
+}
+
+/// `label`, shortened with "…" to fit `width` px.
+fn fit(ctx: &CanvasRenderingContext2d, label: &str, width: f64) -> String {
+    let w = |s: &str| ctx.measure_text(s).map(|m| m.width()).unwrap_or(0.0);
+    if w(label) <= width {
+        return label.to_string();
+    }
+    let mut chars: Vec<char> = label.chars().collect();
+    while !chars.is_empty() {
+        chars.pop();
+        let s: String = chars.iter().collect::<String>() + "…";
+        if w(&s) <= width {
+            return s;
+        }
+    }
+    "…".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_layout_maps_points_to_cells() {
+        let l = Layout::new(564.0, 6);
+        assert!(l.labels());
+        assert_eq!(l.cell, 80.0);
+        assert_eq!(l.hit(84.0 + 1.0, 84.0 + 1.0), Some((0, 0)));
+        assert_eq!(l.hit(84.0 + 81.0, 84.0 + 5.0 * 80.0 + 3.0), Some((5, 1)));
+        assert_eq!(l.hit(10.0, 100.0), None);
+        assert_eq!(l.hit(84.0 + 6.0 * 80.0 + 1.0, 100.0), None);
+        let tight = Layout::new(300.0, 128);
+        assert!(!tight.labels() && tight.cell > 2.0);
+    }
+
+    #[test]
+    fn masked_cells_are_grey_and_scales_span_the_values() {
+        assert_eq!(
+            Scale::signed_for(&[MASKED, -3.0, 2.0]),
+            Scale::Signed { r: 3.0 }
+        );
+        assert_eq!(Scale::signed_for(&[0.0]), Scale::Signed { r: 1.0 });
+        assert_eq!(Scale::Weights { max: 1.0 }.rgb(MASKED), MASK_RGB);
+        assert_eq!(Scale::Weights { max: 0.5 }.rgb(0.5), viridis(1.0));
+        for x in 0..=20 {
+            assert_ne!(viridis(x as f32 / 20.0), MASK_RGB);
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Every string the user sees, in Korean and English. Components ask for a [`Key`] in the
+//! current [`Lang`]; numbers are formatted by the caller.
+
+use std::fmt;
+
+/// The interface language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Lang {
+    #[default]
+    Ko,
+    En,
+}
+
+impl Lang {
+    /// The language for a BCP 47 tag such as the browser's `navigator.language`: Korean for
+    /// `ko…`, English for everything else.
+    pub fn from_tag(tag: &str) -> Lang {
+        if tag.trim().to_ascii_lowercase().starts_with("ko") {
+            Lang::Ko
+        } else {
+            Lang::En
+        }
+    }
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::Ko => "ko",
+            Lang::En => "en",
+        }
+    }
+
+    pub fn other(self) -> Lang {
+        match self {
+            Lang::Ko => Lang::En,
+            Lang::En => Lang::Ko,
+        }
+    }
+}
+
+macro_rules! strings {
+    ($($key:ident => ($ko:expr, $en:expr),)*) => {
+        /// A user-visible string.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Key { $($key,)* }
+
+        impl Key {
+            pub const ALL: &'static [Key] = &[$(Key::$key,)*];
+
+            pub fn text(self, lang: Lang) -> &'static str {
+                match (self, lang) {
+                    $((Key::$key, Lang::Ko) => $ko, (Key::$key, Lang::En) => $en,)*
+                }
+            }
+        }
+    };
+}
+
+strings! {
+    AppTitle => ("어텐션 실험실", "attnlab"),
+    Tagline => ("글자를 칠 때마다 작은 트랜스포머가 GPU에서 다시 돌고, 셀프 어텐션이 무엇을 하는지 보여 줍니다.",
+                "A small Transformer re-runs on your GPU at every keystroke and shows what self-attention does."),
+    LanguageSwitch => ("English", "한국어"),
+    LanguageSwitchLabel => ("Switch to English", "한국어로 바꾸기"),
+    InputLabel => ("문장을 입력하세요 (입력할 때마다 바로 다시 계산합니다)", "Type a sentence (it is recomputed as you type)"),
+    Loading => ("모델을 불러오는 중", "Loading the model"),
+    LoadFailed => ("모델을 불러오지 못했습니다", "Could not load the model"),
+    BackendGpu => ("WebGPU", "WebGPU"),
+    BackendCpu => ("CPU", "CPU"),
+    BackendStarting => ("엔진 준비 중", "Starting the engine"),
+    SoftwareAdapter => ("소프트웨어 어댑터", "software adapter"),
+    GpuAdapter => ("GPU 어댑터", "GPU adapter"),
+    CpuBecause => ("WebGPU를 쓸 수 없어 CPU로 계산합니다", "WebGPU is not available; computing on the CPU"),
+    GpuFailed => ("GPU 계산이 실패해서 CPU로 바꿨습니다", "The GPU failed; switched to the CPU"),
+    Tokens => ("토큰", "Tokens"),
+    TokensHelp => ("모델이 보는 그대로의 토큰입니다. 마우스를 올리면 번호가 보입니다.", "The tokens exactly as the model sees them. Hover for their ids."),
+    Dropped => ("앞부분이 문맥 길이를 넘어 잘렸습니다", "The start was cut off: it does not fit the context"),
+    DroppedTokens => ("잘린 토큰", "tokens dropped"),
+    AllHeads => ("모든 헤드", "All heads"),
+    AllHeadsHelp => ("층 × 헤드. 하나를 누르면 아래에 크게 보입니다.", "Layers × heads. Click one to look at it closely."),
+    Layer => ("층", "Layer"),
+    Head => ("헤드", "Head"),
+    SelectedHead => ("선택한 헤드", "Selected head"),
+    SelectedHeadHelp => ("행은 쿼리(보는 토큰), 열은 키(보이는 토큰)입니다. 칸에 마우스를 올리거나 화살표 키로 움직이세요.",
+                         "Rows are queries (the token looking), columns are keys (the token looked at). Hover a cell or move with the arrow keys."),
+    Query => ("쿼리", "Query"),
+    KeyToken => ("키", "Key"),
+    RawScore => ("QKᵀ", "QKᵀ"),
+    Scaled => ("÷√d_k", "÷√d_k"),
+    Masked => ("마스크 후", "after mask"),
+    Weight => ("가중치", "weight"),
+    MaskedCell => ("가려짐 (미래 토큰)", "masked (a future token)"),
+    Steps => ("어텐션 단계", "Attention step by step"),
+    StepsHelp => ("선택한 헤드에서 QKᵀ → ÷√d_k → 마스크 → softmax → ×V 의 실제 값입니다.", "The actual values of QKᵀ → ÷√d_k → mask → softmax → ×V in the selected head."),
+    StepScores => ("① QKᵀ", "① QKᵀ"),
+    StepScaled => ("② ÷√d_k", "② ÷√d_k"),
+    StepMasked => ("③ 마스크", "③ mask"),
+    StepSoftmax => ("④ softmax", "④ softmax"),
+    StepOutput => ("⑤ × V (출력의 앞 8차원)", "⑤ × V (first 8 output dims)"),
+    Compare => ("softmax 비교", "Softmax compared"),
+    CompareHelp => ("같은 점수를 스케일 없이, ÷√d_k로, 온도 τ와 함께 softmax에 넣었을 때입니다. 각 행의 엔트로피와 최댓값도 봅니다.",
+                    "The same scores through softmax unscaled, scaled by ÷√d_k, and with a temperature τ; each row with its entropy and largest weight."),
+    Unscaled => ("스케일 없음", "unscaled"),
+    ScaledVariant => ("÷√d_k", "scaled ÷√d_k"),
+    WithTemperature => ("÷√d_k, 온도 τ", "scaled, temperature τ"),
+    Temperature => ("온도 τ", "temperature τ"),
+    Entropy => ("엔트로피", "entropy"),
+    MaxWeight => ("최댓값", "max"),
+    Row => ("행", "row"),
+    ApplyToModel => ("이 방식을 모델 전체에 적용", "Apply this variant to the whole model"),
+    ApplyChoice => ("모델에 적용할 방식", "Variant applied to the model"),
+    CausalMask => ("인과 마스크 (미래 가리기)", "Causal mask (hide the future)"),
+    MeanEntropy => ("평균 엔트로피", "mean entropy"),
+    WeightedSum => ("V의 가중합", "Weighted sum of V"),
+    WeightedSumHelp => ("쿼리 토큰을 고르세요. 각 키 토큰의 V 벡터에 가중치를 곱해 더한 것이 출력입니다.",
+                        "Pick a query token. Its output is each key token's V vector times its weight, summed."),
+    Output => ("출력", "output"),
+    NextToken => ("다음 토큰", "Next token"),
+    NextTokenAfter => ("다음에 올 토큰 (이 토큰 뒤)", "Next token after"),
+    Probability => ("확률", "probability"),
+    ModelCard => ("모델", "Model"),
+    Layers => ("층", "layers"),
+    Heads => ("헤드", "heads"),
+    Context => ("문맥 길이", "context"),
+    Vocab => ("어휘", "vocabulary"),
+    Parameters => ("매개변수", "parameters"),
+    Backend => ("계산 장치", "backend"),
+    ForwardMs => ("순전파", "forward"),
+    PaintMs => ("그리기", "paint"),
+    Incremental => ("증분 계산", "incremental"),
+    Full => ("전체 계산", "full"),
+    Embedding => ("토큰 + 위치 임베딩", "token + position embedding"),
+    Attention => ("마스크드 멀티헤드 어텐션", "masked multi-head attention"),
+    AddNorm => ("더하기 & LayerNorm", "Add & LayerNorm"),
+    Add => ("더하기 (잔차)", "Add (residual)"),
+    Ffn => ("피드포워드 (GELU)", "feed-forward (GELU)"),
+    FinalNorm => ("마지막 LayerNorm", "final LayerNorm"),
+    Unembed => ("선형 → softmax → 다음 토큰 확률", "linear → softmax → next-token probabilities"),
+    Repeat => ("× N 블록", "× N blocks"),
+    Legend => ("범례", "Legend"),
+    LegendWeights => ("가중치 0 → 1", "weight 0 → 1"),
+    LegendScores => ("점수 음수 ← 0 → 양수", "score negative ← 0 → positive"),
+    EmptyInput => ("문장을 입력하면 바로 계산합니다.", "Type something and it is computed at once."),
+    Computing => ("계산 중…", "computing…"),
+    ManyTokens => ("토큰이 많아 숫자 대신 색으로 보여 줍니다.", "Many tokens: shown as colour instead of numbers."),
+}
+
+impl fmt::Display for Lang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_has_both_languages() {
+        for &k in Key::ALL {
+            for lang in [Lang::Ko, Lang::En] {
+                assert!(!k.text(lang).trim().is_empty(), "{k:?} in {lang}");
+            }
+        }
+    }
+
+    #[test]
+    fn korean_strings_are_korean() {
+        // keys that are symbols in both languages are fine; prose must differ
+        let prose = [
+            Key::Tagline,
+            Key::InputLabel,
+            Key::SelectedHeadHelp,
+            Key::CompareHelp,
+        ];
+        for k in prose {
+            assert_ne!(k.text(Lang::Ko), k.text(Lang::En));
+            assert!(k.text(Lang::Ko).chars().any(|c| ('가'..='힣').contains(&c)));
+        }
+    }
+
+    #[test]
+    fn browser_language_picks_the_interface_language() {
+        assert_eq!(Lang::from_tag("ko-KR"), Lang::Ko);
+        assert_eq!(Lang::from_tag("KO"), Lang::Ko);
+        assert_eq!(Lang::from_tag("en-US"), Lang::En);
+        assert_eq!(Lang::from_tag(""), Lang::En);
+        assert_eq!(Lang::Ko.other(), Lang::En);
+    }
+}

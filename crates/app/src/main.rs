@@ -1,0 +1,6 @@
+fn main() {
+    #[cfg(target_arch = "wasm32")]
+    yew::Renderer::<attnlab_app::App>::new().render();
+    #[cfg(not(target_arch = "wasm32"))]
+    eprintln!("attnlab-app runs in the browser: `./scripts/serve.sh` builds and serves it");
+}

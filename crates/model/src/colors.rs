@@ -1,0 +1,92 @@
+//! Colour maps shared by every renderer of a Trace (the CLI's PNGs, the app's canvases).
+//! Both are perceptually ordered and colour-blind safe.
+
+/// Viridis sampled at nine stops: the sequential map for weights in [0, 1].
+const VIRIDIS: [[f32; 3]; 9] = [
+    [68.0, 1.0, 84.0],
+    [71.0, 44.0, 122.0],
+    [59.0, 81.0, 139.0],
+    [44.0, 113.0, 142.0],
+    [33.0, 144.0, 141.0],
+    [39.0, 173.0, 129.0],
+    [92.0, 200.0, 99.0],
+    [170.0, 220.0, 50.0],
+    [253.0, 231.0, 37.0],
+];
+
+/// ColorBrewer PuOr (purple ↔ orange through near-white): the diverging map for signed
+/// scores in [−1, 1].
+const PUOR: [[f32; 3]; 9] = [
+    [45.0, 0.0, 75.0],
+    [84.0, 39.0, 136.0],
+    [128.0, 115.0, 172.0],
+    [178.0, 171.0, 210.0],
+    [247.0, 247.0, 247.0],
+    [254.0, 184.0, 99.0],
+    [224.0, 130.0, 20.0],
+    [179.0, 88.0, 6.0],
+    [127.0, 59.0, 8.0],
+];
+
+fn sample(stops: &[[f32; 3]; 9], x: f32) -> [u8; 3] {
+    let x = x * 8.0;
+    let i = (x.floor() as usize).min(7);
+    let f = x - i as f32;
+    let c = |k: usize| (stops[i][k] + (stops[i + 1][k] - stops[i][k]) * f).round() as u8;
+    [c(0), c(1), c(2)]
+}
+
+/// Viridis at `x` ∈ [0, 1] (clamped; NaN maps to 0).
+pub fn viridis(x: f32) -> [u8; 3] {
+    sample(
+        &VIRIDIS,
+        if x.is_finite() {
+            x.clamp(0.0, 1.0)
+        } else {
+            0.0
+        },
+    )
+}
+
+/// PuOr at `x` ∈ [−1, 1] (clamped; NaN maps to the neutral middle): negative purple,
+/// positive orange.
+pub fn diverging(x: f32) -> [u8; 3] {
+    let x = if x.is_finite() {
+        x.clamp(-1.0, 1.0)
+    } else {
+        0.0
+    };
+    sample(&PUOR, (x + 1.0) / 2.0)
+}
+
+/// `[r, g, b]` as a CSS hex colour.
+pub fn css(c: [u8; 3]) -> String {
+    format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn viridis_ends_and_middle() {
+        assert_eq!(viridis(0.0), [68, 1, 84]);
+        assert_eq!(viridis(1.0), [253, 231, 37]);
+        assert_eq!(viridis(0.5), [33, 144, 141]);
+        assert_eq!(viridis(f32::NAN), viridis(0.0));
+        assert_eq!(viridis(7.0), viridis(1.0));
+    }
+
+    #[test]
+    fn diverging_is_neutral_at_zero_and_darkens_outwards() {
+        assert_eq!(diverging(0.0), [247, 247, 247]);
+        assert_eq!(diverging(-1.0), [45, 0, 75]);
+        assert_eq!(diverging(1.0), [127, 59, 8]);
+        let lum = |c: [u8; 3]| c.iter().map(|&v| v as u32).sum::<u32>();
+        for x in [0.25f32, 0.5, 0.75] {
+            assert!(lum(diverging(x + 0.25)) < lum(diverging(x)), "{x}");
+            assert!(lum(diverging(-x - 0.25)) < lum(diverging(-x)), "{x}");
+        }
+        assert_eq!(css(diverging(0.0)), "#f7f7f7");
+    }
+}

@@ -1,0 +1,205 @@
+// End-to-end tests of the app in real headless Chromium: once on WebGPU (SwiftShader), once
+// without WebGPU (the CPU path). Run by the README's test command after `trunk build --release`.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { ARTIFACTS, cliTrace, openApp, painted, parseShown, setText, settled } from './common.mjs';
+
+fs.mkdirSync(ARTIFACTS, { recursive: true });
+
+const LESSON = '나는 어제 산 커피를 오늘 마셨다';
+
+const tokenStrip = (page) =>
+  page.$$eval('#token-strip .tok .piece', (els) => els.map((e) => e.textContent));
+const headMapPixels = (page) => page.evaluate(() => document.querySelector('#head-map')?.toDataURL() ?? null);
+
+/** Moves the selected head's focused cell to (i, j) with the keyboard. */
+async function focusCell(page, i, j) {
+  await page.locator('#head-map').focus();
+  for (let step = 0; step < 400; step++) {
+    const at = await page.locator('#cell-readout').getAttribute('data-cell');
+    if (at === null) {
+      await page.keyboard.press('Home');
+      continue;
+    }
+    const [ci, cj] = at.split(',').map(Number);
+    if (ci === i && cj === j) return;
+    await page.keyboard.press(ci < i ? 'ArrowDown' : ci > i ? 'ArrowUp' : cj < j ? 'ArrowRight' : 'ArrowLeft');
+  }
+  throw new Error(`could not reach cell ${i},${j}`);
+}
+
+const readout = async (page) => {
+  const out = {};
+  for (const f of ['score', 'scaled', 'masked', 'weight']) {
+    out[f] = parseShown(await page.locator(`#cell-readout [data-field=${f}]`).textContent());
+  }
+  return out;
+};
+
+const close = (got, want, what) => {
+  const w = want === null ? -Infinity : want;
+  if (w === -Infinity || got === -Infinity) {
+    assert.equal(got, w, what);
+    return;
+  }
+  // the page prints 4 decimals; GPU and CPU agree within 1e-4 + 1e-3·|x|
+  assert.ok(Math.abs(got - w) <= 1.5e-4 + 1e-3 * Math.abs(w), `${what}: page ${got}, CLI ${w}`);
+};
+
+/** Checks that the numbers the page shows for cells of head (l, h) equal `attnlab trace`. */
+async function cellsMatchCli(page, l, h, cells) {
+  await page.locator(`[data-head="${l}.${h}"]`).click();
+  const text = await page.locator('#text').inputValue();
+  const cli = cliTrace(text, l, h).heads[0];
+  for (const [i, j] of cells) {
+    await focusCell(page, i, j);
+    const got = await readout(page);
+    close(got.score, cli.scores[i][j], `QKᵀ[${i},${j}]`);
+    close(got.scaled, cli.scaled[i][j], `scaled[${i},${j}]`);
+    close(got.masked, cli.masked[i][j], `masked[${i},${j}]`);
+    close(got.weight, cli.weights[i][j], `weight[${i},${j}]`);
+  }
+  // the token strip shows the CLI's tokens
+  const cliTokens = cliTrace(text, l, h).tokens.map((t) => t.display);
+  assert.deepEqual(await tokenStrip(page), cliTokens);
+}
+
+/** Types `text` one key at a time; after every key the strip and the heatmap must change. */
+async function typeAndWatch(page, text) {
+  let strip = await tokenStrip(page);
+  let pixels = await headMapPixels(page);
+  for (const ch of text) {
+    await page.keyboard.type(ch);
+    const p = await settled(page);
+    const nowStrip = await tokenStrip(page);
+    const nowPixels = await headMapPixels(page);
+    assert.equal(nowStrip.length, p.tokens, 'the strip shows the tokens that were run');
+    assert.notDeepEqual(nowStrip, strip, `token strip unchanged after typing ${JSON.stringify(ch)}`);
+    assert.notEqual(nowPixels, pixels, `heatmap unchanged after typing ${JSON.stringify(ch)}`);
+    strip = nowStrip;
+    pixels = nowPixels;
+  }
+}
+
+/** A Hangul syllable typed through an IME: jamo composition, then commit. */
+async function composeHangul(page, cdp, steps, committed) {
+  const before = await painted(page);
+  const logBefore = await page.evaluate(() => window.__attnlab.log.length);
+  for (const s of steps) {
+    await cdp.send('Input.imeSetComposition', { text: s, selectionStart: s.length, selectionEnd: s.length });
+  }
+  await page.waitForTimeout(400);
+  const composing = await page.locator('#text').inputValue();
+  assert.ok(composing.endsWith(steps.at(-1)), `the IME shows ${steps.at(-1)} while composing: ${composing}`);
+  const during = await page.evaluate(() => window.__attnlab.log.length);
+  assert.equal(during, logBefore, 'nothing is recomputed while a syllable is being composed');
+  assert.equal((await painted(page)).generation, before.generation);
+  await cdp.send('Input.insertText', { text: committed });
+  const p = await settled(page);
+  assert.ok(p.text.endsWith(committed), `committed ${committed}: ${p.text}`);
+}
+
+async function flow(page, context, backend) {
+  // the badge names the backend
+  const badge = await page.locator('#backend').textContent();
+  assert.match(badge, backend === 'webgpu' ? /WebGPU/ : /CPU/);
+  assert.equal((await painted(page)).backend, backend);
+
+  // the lesson sentence is there at the start, with the CLI's tokens and numbers
+  assert.equal(await page.locator('#text').inputValue(), LESSON);
+  await cellsMatchCli(page, 1, 2, [[5, 2], [3, 3], [1, 4], [0, 0]]);
+
+  // English, one key at a time
+  await page.locator('#text').fill('');
+  await page.locator('#run-status').waitFor();
+  await page.locator('#text').focus();
+  await typeAndWatch(page, 'Which do you like');
+
+  // Korean typed with composition events (ㅋ → 커 → 커ㅍ → 커피)
+  const cdp = await context.newCDPSession(page);
+  await page.keyboard.type(' ');
+  await settled(page);
+  await composeHangul(page, cdp, ['ㅋ', '커'], '커');
+  await composeHangul(page, cdp, ['ㅍ', '피'], '피');
+  await typeAndWatch(page, '를');
+  await cellsMatchCli(page, 2, 1, [[4, 1], [2, 3]]);
+
+  // the τ slider changes the comparison (temperature panel only)
+  const entropy = (v) => page.locator(`[data-variant=${v}]`).getAttribute('data-mean-entropy');
+  const scaled0 = await entropy('scaled');
+  const temp0 = await entropy('temperature');
+  await page.locator('#tau').fill('0.2');
+  await page.waitForFunction((t0) => document.querySelector('[data-variant=temperature]').dataset.meanEntropy !== t0, temp0);
+  assert.ok(Number(await entropy('temperature')) < Number(temp0), 'a lower τ sharpens the weights');
+  assert.equal(await entropy('scaled'), scaled0);
+
+  // applying the variant to the whole model changes the prediction
+  const nextBefore = await page.locator('#next-last').textContent();
+  const gen = (await painted(page)).generation;
+  await page.locator('[data-variant=temperature] input[type=radio]').check();
+  await page.locator('#apply').check();
+  await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+  const nextAfter = await page.locator('#next-last').textContent();
+  assert.notEqual(nextAfter, nextBefore, 'the next-token list moved');
+  // …and the page's numbers equal the CLI run with the same options
+  const text = await page.locator('#text').inputValue();
+  const cli = cliTrace(text, 0, 0, ['--temperature', '0.2']);
+  const top = await page.$$eval('#next-last li', (ls) => ls.map((l) => Number(l.dataset.token)));
+  assert.equal(top[0], cli.next[0].id, 'the most likely next token equals the CLI (τ = 0.2)');
+  await page.locator('#apply').uncheck();
+  await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen + 1);
+
+  // the picked query token drives the weighted sum and a second next-token list
+  await page.locator('#token-strip .tok').first().click();
+  await page.locator('#next-query').waitFor();
+  assert.match(await page.locator('#formula').textContent(), /×V\(/);
+}
+
+for (const backend of ['webgpu', 'cpu']) {
+  describe(`the app on ${backend === 'webgpu' ? 'WebGPU' : 'the CPU (no WebGPU)'}`, () => {
+    let app;
+    before(async () => {
+      app = await openApp({ webgpu: backend === 'webgpu' });
+    });
+    after(async () => {
+      await app?.close();
+    });
+
+    test('typing English and Korean updates every view, with the CLI\'s numbers', async () => {
+      await flow(app.page, app.context, backend);
+      assert.deepEqual(app.errors.filter((e) => !/favicon/.test(e)), [], 'no errors in the console');
+    });
+
+    test('a screenshot at 1280×800, and no horizontal scrolling on a phone', async () => {
+      const { page } = app;
+      await setText(page, LESSON);
+      await page.screenshot({ path: path.join(ARTIFACTS, `attnlab-${backend}-1280x800.png`) });
+      await page.screenshot({ path: path.join(ARTIFACTS, `attnlab-${backend}-full.png`), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(300);
+      const overflow = await page.evaluate(() => document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth);
+      await page.screenshot({ path: path.join(ARTIFACTS, `attnlab-${backend}-390.png`), fullPage: true });
+      assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 390px`);
+      await page.setViewportSize({ width: 1280, height: 800 });
+    });
+
+    if (backend === 'webgpu') {
+      test('when the GPU is lost the next keystroke runs on the CPU with the same numbers', async () => {
+        const { page } = app;
+        await setText(page, '나는 어제');
+        await page.evaluate(() => window.__attnlab.loseGpu());
+        await page.locator('#text').focus();
+        await page.keyboard.press('End');
+        await page.keyboard.type(' 산');
+        const p = await settled(page);
+        assert.equal(p.backend, 'cpu');
+        assert.match(await page.locator('#backend').textContent(), /CPU/);
+        await page.locator('#notice').waitFor();
+        await cellsMatchCli(page, 3, 0, [[2, 1], [1, 1]]);
+      });
+    }
+  });
+}

@@ -1,0 +1,89 @@
+// Shared by the end-to-end tests and the benchmark: serve dist/, open the app in headless
+// Chromium, type and wait for the painted result, ask the native CLI for reference numbers.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { launch } from './browser.mjs';
+import { serve } from './server.mjs';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const DIST = process.env.ATTNLAB_DIST ?? path.join(ROOT, 'dist');
+export const ARTIFACTS = process.env.ATTNLAB_ARTIFACTS ?? path.join(ROOT, 'target', 'e2e');
+const TARGET = process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target');
+export const CLI = process.env.ATTNLAB_CLI ?? path.join(TARGET, 'debug', 'attnlab');
+
+/** Opens the app; resolves once the first result is painted. */
+export async function openApp({ webgpu = true, width = 1280, height = 800, lang = 'ko-KR', query = '' } = {}) {
+  if (!fs.existsSync(path.join(DIST, 'index.html'))) {
+    throw new Error(`${DIST}/index.html is missing: run \`trunk build --release\` first`);
+  }
+  const srv = await serve(DIST);
+  const { context, close } = await launch({ webgpu, width, height, lang });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  const started = Date.now();
+  await page.goto(srv.url + query);
+  await page.waitForFunction(() => window.__attnlab?.painted, null, { timeout: 180_000 });
+  const firstPaintMs = Date.now() - started;
+  return {
+    page,
+    context,
+    srv,
+    errors,
+    firstPaintMs,
+    close: async () => {
+      await close();
+      await srv.close();
+    },
+  };
+}
+
+/** The latest painted result ({ generation, text, tokens, latencyMs, forwardMs, … }). */
+export const painted = (page) => page.evaluate(() => ({ ...window.__attnlab.painted }));
+
+/** Waits until the page has painted a result for exactly the text box's current value. */
+export async function settled(page, timeout = 120_000) {
+  await page.waitForFunction(
+    () => window.__attnlab?.painted?.text === document.querySelector('#text').value,
+    null,
+    { timeout },
+  );
+  return painted(page);
+}
+
+/** Replaces the text box's content (one input event) and waits for its result. */
+export async function setText(page, text) {
+  await page.locator('#text').fill(text);
+  return settled(page);
+}
+
+/** The CLI's trace (JSON) for `text`, one head. */
+export function cliTrace(text, layer, head, extra = []) {
+  const out = execFileSync(
+    CLI,
+    ['--model', path.join(ROOT, 'assets', 'model'), 'trace', text, '--layer', String(layer), '--head', String(head), '--format', 'json', ...extra],
+    { encoding: 'utf8', maxBuffer: 64 << 20 },
+  );
+  return JSON.parse(out);
+}
+
+/** A number as the page prints it ("−0.1234", "−∞") → a JS number. */
+export function parseShown(s) {
+  const t = s.trim().replace(/−/g, '-');
+  if (t === '-∞') return -Infinity;
+  const x = Number(t);
+  if (Number.isNaN(x)) throw new Error(`not a number: ${JSON.stringify(s)}`);
+  return x;
+}
+
+export function quantile(xs, q) {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
+}
