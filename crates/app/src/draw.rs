@@ -158,7 +158,9 @@ pub fn heatmap(
         .and_then(|d| d.create_element("canvas").ok())
         .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
     if let Some(scratch) = scratch {
-        put_matrix(&scratch, n, n, weights, scale, |i, j| masked[i * n + j] == MASKED);
+        put_matrix(&scratch, n, n, weights, scale, |i, j| {
+            masked[i * n + j] == MASKED
+        });
         ctx.set_image_smoothing_enabled(false);
         let side = c * n as f64;
         let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&scratch, m, m, side, side);
