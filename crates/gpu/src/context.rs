@@ -37,6 +37,7 @@ pub struct Gpu {
 const KERNELS: &[(&str, &[bool])] = &[
     (crate::embed::NAME, crate::embed::WRITES),
     (crate::linear::NAME, crate::linear::WRITES),
+    (crate::linear_rows::NAME, crate::linear_rows::WRITES),
     (crate::split_heads::NAME, crate::split_heads::WRITES),
     (crate::qk_scores::NAME, crate::qk_scores::WRITES),
     (crate::scale_scores::NAME, crate::scale_scores::WRITES),
@@ -148,12 +149,18 @@ impl Gpu {
                 count: None,
             });
         }
-        let layout = self
-            .device
-            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(name),
-                entries: &entries,
-            });
+        // kernels with the same bindings share one layout, so a bind group made for one
+        // (e.g. `linear`) also serves the other (`linear_rows`)
+        let shared = self.kernels.values().find(|k| k.writes == writes);
+        let layout = match shared {
+            Some(k) => k.layout.clone(),
+            None => self
+                .device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some(name),
+                    entries: &entries,
+                }),
+        };
         let pl = self
             .device
             .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {

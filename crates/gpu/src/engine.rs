@@ -17,8 +17,8 @@ use bytemuck::Pod;
 use crate::context::{Gpu, SLOT};
 use crate::error::GpuError;
 use crate::{
-    ablate_heads, attn_v, causal_mask, concat_heads, embed, gelu, layernorm, linear, pack_heads,
-    qk_scores, residual_add, scale_scores, softmax_rows, split_heads,
+    ablate_heads, attn_v, causal_mask, concat_heads, embed, gelu, layernorm, linear, linear_rows,
+    pack_heads, qk_scores, residual_add, scale_scores, softmax_rows, split_heads,
 };
 
 /// Row-major activation buffers of one block, as indices into `GpuEngine::rows`.
@@ -109,6 +109,19 @@ fn bytes(v: &[f32]) -> &[u8] {
 
 fn div(a: usize, b: usize) -> u32 {
     a.div_ceil(b) as u32
+}
+
+/// The kernel and grid for a linear layer over `rows` rows and `cols` outputs: the per-row
+/// kernel for the few rows a keystroke adds, the tiled one otherwise.
+fn linear_kernel(rows: usize, cols: usize) -> (&'static str, [u32; 3]) {
+    if rows <= linear_rows::MAX_ROWS {
+        (
+            linear_rows::NAME,
+            [div(cols, 64), div(rows, linear_rows::MAX_ROWS), 1],
+        )
+    } else {
+        (linear::NAME, [div(cols, 16), div(rows, 16), 1])
+    }
 }
 
 /// One recorded dispatch.
@@ -580,12 +593,8 @@ impl GpuEngine {
                 plan.push(layernorm::NAME, bg, lnp(s), [n as u32, 1, 1]);
             }
             // Q, K, V = X·W_Q, X·W_K, X·W_V (fused), then per head
-            plan.push(
-                linear::NAME,
-                &b.qkv,
-                lin(d, 3 * d),
-                [div(3 * d, 16), div(n, 16), 1],
-            );
+            let (k, g) = linear_kernel(n, 3 * d);
+            plan.push(k, &b.qkv, lin(d, 3 * d), g);
             plan.push(
                 split_heads::NAME,
                 &b.split,
@@ -702,12 +711,8 @@ impl GpuEngine {
                 },
                 [div(n * d, 64), 1, 1],
             );
-            plan.push(
-                linear::NAME,
-                &b.proj,
-                lin(d, d),
-                [div(d, 16), div(n, 16), 1],
-            );
+            let (k, g) = linear_kernel(n, d);
+            plan.push(k, &b.proj, lin(d, d), g);
             plan.push(
                 residual_add::NAME,
                 &b.resid_1,
@@ -719,7 +724,8 @@ impl GpuEngine {
                 [div(n * d, 64), 1, 1],
             );
             plan.push(layernorm::NAME, &b.ln_mid, lnp(s), [n as u32, 1, 1]);
-            plan.push(linear::NAME, &b.fc, lin(d, f), [div(f, 16), div(n, 16), 1]);
+            let (k, g) = linear_kernel(n, f);
+            plan.push(k, &b.fc, lin(d, f), g);
             let mode = match c.activation_function {
                 Activation::GeluTanh => 0,
                 Activation::GeluErf => 1,
@@ -735,12 +741,8 @@ impl GpuEngine {
                 },
                 [div(n * f, 64), 1, 1],
             );
-            plan.push(
-                linear::NAME,
-                &b.fc_proj,
-                lin(f, d),
-                [div(d, 16), div(n, 16), 1],
-            );
+            let (k, g) = linear_kernel(n, d);
+            plan.push(k, &b.fc_proj, lin(f, d), g);
             plan.push(
                 residual_add::NAME,
                 &b.resid_2,
@@ -758,8 +760,9 @@ impl GpuEngine {
         if let Some(bg) = &self.ln_f_bind {
             plan.push(layernorm::NAME, bg, lnp(s), [n as u32, 1, 1]);
         }
+        let (k, g) = linear_kernel(n, v);
         plan.push(
-            linear::NAME,
+            k,
             &self.lm_head_bind,
             linear::Params {
                 row0: s32,
@@ -771,7 +774,7 @@ impl GpuEngine {
                 _pad0: 0,
                 _pad1: 0,
             },
-            [div(v, 16), div(n, 16), 1],
+            g,
         );
         plan.push(
             softmax_rows::NAME,

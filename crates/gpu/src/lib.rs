@@ -16,6 +16,7 @@ pub mod error;
 pub mod gelu;
 pub mod layernorm;
 pub mod linear;
+pub mod linear_rows;
 pub mod pack_heads;
 pub mod qk_scores;
 pub mod residual_add;

@@ -5,6 +5,10 @@ pub const ALL: &[(&str, &str)] = &[
     ("embed", include_str!("../../../shaders/embed.wgsl")),
     ("linear", include_str!("../../../shaders/linear.wgsl")),
     (
+        "linear_rows",
+        include_str!("../../../shaders/linear_rows.wgsl"),
+    ),
+    (
         "split_heads",
         include_str!("../../../shaders/split_heads.wgsl"),
     ),

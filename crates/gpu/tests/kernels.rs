@@ -177,7 +177,7 @@ fn layernorm_matches_cpu_reference() {
 }
 
 #[test]
-fn linear_matches_cpu_reference_including_the_transposed_lm_head() {
+fn linear_and_linear_rows_match_cpu_reference_including_the_transposed_lm_head() {
     let Some(g) = gpu() else { return };
     for (m, k, n, transposed) in [
         (1, 1, 1, false),
@@ -203,20 +203,29 @@ fn linear_matches_cpu_reference_including_the_transposed_lm_head() {
             has_bias: !transposed as u32,
             ..Default::default()
         };
-        let got = run(
-            &g,
-            "linear",
-            bytes_of(&p),
-            &[f(&x), f(&w), f(&b), f(&vec![0.0; m * n])],
-            [n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1],
-        );
-        assert_close(
-            &format!("linear {m}×{k}×{n}"),
-            &got[0][..m * n],
-            &want,
-            ATOL,
-            RTOL,
-        );
+        // the tiled kernel, and the per-row one the engine uses for a keystroke's few rows
+        for (kernel, groups) in [
+            ("linear", [n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1]),
+            (
+                "linear_rows",
+                [n.div_ceil(64) as u32, m.div_ceil(8) as u32, 1],
+            ),
+        ] {
+            let got = run(
+                &g,
+                kernel,
+                bytes_of(&p),
+                &[f(&x), f(&w), f(&b), f(&vec![0.0; m * n])],
+                groups,
+            );
+            assert_close(
+                &format!("{kernel} {m}×{k}×{n}"),
+                &got[0][..m * n],
+                &want,
+                ATOL,
+                RTOL,
+            );
+        }
     }
 }
 
