@@ -20,7 +20,7 @@ use crate::components::steps::Steps;
 use crate::components::text_input::TextInput;
 use crate::components::token_strip::TokenStrip;
 use crate::components::weighted_sum::WeightedSum;
-use crate::components::{Labels, TraceRef};
+use crate::components::{HeadSel, Labels, TraceRef};
 use crate::dom::{self, now};
 use crate::i18n::{Key, Lang};
 use crate::runner::{Outcome, Runner};
@@ -273,6 +273,12 @@ pub fn App() -> Html {
             ));
             let q = state.query_index().unwrap_or(0);
             let (l, h) = (state.layer, state.head);
+            let sel = HeadSel {
+                trace: trace.clone(),
+                labels: labels.clone(),
+                layer: l,
+                head: h,
+            };
             html! {
                 <>
                     <TokenStrip {lang} tokens={s.tokens.clone()} {dropped} query={Some(q)}
@@ -280,17 +286,17 @@ pub fn App() -> Html {
                     <div class="grid two">
                         <HeadsGrid {lang} trace={trace.clone()} selected={(l, h)}
                             on_select={send(&state, |(l, h)| Action::SelectHead(l, h))} />
-                        <HeadMap {lang} trace={trace.clone()} labels={labels.clone()} layer={l} head={h}
+                        <HeadMap {lang} sel={sel.clone()}
                             cell={state.cell} on_cell={send(&state, Action::FocusCell)} />
                     </div>
                     <Legend {lang} />
-                    <Steps {lang} trace={trace.clone()} labels={labels.clone()} layer={l} head={h} />
-                    <SoftmaxCompare {lang} trace={trace.clone()} labels={labels.clone()} layer={l} head={h}
+                    <Steps {lang} sel={sel.clone()} />
+                    <SoftmaxCompare {lang} sel={sel.clone()}
                         variant={state.variant} tau={state.tau} apply={state.apply} mask={state.mask} query={q}
                         on_variant={send(&state, Action::SetVariant)} on_tau={send(&state, Action::SetTau)}
                         on_apply={send(&state, Action::SetApply)} on_mask={send(&state, Action::SetMask)} />
                     <div class="grid two">
-                        <WeightedSum {lang} trace={trace.clone()} labels={labels.clone()} layer={l} head={h}
+                        <WeightedSum {lang} sel={sel.clone()}
                             query={q} on_query={send(&state, Action::SelectQuery)} />
                         <NextToken {lang} trace={trace} vocab={(*vocab).clone()} {labels} query={q} />
                     </div>

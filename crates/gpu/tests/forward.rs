@@ -136,9 +136,19 @@ fn incremental_gpu_forward_equals_full() {
             &forward(&m, &x[..n], &o).unwrap(),
         );
     }
-    // an edit in the middle, other options, or the mask off: a full forward
+    // the last token replaced, a deletion, an edit in the middle: the shared start is reused
+    let mut middle = x[..30].to_vec();
+    middle[12] = 2;
+    let mut last = x[..31].to_vec();
+    last[30] = 3;
+    for tokens in [middle, x[..28].to_vec(), last] {
+        let g = pollster::block_on(e.forward(&tokens, &o)).unwrap();
+        assert!(e.last_was_incremental(), "{tokens:?}");
+        assert_trace_close("shared start", &g, &forward(&m, &tokens, &o).unwrap());
+    }
+    // an edit of the first token, other options, or the mask off: a full forward
     let mut edited = x[..20].to_vec();
-    edited[3] = 1;
+    edited[0] = 1;
     for (tokens, opts) in [
         (edited.clone(), o.clone()),
         (x[..30].to_vec(), AttentionOptions::default()),

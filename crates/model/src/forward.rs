@@ -1,8 +1,10 @@
 //! The CPU reference forward pass: embed → blocks → (ln_f) → logits, recording a `Trace`.
 //!
-//! `forward_incremental` reuses a previous Trace when the new tokens extend the old ones:
-//! with the causal mask on, rows of earlier positions cannot change, so only the new rows
-//! (and the new key columns of the raw and scaled scores) are computed.
+//! `forward_incremental` reuses a previous Trace for the tokens the new input shares with it
+//! at the start: with the causal mask on, a row depends only on the tokens up to its own
+//! position, so only the rows from the first changed token on (and the changed key columns
+//! of the raw and scaled scores) are computed. Typing at the end, even when the last token
+//! changes (BPE merges), and deleting at the end both stay incremental.
 
 use crate::config::{Config, LnPlacement};
 use crate::cpu::{self, MASKED};
@@ -42,8 +44,8 @@ pub fn forward(model: &Model, tokens: &[u32], opts: &AttentionOptions) -> Result
     Ok(forward_from(model, run, dropped, opts, None))
 }
 
-/// Like `forward`, but reuses `prev` when `tokens` extends `prev.tokens` with the same
-/// options, the causal mask on and nothing dropped; otherwise a full forward.
+/// Like `forward`, but reuses the rows of `prev` that `tokens` shares with it at the start
+/// (same options, causal mask on, nothing dropped); otherwise a full forward.
 /// Returns the trace and whether the cache was used.
 pub fn forward_incremental(
     model: &Model,
@@ -52,17 +54,19 @@ pub fn forward_incremental(
     opts: &AttentionOptions,
 ) -> Result<(Trace, bool)> {
     let (run, dropped) = prepare(&model.config, tokens, opts)?;
-    let reusable =
-        prev.filter(|p| reusable_prefix(&p.tokens, &p.options, run, dropped, opts).is_some());
+    let reuse = prev
+        .and_then(|p| reusable_prefix(&p.tokens, &p.options, run, dropped, opts).map(|s| (p, s)));
     Ok((
-        forward_from(model, run, dropped, opts, reusable),
-        reusable.is_some(),
+        forward_from(model, run, dropped, opts, reuse),
+        reuse.is_some(),
     ))
 }
 
 /// How many rows of an earlier forward over `prev` (with `prev_opts`) are still valid rows
-/// of a forward over `run`: all of them when `run` extends `prev` with the same options, the
-/// causal mask on and nothing dropped (later tokens cannot change earlier rows); else `None`.
+/// of a forward over `run`: those of the tokens both share at the start (at most all but
+/// the last row of `run`, so at least one row is computed), when the options are the same,
+/// the causal mask is on (later tokens cannot change earlier rows) and nothing is dropped
+/// (positions are unchanged); `None` when no row can be reused.
 pub fn reusable_prefix(
     prev: &[u32],
     prev_opts: &AttentionOptions,
@@ -70,52 +74,60 @@ pub fn reusable_prefix(
     dropped: usize,
     opts: &AttentionOptions,
 ) -> Option<usize> {
-    (opts.causal_mask
-        && dropped == 0
-        && prev_opts == opts
-        && !prev.is_empty()
-        && prev.len() < run.len()
-        && run.starts_with(prev))
-    .then_some(prev.len())
+    if !(opts.causal_mask && dropped == 0 && prev_opts == opts) {
+        return None;
+    }
+    let common = prev.iter().zip(run).take_while(|(a, b)| a == b).count();
+    let s = common.min(run.len().saturating_sub(1));
+    (s > 0).then_some(s)
 }
 
-/// A (rows, T, width) block of per-head rows, re-laid-out from `old` (rows of length
-/// `old_t`·… ) into a fresh buffer for `t` positions, keeping the first `keep` rows.
-fn grow_heads(old: &[f32], h: usize, old_t: usize, t: usize, width: usize) -> Vec<f32> {
+/// (H, T, width) per-head rows re-laid-out from `old` (H, old_t, width) for `t` positions,
+/// keeping each head's first `keep` rows.
+fn reuse_heads(
+    old: &[f32],
+    h: usize,
+    old_t: usize,
+    keep: usize,
+    t: usize,
+    width: usize,
+) -> Vec<f32> {
     let mut out = vec![0.0; h * t * width];
     for hh in 0..h {
-        out[hh * t * width..][..old_t * width]
-            .copy_from_slice(&old[hh * old_t * width..][..old_t * width]);
+        out[hh * t * width..][..keep * width]
+            .copy_from_slice(&old[hh * old_t * width..][..keep * width]);
     }
     out
 }
 
-/// (H, T, T) matrices: old (H, T0, T0) rows copied into the top-left corner.
-fn grow_square(old: &[f32], h: usize, old_t: usize, t: usize, fill: f32) -> Vec<f32> {
+/// (H, T, T) matrices: the top-left `keep`×`keep` corner of each old (H, old_t, old_t)
+/// matrix, the rest `fill`.
+fn reuse_square(old: &[f32], h: usize, old_t: usize, keep: usize, t: usize, fill: f32) -> Vec<f32> {
     let mut out = vec![fill; h * t * t];
     for hh in 0..h {
-        for i in 0..old_t {
-            out[(hh * t + i) * t..][..old_t]
-                .copy_from_slice(&old[(hh * old_t + i) * old_t..][..old_t]);
+        for i in 0..keep {
+            out[(hh * t + i) * t..][..keep]
+                .copy_from_slice(&old[(hh * old_t + i) * old_t..][..keep]);
         }
     }
     out
 }
 
-/// Row-major (T, W) buffer keeping the first rows of `old`.
-fn grow_rows(old: &[f32], t: usize, width: usize) -> Vec<f32> {
+/// A row-major (T, W) buffer keeping the first `keep` rows of `old`.
+fn reuse_rows(old: &[f32], keep: usize, t: usize, width: usize) -> Vec<f32> {
     let mut out = vec![0.0; t * width];
-    out[..old.len()].copy_from_slice(old);
+    out[..keep * width].copy_from_slice(&old[..keep * width]);
     out
 }
 
-/// The forward pass over rows `s..T`, where `s` is the length of `prev` (0 without one).
+/// The forward pass over rows `s..T`, reusing rows `..s` of `prev` when given as
+/// `Some((prev, s))` (s = 0 without one).
 fn forward_from(
     model: &Model,
     tokens: &[u32],
     dropped: usize,
     opts: &AttentionOptions,
-    prev: Option<&Trace>,
+    reuse: Option<(&Trace, usize)>,
 ) -> Trace {
     let c = &model.config;
     let w = &model.weights;
@@ -127,14 +139,16 @@ fn forward_from(
         c.d_ff(),
         c.vocab_size,
     );
-    let s = prev.map_or(0, |p| p.dims.t); // first new row
+    let (prev, s) = (reuse.map(|(p, _)| p), reuse.map_or(0, |(_, s)| s)); // s: first new row
+    let old_t = prev.map_or(0, |p| p.dims.t);
     let n = t - s; // new rows
     let eps = c.layer_norm_epsilon;
     let scale = opts.scale_factor(dk);
     let post = c.ln_placement == LnPlacement::Post;
 
     // embed: token + position, new rows only
-    let mut embedding = prev.map_or_else(|| vec![0.0; t * d], |p| grow_rows(&p.embedding, t, d));
+    let mut embedding =
+        prev.map_or_else(|| vec![0.0; t * d], |p| reuse_rows(&p.embedding, s, t, d));
     cpu::embed(&w.wte, &w.wpe, &tokens[s..], s, d, &mut embedding[s * d..]);
 
     let mut layers = Vec::with_capacity(c.n_layer);
@@ -143,7 +157,7 @@ fn forward_from(
     for (li, lw) in w.layers.iter().enumerate() {
         let pl = prev.map(|p| &p.layers[li]);
         let grow = |f: fn(&LayerTrace) -> &Vec<f32>, width: usize| {
-            pl.map_or_else(|| vec![0.0; t * width], |p| grow_rows(f(p), t, width))
+            pl.map_or_else(|| vec![0.0; t * width], |p| reuse_rows(f(p), s, t, width))
         };
         // the residual stream entering the block: the previous block's output
         let input = layers
@@ -175,7 +189,10 @@ fn forward_from(
             &mut qkv,
         );
         let heads = |p: Option<&Vec<f32>>| {
-            p.map_or_else(|| vec![0.0; h * t * dk], |old| grow_heads(old, h, s, t, dk))
+            p.map_or_else(
+                || vec![0.0; h * t * dk],
+                |old| reuse_heads(old, h, old_t, s, t, dk),
+            )
         };
         let (mut q, mut k, mut vv) = (
             heads(pl.map(|l| &l.q)),
@@ -195,7 +212,7 @@ fn forward_from(
         let square = |p: Option<&Vec<f32>>, fill: f32| {
             p.map_or_else(
                 || vec![fill; h * t * t],
-                |old| grow_square(old, h, s, t, fill),
+                |old| reuse_square(old, h, old_t, s, t, fill),
             )
         };
         let mut scores = square(pl.map(|l| &l.scores), 0.0);
@@ -369,14 +386,14 @@ fn forward_from(
     let ln_f = w.ln_f.as_ref().map(|(g, b)| {
         let mut out = prev
             .and_then(|p| p.ln_f.as_ref())
-            .map_or_else(|| vec![0.0; t * d], |o| grow_rows(o, t, d));
+            .map_or_else(|| vec![0.0; t * d], |o| reuse_rows(o, s, t, d));
         cpu::layernorm(&x[s * d..], g, b, d, eps, &mut out[s * d..]);
         out
     });
     let last = ln_f.as_ref().unwrap_or(x);
 
     // logits = h · wteᵀ (tied lm head), then softmax
-    let mut logits = prev.map_or_else(|| vec![0.0; t * v], |p| grow_rows(&p.logits, t, v));
+    let mut logits = prev.map_or_else(|| vec![0.0; t * v], |p| reuse_rows(&p.logits, s, t, v));
     cpu::matmul_into(
         &last[s * d..],
         &w.wte,
@@ -387,7 +404,7 @@ fn forward_from(
         &mut logits[s * v..],
         0.0,
     );
-    let mut probs = prev.map_or_else(|| vec![0.0; t * v], |p| grow_rows(&p.probs, t, v));
+    let mut probs = prev.map_or_else(|| vec![0.0; t * v], |p| reuse_rows(&p.probs, s, t, v));
     cpu::softmax_rows(&logits[s * v..], v, 1.0, &mut probs[s * v..]);
 
     Trace {

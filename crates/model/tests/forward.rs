@@ -313,6 +313,35 @@ fn incremental_forward_equals_full_forward() {
 }
 
 #[test]
+fn incremental_forward_reuses_the_shared_start_after_any_edit() {
+    // BPE often replaces the last token as the user types; deleting shortens the input; an
+    // edit in the middle keeps the rows before it. Each must equal the full forward.
+    for ln in [LnPlacement::Pre, LnPlacement::Post] {
+        let m = random_model(&config(ln), 13, 1.0);
+        let x = ids(24, 8);
+        let o = AttentionOptions::default();
+        let replaced_last: Vec<u32> = [&x[..9], &[3, 1][..]].concat();
+        let middle: Vec<u32> = [&x[..4], &[7][..], &x[5..12]].concat();
+        let cases: [(&[u32], &[u32], usize); 5] = [
+            (&x[..10], &replaced_last, 9), // the last token changed, one more came
+            (&x[..10], &x[..7], 6),        // deleted at the end: rows up to the new last kept
+            (&x[..12], &middle, 4),        // an edit at position 4
+            (&x[..10], &x[..10], 9),       // the same input: only the last row is recomputed
+            (&x[..3], &x[..24], 3),        // a long append
+        ];
+        for (before, after, shared) in cases {
+            let prev = forward(&m, before, &o).unwrap();
+            let (inc, reused) = forward_incremental(&m, Some(&prev), after, &o).unwrap();
+            assert!(reused, "{before:?} → {after:?} shares {shared} rows");
+            let full = forward(&m, after, &o).unwrap();
+            for ((name, a), (_, b)) in inc.fields().into_iter().zip(full.fields()) {
+                assert_close(a, b, &format!("{ln:?} {before:?} → {after:?} {name}"));
+            }
+        }
+    }
+}
+
+#[test]
 fn incremental_falls_back_when_it_must() {
     let m = random_model(&config(LnPlacement::Pre), 12, 1.0);
     let x = ids(26, 7);
@@ -325,7 +354,7 @@ fn incremental_falls_back_when_it_must() {
     let edited: Vec<u32> = [&[9][..], &x[1..8]].concat();
     let cases: [(&[u32], &AttentionOptions); 4] = [
         (&x[..8], &no_mask), // mask off: every row changes
-        (&edited, &d),       // an edit, not an append
+        (&edited, &d),       // the first token changed: nothing is shared
         (&x[..26], &d),      // context overflow shifts positions
         (
             &x[..8],

@@ -6,7 +6,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, HtmlElement};
 use yew::prelude::*;
 
-use super::{Labels, TraceRef};
+use super::HeadSel;
 use crate::compare::fmt_num;
 use crate::draw::{heatmap, Layout};
 use crate::i18n::{Key, Lang};
@@ -14,11 +14,8 @@ use crate::i18n::{Key, Lang};
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub lang: Lang,
-    pub trace: TraceRef,
-    /// Labels of the run's tokens (T).
-    pub labels: Labels,
-    pub layer: usize,
-    pub head: usize,
+    /// The head shown, in the trace shown.
+    pub sel: HeadSel,
     pub cell: Option<(usize, usize)>,
     pub on_cell: Callback<Option<(usize, usize)>>,
 }
@@ -52,20 +49,13 @@ pub fn HeadMap(props: &Props) -> Html {
     let node = use_node_ref();
     let layout = use_mut_ref(|| Layout::new(400.0, 1));
     let resized = use_resize();
-    let t = props.trace.0.dims.t;
+    let t = props.sel.trace.0.dims.t;
     {
         let node = node.clone();
         let layout = layout.clone();
         use_effect_with(
-            (
-                props.trace.clone(),
-                props.labels.clone(),
-                props.layer,
-                props.head,
-                props.cell,
-                resized,
-            ),
-            move |(tr, labels, l, h, cell, _)| {
+            (props.sel.clone(), props.cell, resized),
+            move |(sel, cell, _)| {
                 let Some(canvas) = node.cast::<HtmlCanvasElement>() else {
                     return;
                 };
@@ -75,10 +65,10 @@ pub fn HeadMap(props: &Props) -> Html {
                     .filter(|w| *w > 0.0)
                     .unwrap_or(480.0)
                     .min(640.0);
-                let hv = tr.0.head(*l, *h);
+                let hv = sel.view();
                 let lay = Layout::new(width, hv.t);
                 *layout.borrow_mut() = lay;
-                heatmap(&canvas, lay, hv.weights, hv.masked, &labels.0, *cell);
+                heatmap(&canvas, lay, hv.weights, hv.masked, &sel.labels.0, *cell);
                 // the geometry, for tests that point at a cell
                 let _ = canvas.set_attribute("data-margin", &lay.margin.to_string());
                 let _ = canvas.set_attribute("data-cell-size", &lay.cell.to_string());
@@ -139,15 +129,15 @@ pub fn HeadMap(props: &Props) -> Html {
             }
         })
     };
-    let hv = props.trace.0.head(props.layer, props.head);
+    let hv = props.sel.view();
     let readout = match props.cell.filter(|&(i, j)| i < t && j < t) {
         Some((i, j)) => {
             let e = i * t + j;
             let masked = hv.masked[e] == attnlab_model::cpu::MASKED;
             html! {
                 <dl id="cell-readout" class="readout" data-cell={format!("{i},{j}")}>
-                    <div><dt>{ Key::Query.text(lang) }</dt><dd>{ format!("{i} {}", props.labels.get(i)) }</dd></div>
-                    <div><dt>{ Key::KeyToken.text(lang) }</dt><dd>{ format!("{j} {}", props.labels.get(j)) }</dd></div>
+                    <div><dt>{ Key::Query.text(lang) }</dt><dd>{ format!("{i} {}", props.sel.labels.get(i)) }</dd></div>
+                    <div><dt>{ Key::KeyToken.text(lang) }</dt><dd>{ format!("{j} {}", props.sel.labels.get(j)) }</dd></div>
                     <div><dt>{ Key::RawScore.text(lang) }</dt><dd data-field="score">{ fmt_num(hv.scores[e]) }</dd></div>
                     <div><dt>{ Key::Scaled.text(lang) }</dt><dd data-field="scaled">{ fmt_num(hv.scaled[e]) }</dd></div>
                     <div><dt>{ Key::Masked.text(lang) }</dt><dd data-field="masked">{ fmt_num(hv.masked[e]) }</dd></div>
@@ -164,9 +154,9 @@ pub fn HeadMap(props: &Props) -> Html {
         "{} — {} {} · {} {}",
         Key::SelectedHead.text(lang),
         Key::Layer.text(lang),
-        props.layer,
+        props.sel.layer,
         Key::Head.text(lang),
-        props.head
+        props.sel.head
     );
     html! {
         <section class="card head-card" aria-labelledby="head-h">

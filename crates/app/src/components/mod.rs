@@ -43,6 +43,22 @@ impl Labels {
     }
 }
 
+/// The head the detail views look at, in the trace on screen, with the run's token labels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeadSel {
+    pub trace: TraceRef,
+    /// Display strings of the tokens run (T).
+    pub labels: Labels,
+    pub layer: usize,
+    pub head: usize,
+}
+
+impl HeadSel {
+    pub fn view(&self) -> attnlab_model::HeadView<'_> {
+        self.trace.0.head(self.layer, self.head)
+    }
+}
+
 /// A shared matrix of numbers, equal only to itself.
 #[derive(Clone, Debug)]
 pub struct Floats(pub Rc<Vec<f32>>);

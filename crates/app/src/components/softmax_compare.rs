@@ -9,7 +9,7 @@ use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use super::matrix::MatrixCanvas;
-use super::{Floats, Labels, TraceRef};
+use super::{Floats, HeadSel};
 use crate::compare::{variant_weights, Variant};
 use crate::draw::Scale;
 use crate::i18n::{Key, Lang};
@@ -18,10 +18,8 @@ use crate::state::{TAU_MAX, TAU_MIN};
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub lang: Lang,
-    pub trace: TraceRef,
-    pub labels: Labels,
-    pub layer: usize,
-    pub head: usize,
+    /// The head shown, in the trace shown.
+    pub sel: HeadSel,
     pub variant: Variant,
     pub tau: f32,
     pub apply: bool,
@@ -42,23 +40,17 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
     let lang = props.lang;
     let t = |k: Key| k.text(lang);
     let results = use_memo(
-        (
-            props.trace.clone(),
-            props.layer,
-            props.head,
-            props.tau.to_bits(),
-            props.mask,
-        ),
-        |(tr, l, h, tau, mask)| {
-            let hv = tr.0.head(*l, *h);
+        (props.sel.clone(), props.tau.to_bits(), props.mask),
+        |(sel, tau, mask)| {
+            let hv = sel.view();
             Variant::ALL.map(|v| {
                 let w = variant_weights(hv.scores, hv.t, hv.d_k, v, f32::from_bits(*tau), *mask);
                 (Floats(Rc::new(w.weights.clone())), Rc::new(w))
             })
         },
     );
-    let n = props.trace.0.dims.t;
-    let d_k = props.trace.0.dims.d_k;
+    let n = props.sel.trace.0.dims.t;
+    let d_k = props.sel.trace.0.dims.d_k;
     let q = props.query.min(n - 1);
     let panels = Variant::ALL.iter().zip(results.iter()).map(|(&v, (floats, w))| {
         let name = match v {
@@ -79,7 +71,7 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
         let rows = (0..n).map(|i| {
             html! {
                 <tr class={classes!((i == q).then_some("current"))}>
-                    <th scope="row">{ props.labels.get(i).to_string() }</th>
+                    <th scope="row">{ props.sel.labels.get(i).to_string() }</th>
                     <td>{ format!("{:.3}", w.entropy[i].abs()) }</td>
                     <td>{ format!("{:.3}", w.max[i]) }</td>
                 </tr>
@@ -98,7 +90,7 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
                 <MatrixCanvas values={floats.clone()} rows={n} cols={n} scale={Scale::Weights { max: 1.0 }}
                     label={label} />
                 <p class="stat">{ format!("{} {:.3} · {} ({}) {:.3} / {:.3}", t(Key::MeanEntropy), w.mean_entropy().abs(),
-                    t(Key::Row), props.labels.get(q), w.entropy[q].abs(), w.max[q]) }</p>
+                    t(Key::Row), props.sel.labels.get(q), w.entropy[q].abs(), w.max[q]) }</p>
                 <div class="rows-scroll">
                     <table class="row-stats">
                         <thead><tr><th scope="col">{ t(Key::Row) }</th><th scope="col">{ t(Key::Entropy) }</th>

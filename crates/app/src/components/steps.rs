@@ -6,7 +6,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use super::matrix::{MatrixCanvas, MatrixTable};
-use super::{Floats, Labels, TraceRef};
+use super::{Floats, HeadSel, Labels};
 use crate::draw::Scale;
 use crate::i18n::{Key, Lang};
 
@@ -18,34 +18,29 @@ const OUT_DIMS: usize = 8;
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub lang: Lang,
-    pub trace: TraceRef,
-    pub labels: Labels,
-    pub layer: usize,
-    pub head: usize,
+    /// The head shown, in the trace shown.
+    pub sel: HeadSel,
 }
 
 #[function_component]
 pub fn Steps(props: &Props) -> Html {
     let lang = props.lang;
-    let mats = use_memo(
-        (props.trace.clone(), props.layer, props.head),
-        |(tr, l, h)| {
-            let hv = tr.0.head(*l, *h);
-            let cols = hv.d_k.min(OUT_DIMS);
-            let out: Vec<f32> = hv
-                .head_out
-                .chunks(hv.d_k)
-                .flat_map(|r| r[..cols].to_vec())
-                .collect();
-            let f = |v: &[f32]| Floats(Rc::new(v.to_vec()));
-            (
-                hv.t,
-                cols,
-                [f(hv.scores), f(hv.scaled), f(hv.masked), f(hv.weights)],
-                Floats(Rc::new(out)),
-            )
-        },
-    );
+    let mats = use_memo(props.sel.clone(), |sel| {
+        let hv = sel.view();
+        let cols = hv.d_k.min(OUT_DIMS);
+        let out: Vec<f32> = hv
+            .head_out
+            .chunks(hv.d_k)
+            .flat_map(|r| r[..cols].to_vec())
+            .collect();
+        let f = |v: &[f32]| Floats(Rc::new(v.to_vec()));
+        (
+            hv.t,
+            cols,
+            [f(hv.scores), f(hv.scaled), f(hv.masked), f(hv.weights)],
+            Floats(Rc::new(out)),
+        )
+    });
     let (t, cols, ref steps, ref out) = *mats;
     let names = [
         Key::StepScores,
@@ -68,7 +63,7 @@ pub fn Steps(props: &Props) -> Html {
                 <figcaption>{ caption }</figcaption>
                 if numbers {
                     <MatrixTable values={values.clone()} rows={t} cols={c} scale={scale}
-                        row_labels={props.labels.clone()} col_labels={col_labels} caption={caption} />
+                        row_labels={props.sel.labels.clone()} col_labels={col_labels} caption={caption} />
                 } else {
                     <MatrixCanvas values={values.clone()} rows={t} cols={c} scale={scale} label={caption} />
                 }
@@ -81,7 +76,7 @@ pub fn Steps(props: &Props) -> Html {
             <p class="help">{ Key::StepsHelp.text(lang) }</p>
             if !numbers { <p class="help">{ Key::ManyTokens.text(lang) }</p> }
             <div class={classes!("steps", numbers.then_some("numbers"))}>
-                { for (0..4).map(|k| panel(names[k], &steps[k], scales[k], t, Some(props.labels.clone()))) }
+                { for (0..4).map(|k| panel(names[k], &steps[k], scales[k], t, Some(props.sel.labels.clone()))) }
                 { panel(Key::StepOutput, out, Scale::signed_for(&out.0), cols, Some(dims)) }
             </div>
         </section>
