@@ -186,6 +186,46 @@ for (const backend of ['webgpu', 'cpu']) {
       await page.setViewportSize({ width: 1280, height: 800 });
     });
 
+    test('tokens past the context are dropped from the start and flagged', async () => {
+      const { page } = app;
+      const long = Array.from({ length: 60 }, (_, i) => `문장 ${i} coffee`).join(' ');
+      const p = await setText(page, long);
+      assert.equal(p.tokens, 128, 'the run is the last n_positions tokens');
+      const all = await page.locator('#token-strip .tok').count();
+      const dropped = await page.locator('#token-strip .tok.dropped').count();
+      assert.ok(dropped > 0 && all - dropped === 128, `${dropped} of ${all} flagged`);
+      assert.match(await page.locator('.tokens-card .warn').textContent(), new RegExp(String(dropped)));
+      await setText(page, LESSON);
+      assert.equal(await page.locator('#token-strip .tok.dropped').count(), 0);
+    });
+
+    if (backend === 'cpu') {
+      test('the model loads with a visible progress bar', async () => {
+        const page = await app.context.newPage();
+        const cdp = await app.context.newCDPSession(page);
+        await cdp.send('Network.enable');
+        // ≈ 4 MB/s: the 9.5 MB of weights take a couple of seconds
+        await cdp.send('Network.emulateNetworkConditions', {
+          offline: false,
+          latency: 20,
+          downloadThroughput: 4_000_000,
+          uploadThroughput: 4_000_000,
+        });
+        await page.goto(app.srv.url);
+        const bar = page.locator('#load-progress');
+        await page.waitForFunction(() => {
+          const b = document.querySelector('#load-progress');
+          return b && Number(b.getAttribute('value')) > 0;
+        });
+        const [value, max] = [Number(await bar.getAttribute('value')), Number(await bar.getAttribute('max'))];
+        assert.ok(value > 0 && value < max, `progress ${value} / ${max}`);
+        assert.match(await page.locator('.loading label').textContent(), /MB/);
+        await page.waitForFunction(() => window.__attnlab?.painted, null, { timeout: 120_000 });
+        assert.equal(await bar.count(), 0, 'the bar goes away once loaded');
+        await page.close();
+      });
+    }
+
     if (backend === 'webgpu') {
       test('when the GPU is lost the next keystroke runs on the CPU with the same numbers', async () => {
         const { page } = app;
