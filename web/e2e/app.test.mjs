@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, cliTrace, openApp, painted, parseShown, setText, settled } from './common.mjs';
+import { ARTIFACTS, ROOT, cliTrace, openApp, painted, parseShown, setText, settled } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -192,14 +192,73 @@ for (const backend of ['webgpu', 'cpu']) {
       const p = await setText(page, long);
       assert.equal(p.tokens, 128, 'the run is the last n_positions tokens');
       const all = await page.locator('#token-strip .tok').count();
-      const dropped = await page.locator('#token-strip .tok.dropped').count();
-      assert.ok(dropped > 0 && all - dropped === 128, `${dropped} of ${all} flagged`);
-      assert.match(await page.locator('.tokens-card .warn').textContent(), new RegExp(String(dropped)));
+      const shown = await page.locator('#token-strip .tok.dropped').count();
+      const hidden = Number(((await page.locator('#hidden-dropped').textContent().catch(() => '+0')) ?? '+0').slice(1));
+      const dropped = shown + hidden;
+      assert.ok(shown > 0 && shown <= 32 && all - shown === 128, `${shown} of ${all} flagged`);
+      const cliDropped = cliTrace(long, 0, 0).dropped;
+      assert.equal(dropped, cliDropped, 'flagged + hidden = the tokens the CLI drops');
+      assert.match(await page.locator('.tokens-card .warn').textContent(), new RegExp(`\\b${dropped}\\b`));
       await setText(page, LESSON);
       assert.equal(await page.locator('#token-strip .tok.dropped').count(), 0);
     });
 
+    test('user text is never HTML, the CSP holds, and nothing goes over the network after load', async () => {
+      const { page, srv } = app;
+      const dialogs = [];
+      page.on('dialog', (d) => {
+        dialogs.push(d.message());
+        d.dismiss().catch(() => {});
+      });
+      const requestsBefore = srv.requests.length;
+      const xss = '<img src=x onerror=alert(1)><script>alert(2)</script>';
+      await setText(page, xss);
+      await page.locator('#token-strip .tok').first().waitFor();
+      assert.equal(await page.locator('img, main script').count(), 0, 'no element made from the text');
+      assert.match((await tokenStrip(page)).join(''), /<img/);
+      await page.locator('#token-strip .tok').nth(2).click();
+      assert.match(await page.locator('#formula').textContent(), /</);
+      await page.waitForTimeout(300);
+      assert.deepEqual(dialogs, []);
+      // the policy: no inline script, no eval beyond what wasm needs
+      const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+      const scriptSrc = csp.split(';').map((d) => d.trim()).find((d) => d.startsWith('script-src'));
+      assert.equal(scriptSrc, "script-src 'self' 'wasm-unsafe-eval'");
+      assert.equal(await page.locator('script:not([src])').count(), 0, 'no inline script');
+      const violations = await page.evaluate(() => window.__cspViolations ?? []);
+      assert.deepEqual(violations, []);
+      await setText(page, LESSON);
+      assert.equal(srv.requests.length, requestsBefore, `requests after load: ${srv.requests.slice(requestsBefore)}`);
+    });
+
     if (backend === 'cpu') {
+      test('every case of the bad-text corpus shows a result or a message, and the page stays responsive', async () => {
+        const { page } = app;
+        const corpus = JSON.parse(fs.readFileSync(path.join(ROOT, 'crates/model/tests/data/bad-text.json'), 'utf8'));
+        assert.ok(corpus.length >= 50);
+        for (const c of corpus) {
+          let text = c.text;
+          if (c.repeat_to_chars) text = Array.from({ length: c.repeat_to_chars }, (_, i) => [...c.text][i % [...c.text].length]).join('');
+          // as a paste: the value at once and one input event (Playwright's fill types a
+          // multi-line text line by line, which takes a minute for 10 000 newlines)
+          await page.$eval('#text', (el, v) => {
+            el.value = v;
+            el.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertFromPaste' }));
+          }, text);
+          const value = await page.locator('#text').inputValue();
+          if (value.length === 0) {
+            await page.locator('#run-status').waitFor();
+          } else {
+            await settled(page, 60_000);
+            assert.ok((await page.locator('#token-strip .tok').count()) > 0, c.name);
+          }
+          const t0 = Date.now();
+          assert.equal(await page.evaluate(() => 1 + 1), 2);
+          assert.ok(Date.now() - t0 < 2000, `${c.name}: the page answered slowly`);
+        }
+        assert.deepEqual(app.errors.filter((e) => !/favicon/.test(e)), []);
+      });
+
       test('the model loads with a visible progress bar', async () => {
         const page = await app.context.newPage();
         const cdp = await app.context.newCDPSession(page);

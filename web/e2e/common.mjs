@@ -27,6 +27,13 @@ export async function openApp({ webgpu = true, width = 1280, height = 800, lang 
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
   });
+  // CSP violations, if any, are collected for the tests
+  await context.addInitScript(() => {
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) =>
+      window.__cspViolations.push(`${e.violatedDirective}: ${e.blockedURI}`),
+    );
+  });
   const started = Date.now();
   await page.goto(srv.url + query);
   await page.waitForFunction(() => window.__attnlab?.painted, null, { timeout: 180_000 });

@@ -269,3 +269,63 @@ fn without_a_model_flag_the_bundled_model_is_used_or_its_absence_explained() {
         fails_cleanly(&out, "no bundled model is present");
     }
 }
+
+/// The bad-text corpus through `attnlab trace -` (text on standard input, so NUL and
+/// control characters arrive intact): a result or a one-line error, never a panic.
+#[test]
+fn bad_text_gives_json_or_a_clear_error() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/data/bad-text.json");
+    let cases: Vec<Value> = serde_json::from_slice(&std::fs::read(corpus).unwrap()).unwrap();
+    assert!(cases.len() >= 50);
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/model");
+    for c in &cases {
+        let name = c["name"].as_str().unwrap();
+        let mut text = c["text"].as_str().unwrap().to_string();
+        if let Some(n) = c["repeat_to_chars"].as_u64() {
+            text = text.chars().cycle().take(n as usize).collect();
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_attnlab"))
+            .args([
+                "--model",
+                model.to_str().unwrap(),
+                "trace",
+                "-",
+                "--layer",
+                "0",
+                "--head",
+                "0",
+            ])
+            .args(["--format", "json"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        match out.status.code() {
+            Some(0) => {
+                let v: Value =
+                    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(
+                    v["tokens"].as_array().is_some_and(|t| !t.is_empty()),
+                    "{name}"
+                );
+            }
+            Some(1) => assert!(
+                !err.trim().is_empty() && text.trim().is_empty(),
+                "{name}: {err}"
+            ),
+            other => panic!("{name}: exit {other:?}: {err}"),
+        }
+    }
+}

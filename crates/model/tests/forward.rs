@@ -422,3 +422,55 @@ fn byte_fallback_tokens_display_the_character() {
     assert!(toks[3..7].iter().all(|t| t.span == (3, 4)));
     assert_eq!(shown.last(), Some(&"␀"));
 }
+
+/// Numerics stress: weights so large that raw scores reach ~1e30, τ at both ends, the whole
+/// context, every head ablated — nothing in the Trace is NaN or infinite and every row of
+/// weights and probabilities is a distribution.
+#[test]
+fn huge_scores_extreme_temperatures_full_context_and_all_heads_ablated_stay_finite() {
+    let c = config(LnPlacement::Post);
+    let all: std::collections::BTreeSet<(usize, usize)> = (0..c.n_layer)
+        .flat_map(|l| (0..c.n_head).map(move |h| (l, h)))
+        .collect();
+    // post-LN feeds the raw embedding to layer 0 (scores grow as scale⁴), pre-LN a
+    // normalised one (scale²): both scales reach scores of ≈ 1e20…1e30
+    for (scale, ln) in [
+        (1.0, LnPlacement::Post),
+        (6e6, LnPlacement::Post),
+        (8e13, LnPlacement::Pre),
+    ] {
+        let m = random_model(&config(ln), 21, scale);
+        let x = ids(c.n_positions, 9);
+        for tau in [0.01, 100.0] {
+            for ablate in [Default::default(), all.clone()] {
+                let o = AttentionOptions {
+                    temperature: tau,
+                    ablate,
+                    ..Default::default()
+                };
+                let tr = forward(&m, &x, &o).unwrap();
+                let what = format!("scale {scale} {ln:?} τ {tau} ablated {}", o.ablate.len());
+                for (field, xs) in tr.fields() {
+                    if let Some(i) = xs.iter().position(|v| !v.is_finite()) {
+                        panic!("{what}: {field}[{i}] = {}", xs[i]);
+                    }
+                }
+                let peak = tr
+                    .layers
+                    .iter()
+                    .flat_map(|l| &l.scores)
+                    .fold(0.0f32, |a, &b| a.max(b.abs()));
+                if scale > 1.0 {
+                    assert!(peak > 1e28, "{what}: scores only reach {peak}");
+                }
+                for l in &tr.layers {
+                    assert_rows_are_distributions(&l.weights, c.n_positions, true);
+                }
+                for row in tr.probs.chunks(c.vocab_size) {
+                    let s: f64 = row.iter().map(|&v| v as f64).sum();
+                    assert!((s - 1.0).abs() <= 1e-5, "{what}: probs sum {s}");
+                }
+            }
+        }
+    }
+}

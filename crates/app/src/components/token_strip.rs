@@ -8,6 +8,9 @@ use yew::prelude::*;
 
 use crate::i18n::{Key, Lang};
 
+/// How many of the dropped tokens the strip draws.
+pub const SHOWN_DROPPED: usize = 32;
+
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub lang: Lang,
@@ -22,7 +25,11 @@ pub struct Props {
 #[function_component]
 pub fn TokenStrip(props: &Props) -> Html {
     let lang = props.lang;
-    let items = props.tokens.iter().enumerate().map(|(i, tok)| {
+    // of the dropped tokens only the last few are drawn (a pasted book must not become
+    // thousands of buttons); a chip says how many more there are
+    let first = props.dropped.saturating_sub(SHOWN_DROPPED);
+    let hidden = first;
+    let items = props.tokens.iter().enumerate().skip(first).map(|(i, tok)| {
         let dropped = i < props.dropped;
         let pos = i.checked_sub(props.dropped);
         let selected = pos.is_some() && pos == props.query;
@@ -62,7 +69,12 @@ pub fn TokenStrip(props: &Props) -> Html {
                     { format!("{} ({} {})", Key::Dropped.text(lang), props.dropped, Key::DroppedTokens.text(lang)) }
                 </p>
             }
-            <ol id="token-strip" class="token-strip">{ for items }</ol>
+            <ol id="token-strip" class="token-strip">
+                if hidden > 0 {
+                    <li class="more" id="hidden-dropped">{ format!("+{hidden}") }</li>
+                }
+                { for items }
+            </ol>
         </section>
     }
 }
