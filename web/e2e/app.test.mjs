@@ -259,6 +259,70 @@ for (const backend of ['webgpu', 'cpu']) {
         assert.deepEqual(app.errors.filter((e) => !/favicon/.test(e)), []);
       });
 
+      test('the language switch changes every label, and the URL restores the whole state', async () => {
+        const { page, context } = app;
+        // language: Korean by default here (ko-KR), English after the switch
+        await setText(page, LESSON);
+        assert.equal(await page.locator('h1').textContent(), '어텐션 실험실');
+        await page.locator('button.lang').click();
+        assert.equal(await page.locator('h1').textContent(), 'attnlab');
+        assert.equal(await page.locator('html').getAttribute('lang'), 'en');
+        assert.match(await page.locator('#heads-h').textContent(), /All heads/);
+        // a state worth restoring
+        await setText(page, 'Which do you like better, coffee or tea?');
+        await page.locator('[data-head="2.3"]').click();
+        await page.locator('#token-strip .tok').nth(3).click();
+        await page.locator('#tau').fill('0.35');
+        await page.locator('[data-variant=temperature] input[type=radio]').check();
+        let gen = (await painted(page)).generation;
+        await page.locator('#apply').check();
+        await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+        gen = (await painted(page)).generation;
+        await page.locator('#ablate').check();
+        await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+        const url = page.url();
+        assert.match(url, /#t=Which/);
+        const next = await page.locator('#next-query').textContent();
+        const other = await context.newPage();
+        await other.goto(url);
+        await other.waitForFunction(() => window.__attnlab?.painted);
+        assert.equal(await other.locator('#text').inputValue(), 'Which do you like better, coffee or tea?');
+        assert.equal(await other.locator('h1').textContent(), 'attnlab');
+        assert.match(await other.locator('#head-h').textContent(), /Layer 2 · Head 3/);
+        assert.equal(await other.locator('#tau').inputValue(), '0.35');
+        assert.ok(await other.locator('#apply').isChecked());
+        assert.ok(await other.locator('#ablate').isChecked());
+        assert.equal(await other.locator('[data-head="2.3"]').getAttribute('class').then((c) => /ablated/.test(c)), true);
+        assert.equal(await other.locator('#next-query').textContent(), next, 'the same numbers after the round trip');
+        assert.equal(other.url(), url);
+        await other.close();
+        await page.locator('button.lang').click();
+        assert.equal(await page.locator('h1').textContent(), '어텐션 실험실');
+      });
+
+      test('unknown or malformed URL parameters are ignored with a notice, never run as HTML', async () => {
+        const page = await app.context.newPage();
+        const dialogs = [];
+        page.on('dialog', (d) => {
+          dialogs.push(d.message());
+          d.dismiss().catch(() => {});
+        });
+        const evil = encodeURIComponent('<img src=x onerror=alert(1)>');
+        await page.goto(`${app.srv.url}#t=${evil}&zzz=${encodeURIComponent('<script>alert(2)</script>')}&l=99&tau=abc&ablate=9.9`);
+        await page.waitForFunction(() => window.__attnlab?.painted);
+        const notice = await page.locator('#url-notice').textContent();
+        assert.match(notice, /zzz=<script>alert\(2\)<\/script>/);
+        assert.match(notice, /tau=abc/);
+        assert.match(notice, /ablate=9\.9/);
+        assert.equal(await page.locator('#text').inputValue(), '<img src=x onerror=alert(1)>');
+        assert.equal(await page.locator('img, main script').count(), 0);
+        assert.match(await page.locator('#head-h').textContent(), /3/, 'layer 99 is clamped to the last layer');
+        await page.waitForTimeout(300);
+        assert.deepEqual(dialogs, []);
+        assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
+        await page.close();
+      });
+
       test('the model loads with a visible progress bar', async () => {
         const page = await app.context.newPage();
         const cdp = await app.context.newCDPSession(page);

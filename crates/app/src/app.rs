@@ -24,7 +24,8 @@ use crate::components::{HeadSel, Labels, TraceRef};
 use crate::dom::{self, now};
 use crate::i18n::{Key, Lang};
 use crate::runner::{Outcome, Runner};
-use crate::state::{Action, Backend, Load, ModelInfo, State, LESSON_SENTENCE};
+use crate::state::{Action, Backend, Load, ModelInfo, State};
+use crate::url_state;
 
 /// Where the page finds the model (copied next to index.html by Trunk).
 pub const MODEL_FILES: [&str; 3] = [
@@ -142,7 +143,13 @@ fn send<T: 'static>(state: &UseReducerHandle<State>, f: fn(T) -> Action) -> Call
 
 #[function_component]
 pub fn App() -> Html {
-    let state = use_reducer(|| State::new(Lang::from_tag(&dom::browser_language())));
+    let state = use_reducer(|| {
+        let mut s = State::new(Lang::from_tag(&dom::browser_language()));
+        let (from_url, notices) = url_state::parse(&dom::location_hash());
+        from_url.apply_to(&mut s);
+        s.url_notices = notices;
+        s
+    });
     let slot: Slot = use_mut_ref(|| None);
     let vocab = use_state(|| Labels(Rc::new(Vec::new())));
     let input_at = use_mut_ref(|| 0.0f64);
@@ -169,6 +176,11 @@ pub fn App() -> Html {
                 let _ = root.set_attribute("lang", lang.code());
             }
         });
+    }
+    // the state lives in the URL fragment (replaced, not pushed: no history entry per key)
+    {
+        let frag = url_state::fragment(&state);
+        use_effect_with(frag, move |frag| dom::replace_hash(frag));
     }
     // every change of text or options re-runs the model
     {
@@ -251,6 +263,13 @@ pub fn App() -> Html {
         },
         Load::Ready => html! {},
     };
+    let url_notice = (!state.url_notices.is_empty()).then(|| {
+        html! {
+            <div class="notice" role="status" id="url-notice">
+                { format!("{}: {}", t(Key::UrlIgnored), state.url_notices.join(" · ")) }
+            </div>
+        }
+    });
     let notice = state.notice.as_ref().map(|n| {
         html! { <div class="notice" role="alert" id="notice">{ format!("{} — {n}", t(Key::GpuFailed)) }</div> }
     });
@@ -287,7 +306,11 @@ pub fn App() -> Html {
                         <HeadsGrid {lang} trace={trace.clone()} selected={(l, h)}
                             on_select={send(&state, |(l, h)| Action::SelectHead(l, h))} />
                         <HeadMap {lang} sel={sel.clone()}
-                            cell={state.cell} on_cell={send(&state, Action::FocusCell)} />
+                            cell={state.cell} on_cell={send(&state, Action::FocusCell)}
+                            ablated={state.ablate.contains(&(l, h))} on_ablate={{
+                                let d = state.dispatcher();
+                                Callback::from(move |off| d.dispatch(Action::SetAblated((l, h), off)))
+                            }} />
                     </div>
                     <Legend {lang} />
                     <Steps {lang} sel={sel.clone()} />
@@ -328,7 +351,8 @@ pub fn App() -> Html {
             <main>
                 { status }
                 { for notice }
-                <TextInput initial={LESSON_SENTENCE} label={t(Key::InputLabel)} {on_text} />
+                { for url_notice }
+                <TextInput initial={state.text.clone()} label={t(Key::InputLabel)} {on_text} />
                 { for cpu_reason }
                 { views }
             </main>

@@ -150,3 +150,23 @@ pub fn after_paint(f: impl FnOnce() + 'static) {
     });
     let _ = window.request_animation_frame(task.unchecked_ref());
 }
+
+/// `location.hash` ("" when there is none).
+pub fn location_hash() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default()
+}
+
+/// Replaces the URL's fragment without a new history entry (and without a reload).
+pub fn replace_hash(fragment: &str) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    if window.location().hash().ok().as_deref() == Some(fragment) {
+        return;
+    }
+    if let Ok(history) = window.history() {
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(fragment));
+    }
+}

@@ -139,6 +139,8 @@ strings! {
     Legend => ("범례", "Legend"),
     LegendWeights => ("가중치 0 → 1", "weight 0 → 1"),
     LegendScores => ("점수 음수 ← 0 → 양수", "score negative ← 0 → positive"),
+    AblateHead => ("이 헤드 끄기 (출력을 0으로)", "Switch this head off (zero its output)"),
+    UrlIgnored => ("링크의 다음 매개변수는 알 수 없거나 잘못되어 무시했습니다", "These link parameters were unknown or malformed and were ignored"),
     EmptyInput => ("문장을 입력하면 바로 계산합니다.", "Type something and it is computed at once."),
     Computing => ("계산 중…", "computing…"),
     ManyTokens => ("토큰이 많아 숫자 대신 색으로 보여 줍니다.", "Many tokens: shown as colour instead of numbers."),

@@ -9,5 +9,6 @@ pub mod draw;
 pub mod i18n;
 pub mod runner;
 pub mod state;
+pub mod url_state;
 
 pub use app::App;

@@ -1,6 +1,7 @@
 //! The app's state as a reducer: what the user chose, what was loaded, and the last result
 //! shown. Everything heavy (the Trace) is behind an `Rc` and compared by pointer.
 
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use attnlab_model::{AttentionOptions, Config, TokenInfo, Trace};
@@ -98,6 +99,10 @@ pub struct State {
     pub tau: f32,
     pub apply: bool,
     pub mask: bool,
+    /// Heads switched off, as (layer, head).
+    pub ablate: BTreeSet<(usize, usize)>,
+    /// URL parameters that were ignored (shown as plain text).
+    pub url_notices: Vec<String>,
     pub paint_ms: f64,
 }
 
@@ -123,17 +128,21 @@ impl State {
             tau: 1.0,
             apply: false,
             mask: true,
+            ablate: BTreeSet::new(),
+            url_notices: Vec::new(),
             paint_ms: 0.0,
         }
     }
 
     /// The attention options the model runs with.
     pub fn options(&self) -> AttentionOptions {
-        if self.apply {
+        let mut o = if self.apply {
             self.variant.options(self.tau, self.mask)
         } else {
             Variant::Scaled.options(1.0, self.mask)
-        }
+        };
+        o.ablate = self.ablate.clone();
+        o
     }
 
     /// The query token the views use: the picked one if it still exists, else the last.
@@ -164,6 +173,8 @@ pub enum Action {
     SetTau(f32),
     SetApply(bool),
     SetMask(bool),
+    /// Switch a head (layer, head) off or back on.
+    SetAblated((usize, usize), bool),
     Painted(f64),
 }
 
@@ -184,6 +195,17 @@ impl Reducible for State {
                 s.load = Load::Ready;
                 s.layer = s.layer.min(info.config.n_layer - 1);
                 s.head = s.head.min(info.config.n_head - 1);
+                let (n_layer, n_head) = (info.config.n_layer, info.config.n_head);
+                let outside: Vec<_> = s
+                    .ablate
+                    .iter()
+                    .filter(|&&(l, h)| l >= n_layer || h >= n_head)
+                    .copied()
+                    .collect();
+                for (l, h) in outside {
+                    s.ablate.remove(&(l, h));
+                    s.url_notices.push(format!("ablate={l}.{h}"));
+                }
                 s.model = Some(info);
             }
             Action::BackendReady(b) => s.backend = b,
@@ -231,6 +253,13 @@ impl Reducible for State {
             }
             Action::SetApply(a) => s.apply = a,
             Action::SetMask(m) => s.mask = m,
+            Action::SetAblated(lh, off) => {
+                if off {
+                    s.ablate.insert(lh);
+                } else {
+                    s.ablate.remove(&lh);
+                }
+            }
             Action::Painted(ms) => s.paint_ms = ms,
         }
         Rc::new(s)

@@ -18,6 +18,9 @@ pub struct Props {
     pub sel: HeadSel,
     pub cell: Option<(usize, usize)>,
     pub on_cell: Callback<Option<(usize, usize)>>,
+    /// Whether the selected head is switched off, and the switch.
+    pub ablated: bool,
+    pub on_ablate: Callback<bool>,
 }
 
 /// Redraw counter bumped by window resizes.
@@ -167,6 +170,17 @@ pub fn HeadMap(props: &Props) -> Html {
                     {onmousemove} {onkeydown} {onfocus} />
             </div>
             <div aria-live="polite">{ readout }</div>
+            <label class="check ablate">
+                <input id="ablate" type="checkbox" checked={props.ablated} onchange={{
+                    let cb = props.on_ablate.clone();
+                    Callback::from(move |e: Event| {
+                        if let Some(i) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
+                            cb.emit(i.checked());
+                        }
+                    })
+                }} />
+                { format!(" {}", Key::AblateHead.text(lang)) }
+            </label>
         </section>
     }
 }

@@ -1,0 +1,265 @@
+//! The page's state in the URL fragment, so a link restores exactly what was on screen:
+//! `#t=<text>&lang=ko&l=1&h=2&q=3&v=temperature&tau=0.5&apply=1&mask=0&ablate=0.1,2.3`.
+//! Parsing never fails: unknown or malformed parameters are skipped and reported as notices
+//! (plain text, never markup).
+
+use std::collections::BTreeSet;
+
+use crate::compare::Variant;
+use crate::i18n::Lang;
+use crate::state::{State, TAU_MAX, TAU_MIN};
+
+/// Longest text taken from a URL (characters); longer ones are cut with a notice.
+pub const MAX_TEXT: usize = 20_000;
+
+/// What a URL fragment asks for; `None` = not given (keep the default).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UrlState {
+    pub text: Option<String>,
+    pub lang: Option<Lang>,
+    pub layer: Option<usize>,
+    pub head: Option<usize>,
+    pub query: Option<usize>,
+    pub variant: Option<Variant>,
+    pub tau: Option<f32>,
+    pub apply: Option<bool>,
+    pub mask: Option<bool>,
+    pub ablate: Option<BTreeSet<(usize, usize)>>,
+}
+
+/// `%XX` and `+` decoding; invalid escapes are kept as they are, invalid UTF-8 replaced.
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Percent-encodes everything but unreserved ASCII.
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for &c in s.as_bytes() {
+        if c.is_ascii_alphanumeric() || b"-._~".contains(&c) {
+            out.push(c as char);
+        } else {
+            out.push_str(&format!("%{c:02X}"));
+        }
+    }
+    out
+}
+
+fn flag(v: &str) -> Option<bool> {
+    match v {
+        "1" | "true" | "on" => Some(true),
+        "0" | "false" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// Parses a fragment (with or without the leading `#`). Returns the state it asks for and
+/// one notice per parameter it ignored.
+pub fn parse(fragment: &str) -> (UrlState, Vec<String>) {
+    let mut st = UrlState::default();
+    let mut notices = Vec::new();
+    let frag = fragment.strip_prefix('#').unwrap_or(fragment);
+    for pair in frag.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let (key, val) = (percent_decode(k), percent_decode(v));
+        let shown: String = key.chars().take(40).collect();
+        let mut bad = || {
+            notices.push(format!(
+                "{shown}={}",
+                val.chars().take(40).collect::<String>()
+            ))
+        };
+        match key.as_str() {
+            "t" => {
+                if val.chars().count() > MAX_TEXT {
+                    notices.push(format!("t: longer than {MAX_TEXT} characters, cut"));
+                    st.text = Some(val.chars().take(MAX_TEXT).collect());
+                } else {
+                    st.text = Some(val);
+                }
+            }
+            "lang" => match val.as_str() {
+                "ko" => st.lang = Some(Lang::Ko),
+                "en" => st.lang = Some(Lang::En),
+                _ => bad(),
+            },
+            "l" | "h" | "q" => match val.parse::<usize>() {
+                Ok(n) if n < 10_000 => match key.as_str() {
+                    "l" => st.layer = Some(n),
+                    "h" => st.head = Some(n),
+                    _ => st.query = Some(n),
+                },
+                _ => bad(),
+            },
+            "v" => match Variant::ALL.iter().find(|v| v.code() == val) {
+                Some(&v) => st.variant = Some(v),
+                None => bad(),
+            },
+            "tau" => match val.parse::<f32>() {
+                Ok(t) if t.is_finite() && (TAU_MIN..=TAU_MAX).contains(&t) => st.tau = Some(t),
+                _ => bad(),
+            },
+            "apply" => match flag(&val) {
+                Some(b) => st.apply = Some(b),
+                None => bad(),
+            },
+            "mask" => match flag(&val) {
+                Some(b) => st.mask = Some(b),
+                None => bad(),
+            },
+            "ablate" => {
+                let heads: Option<BTreeSet<(usize, usize)>> = val
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(|lh| {
+                        let (l, h) = lh.split_once('.')?;
+                        let (l, h) = (l.parse::<usize>().ok()?, h.parse::<usize>().ok()?);
+                        (l < 1000 && h < 1000).then_some((l, h))
+                    })
+                    .collect();
+                match heads {
+                    Some(set) => st.ablate = Some(set),
+                    None => bad(),
+                }
+            }
+            _ => bad(),
+        }
+    }
+    (st, notices)
+}
+
+impl UrlState {
+    /// Applies what was given to `s` (sizes are checked against the model later).
+    pub fn apply_to(&self, s: &mut State) {
+        if let Some(t) = &self.text {
+            s.text = t.clone();
+        }
+        if let Some(l) = self.lang {
+            s.lang = l;
+        }
+        if let Some(l) = self.layer {
+            s.layer = l;
+        }
+        if let Some(h) = self.head {
+            s.head = h;
+        }
+        if self.query.is_some() {
+            s.query = self.query;
+        }
+        if let Some(v) = self.variant {
+            s.variant = v;
+        }
+        if let Some(t) = self.tau {
+            s.tau = t;
+        }
+        if let Some(a) = self.apply {
+            s.apply = a;
+        }
+        if let Some(m) = self.mask {
+            s.mask = m;
+        }
+        if let Some(a) = &self.ablate {
+            s.ablate = a.clone();
+        }
+    }
+}
+
+/// The fragment for the state on screen (every parameter, so the link is exact).
+pub fn fragment(s: &State) -> String {
+    let ablate: Vec<String> = s.ablate.iter().map(|(l, h)| format!("{l}.{h}")).collect();
+    let mut parts = vec![
+        format!("t={}", percent_encode(&s.text)),
+        format!("lang={}", s.lang.code()),
+        format!("l={}", s.layer),
+        format!("h={}", s.head),
+    ];
+    if let Some(q) = s.query {
+        parts.push(format!("q={q}"));
+    }
+    parts.extend([
+        format!("v={}", s.variant.code()),
+        format!("tau={}", s.tau),
+        format!("apply={}", u8::from(s.apply)),
+        format!("mask={}", u8::from(s.mask)),
+        format!("ablate={}", percent_encode(&ablate.join(","))),
+    ]);
+    format!("#{}", parts.join("&"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_survives_the_round_trip_exactly() {
+        let mut s = State::new(Lang::En);
+        s.text = "나는 <b>커피</b> & 차 100% 🙂\n둘째 줄 a+b=c#x".into();
+        s.lang = Lang::Ko;
+        s.layer = 3;
+        s.head = 1;
+        s.query = Some(4);
+        s.variant = Variant::Temperature;
+        s.tau = 0.35;
+        s.apply = true;
+        s.mask = false;
+        s.ablate = [(0, 1), (2, 3)].into();
+        let (u, notices) = parse(&fragment(&s));
+        assert_eq!(notices, Vec::<String>::new());
+        let mut back = State::new(Lang::En);
+        u.apply_to(&mut back);
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn unknown_and_malformed_parameters_are_ignored_with_a_notice() {
+        let (u, notices) = parse(
+            "#t=hi&lang=fr&l=x&h=2&tau=1e9&v=<script>&apply=maybe&ablate=1.x&zzz=1&q=-3&mask=0",
+        );
+        assert_eq!(u.text.as_deref(), Some("hi"));
+        assert_eq!(u.head, Some(2));
+        assert_eq!(u.mask, Some(false));
+        assert_eq!(
+            (u.lang, u.layer, u.tau, u.variant, u.apply, u.ablate, u.query),
+            (None, None, None, None, None, None, None)
+        );
+        assert_eq!(notices.len(), 8, "{notices:?}");
+        assert!(notices.iter().any(|n| n.contains("zzz")));
+        assert!(
+            notices.iter().any(|n| n.contains("<script>")),
+            "shown as text, not run"
+        );
+    }
+
+    #[test]
+    fn decoding_is_forgiving() {
+        assert_eq!(percent_decode("a%20b+c"), "a b c");
+        assert_eq!(percent_decode("%ED%95%9C"), "한");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+        assert_eq!(percent_decode("%FF"), "\u{fffd}");
+        assert_eq!(parse("").0, UrlState::default());
+        assert_eq!(parse("#&&=&").1.len(), 1);
+        let long = format!("t={}", "가".repeat(MAX_TEXT + 5));
+        let (u, n) = parse(&long);
+        assert_eq!(u.text.unwrap().chars().count(), MAX_TEXT);
+        assert_eq!(n.len(), 1);
+    }
+}
