@@ -186,6 +186,21 @@ for (const backend of ['webgpu', 'cpu']) {
       await page.setViewportSize({ width: 1280, height: 800 });
     });
 
+    test('axe-core finds no serious or critical accessibility violation', async () => {
+      const { page } = app;
+      await setText(page, LESSON);
+      await page.locator('#head-map').focus();
+      await page.keyboard.press('ArrowDown');
+      // injected through the DevTools protocol: the page's CSP rightly refuses inline scripts
+      await page.evaluate(fs.readFileSync(path.join(ROOT, 'web/node_modules/axe-core/axe.min.js'), 'utf8'));
+      const violations = await page.evaluate(async () => {
+        const r = await window.axe.run(document, { resultTypes: ['violations'] });
+        return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, first: v.nodes[0]?.target.join(' ') }));
+      });
+      const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+      assert.deepEqual(bad, [], JSON.stringify(violations));
+    });
+
     test('tokens past the context are dropped from the start and flagged', async () => {
       const { page } = app;
       const long = Array.from({ length: 60 }, (_, i) => `문장 ${i} coffee`).join(' ');

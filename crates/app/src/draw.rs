@@ -41,6 +41,34 @@ impl Scale {
     }
 }
 
+/// WCAG relative luminance of an sRGB colour.
+fn luminance(c: [u8; 3]) -> f64 {
+    let lin = |v: u8| {
+        let v = v as f64 / 255.0;
+        if v <= 0.03928 {
+            v / 12.92
+        } else {
+            ((v + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2])
+}
+
+/// WCAG contrast ratio of two colours (1 … 21).
+pub fn contrast(a: [u8; 3], b: [u8; 3]) -> f64 {
+    let (x, y) = (luminance(a), luminance(b));
+    (x.max(y) + 0.05) / (x.min(y) + 0.05)
+}
+
+/// Black or white, whichever reads better on `bg` (always ≥ 4.5:1, WCAG AA).
+pub fn ink(bg: [u8; 3]) -> &'static str {
+    if contrast(bg, [0, 0, 0]) >= contrast(bg, [255, 255, 255]) {
+        "#000000"
+    } else {
+        "#ffffff"
+    }
+}
+
 pub fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
     canvas.get_context("2d").ok()??.dyn_into().ok()
 }
@@ -262,6 +290,22 @@ mod tests {
         assert_eq!(l.hit(84.0 + 6.0 * 80.0 + 1.0, 100.0), None);
         let tight = Layout::new(300.0, 128);
         assert!(!tight.labels() && tight.cell > 2.0);
+    }
+
+    #[test]
+    fn numbers_on_any_colour_of_either_map_meet_wcag_aa() {
+        for k in 0..=200 {
+            let x = k as f32 / 200.0;
+            for bg in [viridis(x), diverging(2.0 * x - 1.0), MASK_RGB] {
+                let fg = if ink(bg) == "#000000" {
+                    [0, 0, 0]
+                } else {
+                    [255, 255, 255]
+                };
+                assert!(contrast(bg, fg) >= 4.5, "{bg:?}: {}", contrast(bg, fg));
+            }
+        }
+        assert!((contrast([0, 0, 0], [255, 255, 255]) - 21.0).abs() < 1e-9);
     }
 
     #[test]

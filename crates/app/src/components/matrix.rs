@@ -5,7 +5,7 @@ use yew::prelude::*;
 
 use super::{Floats, Labels};
 use crate::compare::fmt_num;
-use crate::draw::{put_matrix, Scale, MASK_RGB};
+use crate::draw::{ink, put_matrix, Scale};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -56,6 +56,9 @@ pub struct TableProps {
     pub col_labels: Option<Labels>,
     #[prop_or_default]
     pub caption: AttrValue,
+    /// What the rows and columns are, for screen readers (the empty corner cell).
+    #[prop_or_default]
+    pub corner: AttrValue,
 }
 
 /// The numbers themselves, each cell tinted with its colour.
@@ -73,14 +76,12 @@ pub fn MatrixTable(props: &TableProps) -> Html {
         let cells = (0..props.cols).map(|j| {
             let x = v[i * props.cols + j];
             let rgb = props.scale.rgb(x);
-            // dark text on light cells, light text on dark ones
-            let lum = 0.299 * rgb[0] as f32 + 0.587 * rgb[1] as f32 + 0.114 * rgb[2] as f32;
-            let ink = if rgb == MASK_RGB || lum > 140.0 {
-                "#111"
-            } else {
-                "#fff"
-            };
-            let style = format!("background:{};color:{ink}", attnlab_model::colors::css(rgb));
+            // black or white, whichever contrasts more (WCAG AA on every colour)
+            let style = format!(
+                "background:{};color:{}",
+                attnlab_model::colors::css(rgb),
+                ink(rgb)
+            );
             html! { <td {style}>{ fmt_num(x) }</td> }
         });
         html! { <tr><th scope="row">{ props.row_labels.get(i).to_string() }</th>{ for cells }</tr> }
@@ -88,7 +89,7 @@ pub fn MatrixTable(props: &TableProps) -> Html {
     html! {
         <table class="numbers">
             <caption>{ props.caption.clone() }</caption>
-            <thead><tr><th></th>{ for head }</tr></thead>
+            <thead><tr><th scope="col"><span class="sr">{ props.corner.clone() }</span></th>{ for head }</tr></thead>
             <tbody>{ for rows }</tbody>
         </table>
     }

@@ -63,7 +63,8 @@ pub fn Steps(props: &Props) -> Html {
                 <figcaption>{ caption }</figcaption>
                 if numbers {
                     <MatrixTable values={values.clone()} rows={t} cols={c} scale={scale}
-                        row_labels={props.sel.labels.clone()} col_labels={col_labels} caption={caption} />
+                        row_labels={props.sel.labels.clone()} col_labels={col_labels} caption={caption}
+                        corner={format!("{} \\ {}", Key::Query.text(lang), Key::KeyToken.text(lang))} />
                 } else {
                     <MatrixCanvas values={values.clone()} rows={t} cols={c} scale={scale} label={caption} />
                 }

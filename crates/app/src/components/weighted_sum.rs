@@ -101,7 +101,7 @@ pub fn WeightedSum(props: &Props) -> Html {
             <p class="formula" id="formula">{ format!("{} = {text}", props.sel.labels.get(q)) }</p>
             <table class="strips">
                 <thead><tr><th scope="col">{ Key::KeyToken.text(lang) }</th><th scope="col">{ Key::Weight.text(lang) }</th>
-                    <th></th><th scope="col">{ "V" }</th><th scope="col">{ "weight × V" }</th></tr></thead>
+                    <th scope="col"><span class="sr">{ Key::Weight.text(lang) }</span></th><th scope="col">{ "V" }</th><th scope="col">{ "weight × V" }</th></tr></thead>
                 <tbody>
                     { for strip_rows }
                     <tr class="sum-row">
