@@ -61,6 +61,11 @@ async function cellsMatchCli(page, l, h, cells) {
     close(got.scaled, cli.scaled[i][j], `scaled[${i},${j}]`);
     close(got.masked, cli.masked[i][j], `masked[${i},${j}]`);
     close(got.weight, cli.weights[i][j], `weight[${i},${j}]`);
+    // the cell taken apart: Σ q·k is QKᵀ, the chain ends in the weight
+    const drill = async (f) => parseShown(await page.locator(`#drill [data-field=${f}]`).textContent());
+    close(await drill('drill-sum'), cli.scores[i][j], `drill Σ q·k [${i},${j}]`);
+    close(await drill('drill-scaled'), cli.scaled[i][j], `drill ÷√d_k [${i},${j}]`);
+    close(await drill('drill-weight'), cli.weights[i][j], `drill weight [${i},${j}]`);
   }
   // the token strip shows the CLI's tokens
   const cliTokens = cliTrace(text, l, h).tokens.map((t) => t.display);

@@ -219,3 +219,123 @@ mod tests {
         );
     }
 }
+
+/// One cell (i, j) of a head taken apart: how q_i · k_j is built and becomes a weight.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrillDown {
+    /// (dimension, q_i[d], k_j[d], q_i[d]·k_j[d]), largest |product| first.
+    pub products: Vec<(usize, f32, f32, f32)>,
+    /// Σ_d q_i[d]·k_j[d] = QKᵀ[i, j]
+    pub sum: f32,
+    /// ÷√d_k (or ÷1 with scaling off)
+    pub scaled: f32,
+    /// ÷τ
+    pub over_tau: f32,
+    /// Hidden by the causal mask (weight 0).
+    pub masked: bool,
+    /// exp((x − row max)/τ) of this cell, and the sum of those over the row.
+    pub exp: f64,
+    pub row_sum: f64,
+    /// exp / row sum
+    pub weight: f32,
+    /// weight × v_j (Dk)
+    pub weighted_v: Vec<f32>,
+}
+
+/// Takes cell (i, j) of a head apart with the options the trace was computed with.
+pub fn drill_down(
+    hv: &attnlab_model::HeadView<'_>,
+    opts: &AttentionOptions,
+    i: usize,
+    j: usize,
+) -> DrillDown {
+    let (t, dk) = (hv.t, hv.d_k);
+    let q = &hv.q[i * dk..(i + 1) * dk];
+    let k = &hv.k[j * dk..(j + 1) * dk];
+    let mut products: Vec<(usize, f32, f32, f32)> =
+        (0..dk).map(|d| (d, q[d], k[d], q[d] * k[d])).collect();
+    let sum = products.iter().map(|p| p.3).sum::<f32>();
+    products.sort_by(|a, b| b.3.abs().total_cmp(&a.3.abs()).then(a.0.cmp(&b.0)));
+    let scaled = sum * opts.scale_factor(dk);
+    let tau = opts.temperature;
+    let row = &hv.masked[i * t..(i + 1) * t];
+    let masked = row[j] == MASKED;
+    let max = row
+        .iter()
+        .copied()
+        .filter(|&x| x != MASKED)
+        .fold(f32::MIN, f32::max);
+    let e = |x: f32| {
+        if x == MASKED {
+            0.0
+        } else {
+            (((x - max) / tau) as f64).exp()
+        }
+    };
+    let row_sum: f64 = row.iter().map(|&x| e(x)).sum();
+    let exp = e(row[j]);
+    let weight = hv.weights[i * t + j];
+    let weighted_v = hv.v[j * dk..(j + 1) * dk]
+        .iter()
+        .map(|v| v * weight)
+        .collect();
+    DrillDown {
+        products,
+        sum,
+        scaled,
+        over_tau: scaled / tau,
+        masked,
+        exp,
+        row_sum,
+        weight,
+        weighted_v,
+    }
+}
+
+#[cfg(test)]
+mod drill_tests {
+    use super::*;
+    use attnlab_model::testing::random_model;
+    use attnlab_model::{forward, Config, LnPlacement};
+
+    #[test]
+    fn a_cell_taken_apart_adds_up_to_the_trace() {
+        let config = Config {
+            n_embd: 24,
+            n_head: 3,
+            n_layer: 2,
+            n_positions: 12,
+            vocab_size: 30,
+            ln_placement: LnPlacement::Pre,
+            ..Config::bundled(30)
+        };
+        let m = random_model(&config, 3, 0.7);
+        for opts in [
+            AttentionOptions::default(),
+            AttentionOptions {
+                temperature: 0.4,
+                scale: false,
+                ..Default::default()
+            },
+        ] {
+            let tr = forward(&m, &[1, 5, 9, 2, 7, 7, 3], &opts).unwrap();
+            let hv = tr.head(1, 2);
+            for (i, j) in [(0, 0), (4, 2), (6, 6), (2, 5)] {
+                let dd = drill_down(&hv, &opts, i, j);
+                let e = i * hv.t + j;
+                assert!((dd.sum - hv.scores[e]).abs() <= 1e-5 + 1e-5 * hv.scores[e].abs());
+                assert!((dd.scaled - hv.scaled[e]).abs() <= 1e-5 + 1e-5 * hv.scaled[e].abs());
+                assert_eq!(dd.masked, j > i);
+                let w = if dd.masked { 0.0 } else { dd.exp / dd.row_sum };
+                assert!(
+                    (w - hv.weights[e] as f64).abs() < 1e-6,
+                    "({i},{j}) {w} vs {}",
+                    hv.weights[e]
+                );
+                assert_eq!(dd.weight, hv.weights[e]);
+                assert!(dd.products.windows(2).all(|p| p[0].3.abs() >= p[1].3.abs()));
+                assert_eq!(dd.products.len(), hv.d_k);
+            }
+        }
+    }
+}

@@ -170,6 +170,9 @@ pub fn HeadMap(props: &Props) -> Html {
                     {onmousemove} {onkeydown} {onfocus} />
             </div>
             <div aria-live="polite">{ readout }</div>
+            if let Some(cell) = props.cell.filter(|&(i, j)| i < t && j < t) {
+                <super::drill::Drill {lang} sel={props.sel.clone()} {cell} />
+            }
             <label class="check ablate">
                 <input id="ablate" type="checkbox" checked={props.ablated} onchange={{
                     let cb = props.on_ablate.clone();

@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use attnlab_model::Trace;
 
+pub mod drill;
 pub mod head_map;
 pub mod header;
 pub mod heads_grid;
