@@ -228,6 +228,17 @@ pub fn App() -> Html {
         });
     }
 
+    // the run's token labels, built once per result: the views compare props by pointer,
+    // so a hover or a timing update must not hand them new labels (and redraw everything)
+    let labels = use_memo(state.shown.as_ref().map(|s| s.generation), {
+        let shown = state.shown.clone();
+        move |_| {
+            shown.map(|s| {
+                let run = &s.tokens[s.trace.dropped..];
+                Labels(Rc::new(run.iter().map(|t| t.display.clone()).collect()))
+            })
+        }
+    });
     let lang = state.lang;
     let t = |k: Key| k.text(lang);
     let d = state.dispatcher();
@@ -284,12 +295,9 @@ pub fn App() -> Html {
         (Some(s), Some(info)) => {
             let trace = TraceRef(s.trace.clone());
             let dropped = s.trace.dropped;
-            let labels = Labels(Rc::new(
-                s.tokens[dropped..]
-                    .iter()
-                    .map(|t| t.display.clone())
-                    .collect(),
-            ));
+            let labels = (*labels)
+                .clone()
+                .unwrap_or_else(|| Labels(Rc::new(Vec::new())));
             let q = state.query_index().unwrap_or(0);
             let (l, h) = (state.layer, state.head);
             let sel = HeadSel {

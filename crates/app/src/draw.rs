@@ -69,6 +69,24 @@ pub fn ink(bg: [u8; 3]) -> &'static str {
     }
 }
 
+thread_local! {
+    /// One off-screen canvas, reused by every large heatmap drawing.
+    static SCRATCH: std::cell::RefCell<Option<HtmlCanvasElement>> = const { std::cell::RefCell::new(None) };
+}
+
+fn scratch_canvas() -> Option<HtmlCanvasElement> {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.is_none() {
+            *s = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.create_element("canvas").ok())
+                .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
+        }
+        s.clone()
+    })
+}
+
 pub fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
     canvas.get_context("2d").ok()??.dyn_into().ok()
 }
@@ -181,11 +199,7 @@ pub fn heatmap(
         max: max.max(1e-12),
     };
     // the cells: one pixel each on a scratch canvas, scaled up without smoothing
-    let scratch = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.create_element("canvas").ok())
-        .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
-    if let Some(scratch) = scratch {
+    if let Some(scratch) = scratch_canvas() {
         put_matrix(&scratch, n, n, weights, scale, |i, j| {
             masked[i * n + j] == MASKED
         });
