@@ -9,6 +9,8 @@ use attnlab_model::testing::{lesson_tokenizer_json, random_model};
 use attnlab_model::{Config, LnPlacement, Tokenizer};
 
 type Tensor = (String, &'static str, Vec<usize>, Vec<u8>);
+/// (case, config.json, model.safetensors, tokenizer.json, words the error must name)
+type Case = (&'static str, String, Vec<u8>, String, Vec<String>);
 
 /// A safetensors file from (name, dtype, shape, bytes), with the header as given.
 fn st(ts: &[Tensor]) -> Vec<u8> {
@@ -87,7 +89,7 @@ fn main() {
     };
     let n_header = u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
     // (case, config.json, model.safetensors, tokenizer.json, words the error names)
-    let cases: Vec<(&str, String, Vec<u8>, String, Vec<String>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "truncated-data",
             cfg.clone(),
