@@ -135,18 +135,23 @@ mod tests {
     use attnlab_model::testing::random_model;
     use attnlab_model::{forward, Config, LnPlacement};
 
-    fn trace_for(opts: &AttentionOptions) -> attnlab_model::Trace {
+    /// A small random model's trace (`ln` placement) over a fixed input.
+    pub(super) fn trace_with(ln: LnPlacement, opts: &AttentionOptions) -> attnlab_model::Trace {
         let config = Config {
             n_embd: 32,
             n_head: 4,
             n_layer: 2,
             n_positions: 16,
             vocab_size: 50,
-            ln_placement: LnPlacement::Post,
+            ln_placement: ln,
             ..Config::bundled(50)
         };
         let model = random_model(&config, 7, 0.5);
         forward(&model, &[3, 1, 4, 1, 5, 9, 2, 6], opts).unwrap()
+    }
+
+    fn trace_for(opts: &AttentionOptions) -> attnlab_model::Trace {
+        trace_with(LnPlacement::Post, opts)
     }
 
     #[test]
@@ -294,22 +299,12 @@ pub fn drill_down(
 
 #[cfg(test)]
 mod drill_tests {
+    use super::tests::trace_with;
     use super::*;
-    use attnlab_model::testing::random_model;
-    use attnlab_model::{forward, Config, LnPlacement};
+    use attnlab_model::LnPlacement;
 
     #[test]
     fn a_cell_taken_apart_adds_up_to_the_trace() {
-        let config = Config {
-            n_embd: 24,
-            n_head: 3,
-            n_layer: 2,
-            n_positions: 12,
-            vocab_size: 30,
-            ln_placement: LnPlacement::Pre,
-            ..Config::bundled(30)
-        };
-        let m = random_model(&config, 3, 0.7);
         for opts in [
             AttentionOptions::default(),
             AttentionOptions {
@@ -318,7 +313,7 @@ mod drill_tests {
                 ..Default::default()
             },
         ] {
-            let tr = forward(&m, &[1, 5, 9, 2, 7, 7, 3], &opts).unwrap();
+            let tr = trace_with(LnPlacement::Pre, &opts);
             let hv = tr.head(1, 2);
             for (i, j) in [(0, 0), (4, 2), (6, 6), (2, 5)] {
                 let dd = drill_down(&hv, &opts, i, j);

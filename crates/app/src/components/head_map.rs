@@ -6,7 +6,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, HtmlElement};
 use yew::prelude::*;
 
-use super::HeadSel;
+use super::{on_checked, HeadSel};
 use crate::compare::fmt_num;
 use crate::draw::{heatmap, Layout};
 use crate::i18n::{Key, Lang};
@@ -174,14 +174,7 @@ pub fn HeadMap(props: &Props) -> Html {
                 <super::drill::Drill {lang} sel={props.sel.clone()} {cell} />
             }
             <label class="check ablate">
-                <input id="ablate" type="checkbox" checked={props.ablated} onchange={{
-                    let cb = props.on_ablate.clone();
-                    Callback::from(move |e: Event| {
-                        if let Some(i) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
-                            cb.emit(i.checked());
-                        }
-                    })
-                }} />
+                <input id="ablate" type="checkbox" checked={props.ablated} onchange={on_checked(&props.on_ablate)} />
                 { format!(" {}", Key::AblateHead.text(lang)) }
             </label>
         </section>

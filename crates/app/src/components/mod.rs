@@ -18,6 +18,20 @@ pub mod text_input;
 pub mod token_strip;
 pub mod weighted_sum;
 
+/// An `onchange` for a checkbox that reports whether it is now checked.
+pub fn on_checked(cb: &yew::Callback<bool>) -> yew::Callback<web_sys::Event> {
+    use wasm_bindgen::JsCast;
+    let cb = cb.clone();
+    yew::Callback::from(move |e: web_sys::Event| {
+        if let Some(i) = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        {
+            cb.emit(i.checked());
+        }
+    })
+}
+
 /// A shared Trace, equal only to itself.
 #[derive(Clone, Debug)]
 pub struct TraceRef(pub Rc<Trace>);

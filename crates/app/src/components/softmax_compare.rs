@@ -9,7 +9,7 @@ use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use super::matrix::MatrixCanvas;
-use super::{Floats, HeadSel};
+use super::{on_checked, Floats, HeadSel};
 use crate::compare::{variant_weights, Variant};
 use crate::draw::Scale;
 use crate::i18n::{Key, Lang};
@@ -29,10 +29,6 @@ pub struct Props {
     pub on_tau: Callback<f32>,
     pub on_apply: Callback<bool>,
     pub on_mask: Callback<bool>,
-}
-
-fn input_of(e: &Event) -> Option<HtmlInputElement> {
-    e.target()?.dyn_into().ok()
 }
 
 #[function_component]
@@ -114,22 +110,8 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
             }
         })
     };
-    let on_apply = {
-        let cb = props.on_apply.clone();
-        Callback::from(move |e: Event| {
-            if let Some(i) = input_of(&e) {
-                cb.emit(i.checked())
-            }
-        })
-    };
-    let on_mask = {
-        let cb = props.on_mask.clone();
-        Callback::from(move |e: Event| {
-            if let Some(i) = input_of(&e) {
-                cb.emit(i.checked())
-            }
-        })
-    };
+    let on_apply = on_checked(&props.on_apply);
+    let on_mask = on_checked(&props.on_mask);
     html! {
         <section class="card compare-card" aria-labelledby="compare-h">
             <h2 id="compare-h">{ t(Key::Compare) }</h2>
