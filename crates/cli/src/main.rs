@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use attnlab_model::{AttentionOptions, Bundle};
+use attnlab_model::{export, AttentionOptions, Bundle};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -173,11 +173,17 @@ fn run(cli: Cli) -> Result<(), String> {
             attn,
         } => {
             let (tokens, tr) = trace(text, &attn)?;
-            let sel = output::Selection::new(&tr, layer, head)?;
+            let sel = export::Selection::new(&tr, layer, head)?;
             match format {
-                Format::Json if full => output::write_full_json(&mut out, &tokens, &tr),
-                Format::Json => output::write_json(&mut out, &bundle, &tokens, &tr, &sel),
-                Format::Csv => output::write_csv(&mut out, &tokens, &tr, &sel),
+                Format::Json if full => export::write_full_json(&mut out, &tokens, &tr),
+                Format::Json => export::write_json(
+                    &mut out,
+                    &|id| bundle.tokenizer.display_id(id),
+                    &tokens,
+                    &tr,
+                    &sel,
+                ),
+                Format::Csv => export::write_csv(&mut out, &tokens, &tr, &sel),
                 Format::Table => output::write_table(&mut out, &bundle, &tokens, &tr, &sel),
             }
             .or_else(quiet_broken_pipe)
@@ -191,7 +197,7 @@ fn run(cli: Cli) -> Result<(), String> {
             attn,
         } => {
             let (tokens, tr) = trace(text, &attn)?;
-            output::Selection::new(&tr, Some(layer), Some(head))?;
+            export::Selection::new(&tr, Some(layer), Some(head))?;
             let font = heatmap::load_font(font)?;
             if font.is_none() {
                 eprintln!("warning: no font with Hangul found (install fonts-noto-cjk or pass --font); labels are token numbers");

@@ -11,6 +11,7 @@ pub mod colors;
 pub mod config;
 pub mod cpu;
 pub mod error;
+pub mod export;
 pub mod forward;
 pub mod testing;
 pub mod tokenizer;
