@@ -9,11 +9,14 @@ use attnlab_model::Bundle;
 use wasm_bindgen::prelude::*;
 use yew::prelude::*;
 
+use crate::components::exports::Exports;
 use crate::components::head_map::HeadMap;
 use crate::components::header::Header;
 use crate::components::heads_grid::HeadsGrid;
 use crate::components::legend::Legend;
+use crate::components::lesson::Lesson;
 use crate::components::model_card::ModelCard;
+use crate::components::model_loader::ModelLoader;
 use crate::components::next_token::NextToken;
 use crate::components::softmax_compare::SoftmaxCompare;
 use crate::components::steps::Steps;
@@ -23,9 +26,10 @@ use crate::components::weighted_sum::WeightedSum;
 use crate::components::{HeadSel, Labels, TraceRef};
 use crate::dom::{self, now};
 use crate::i18n::{Key, Lang};
+use crate::lesson::Section;
 use crate::runner::{Outcome, Runner};
-use crate::state::{Action, Backend, Load, ModelInfo, State};
-use crate::url_state;
+use crate::state::{Action, Backend, Load, ModelInfo, OwnLoad, State};
+use crate::{model_files, url_state};
 
 /// Where the page finds the model (copied next to index.html by Trunk).
 pub const MODEL_FILES: [&str; 3] = [
@@ -69,34 +73,37 @@ fn gpu_backend(engine: &GpuEngine) -> Backend {
     }
 }
 
-async fn start(
+/// Everything `install` needs from the page.
+#[derive(Clone)]
+struct Ctx {
     dispatch: UseReducerDispatcher<State>,
     slot: Slot,
     vocab: UseStateSetter<Labels>,
     result_at: Rc<RefCell<f64>>,
-) {
-    let files = match fetch_model(&dispatch).await {
-        Ok(f) => f,
-        Err(e) => return dispatch.dispatch(Action::LoadFailed(e)),
-    };
-    let bundle = match Bundle::from_bytes(&files[0], &files[1], &files[2]) {
-        Ok(b) => b,
-        Err(e) => return dispatch.dispatch(Action::LoadFailed(e.to_string())),
-    };
-    drop(files);
+}
+
+fn model_info(bundle: &Bundle) -> ModelInfo {
     let config = bundle.model.config.clone();
     let has_ln_f = bundle.model.weights.ln_f.is_some();
-    vocab.set(Labels(Rc::new(
-        (0..config.vocab_size as u32)
-            .map(|id| bundle.tokenizer.display_id(id))
-            .collect(),
-    )));
-    dispatch.dispatch(Action::Loaded(ModelInfo {
+    ModelInfo {
         n_params: config.n_params(has_ln_f),
         config,
         has_ln_f,
-    }));
-    let (engine, backend) = match GpuEngine::new(&bundle.model).await {
+    }
+}
+
+/// The engine for `bundle`: WebGPU when `try_gpu` and the browser gives a device, else the
+/// CPU (with the reason).
+async fn engine_for(bundle: &Bundle, try_gpu: bool, no_gpu: &str) -> (Option<GpuEngine>, Backend) {
+    if !try_gpu {
+        return (
+            None,
+            Backend::Cpu {
+                reason: no_gpu.to_string(),
+            },
+        );
+    }
+    match GpuEngine::new(&bundle.model).await {
         Ok(engine) => {
             let backend = gpu_backend(&engine);
             (Some(engine), backend)
@@ -107,9 +114,18 @@ async fn start(
                 reason: e.to_string(),
             },
         ),
-    };
+    }
+}
+
+/// Puts a runner for `bundle` in the slot (retiring the previous one) and shows its vocabulary.
+fn install(ctx: &Ctx, bundle: Bundle, engine: Option<GpuEngine>) {
+    ctx.vocab.set(Labels(Rc::new(
+        (0..bundle.model.config.vocab_size as u32)
+            .map(|id| bundle.tokenizer.display_id(id))
+            .collect(),
+    )));
     let on_outcome = {
-        let dispatch = dispatch.clone();
+        let (dispatch, result_at) = (ctx.dispatch.clone(), ctx.result_at.clone());
         Callback::from(move |o: Outcome| match o {
             Outcome::Shown(s) => {
                 *result_at.borrow_mut() = now();
@@ -120,19 +136,93 @@ async fn start(
         })
     };
     let runner = Runner::new(bundle, engine, on_outcome);
+    if let Some(old) = ctx.slot.borrow_mut().replace(runner) {
+        old.retire();
+    }
+}
+
+async fn start(ctx: Ctx) {
+    let dispatch = &ctx.dispatch;
+    let files = match fetch_model(dispatch).await {
+        Ok(f) => f,
+        Err(e) => return dispatch.dispatch(Action::LoadFailed(e)),
+    };
+    let bundle = match Bundle::from_bytes(&files[0], &files[1], &files[2]) {
+        Ok(b) => b,
+        Err(e) => return dispatch.dispatch(Action::LoadFailed(e.to_string())),
+    };
+    drop(files);
+    dispatch.dispatch(Action::Loaded(model_info(&bundle)));
+    let (engine, backend) = engine_for(&bundle, true, "").await;
+    install(&ctx, bundle, engine);
     {
-        // the fault-injection hook of the end-to-end tests
-        let r = Rc::downgrade(&runner);
+        // the fault-injection hook of the end-to-end tests (whichever model is loaded)
+        let slot = Rc::downgrade(&ctx.slot);
         let lose = Closure::<dyn Fn()>::new(move || {
-            if let Some(r) = r.upgrade() {
+            if let Some(r) = slot.upgrade().and_then(|s| s.borrow().clone()) {
                 r.lose_gpu();
             }
         });
         dom::expose("loseGpu", lose.as_ref());
         lose.forget();
     }
-    *slot.borrow_mut() = Some(runner);
     dispatch.dispatch(Action::BackendReady(backend));
+}
+
+/// Reads the user's files, validates them as a model and, only if that succeeds, replaces
+/// the current model. The current model keeps running meanwhile and after any error.
+async fn load_own(ctx: Ctx, files: Vec<web_sys::File>, backend: Backend) {
+    let dispatch = &ctx.dispatch;
+    let names: Vec<String> = files.iter().map(|f| f.name()).collect();
+    let [c, w, t] = match model_files::pick(&names) {
+        Ok(i) => i,
+        Err(missing) => {
+            return dispatch.dispatch(Action::Own(OwnLoad::Missing {
+                missing,
+                got: names,
+            }))
+        }
+    };
+    let total: u64 = [c, w, t].iter().map(|&i| files[i].size() as u64).sum();
+    let mut bytes = Vec::new();
+    let mut base = 0u64;
+    for i in [c, w, t] {
+        dispatch.dispatch(Action::Own(OwnLoad::Reading {
+            loaded: base,
+            total,
+        }));
+        let b = match dom::read_file(&files[i], |n| {
+            dispatch.dispatch(Action::Own(OwnLoad::Reading {
+                loaded: base + n,
+                total,
+            }))
+        })
+        .await
+        {
+            Ok(b) => b,
+            Err(e) => return dispatch.dispatch(Action::Own(OwnLoad::Failed(e))),
+        };
+        base += b.len() as u64;
+        bytes.push(b);
+    }
+    dispatch.dispatch(Action::Own(OwnLoad::Checking));
+    // let the "checking" status paint before the (synchronous) validation
+    dom::next_task().await;
+    let bundle = match Bundle::from_bytes(&bytes[0], &bytes[1], &bytes[2]) {
+        Ok(b) => b,
+        Err(e) => return dispatch.dispatch(Action::Own(OwnLoad::Failed(e.to_string()))),
+    };
+    drop(bytes);
+    let info = model_info(&bundle);
+    let (engine, backend) = match backend {
+        Backend::Gpu { .. } => engine_for(&bundle, true, "").await,
+        Backend::Cpu { reason } => engine_for(&bundle, false, &reason).await,
+        Backend::Starting => engine_for(&bundle, true, "").await,
+    };
+    install(&ctx, bundle, engine);
+    let name = [c, w, t].map(|i| names[i].clone()).join(" + ");
+    dispatch.dispatch(Action::BackendReady(backend));
+    dispatch.dispatch(Action::OwnLoaded(info, name));
 }
 
 /// A callback that dispatches `f(value)`.
@@ -155,15 +245,16 @@ pub fn App() -> Html {
     let input_at = use_mut_ref(|| 0.0f64);
     let result_at = use_mut_ref(|| 0.0f64);
 
+    let ctx = Ctx {
+        dispatch: state.dispatcher(),
+        slot: slot.clone(),
+        vocab: vocab.setter(),
+        result_at: result_at.clone(),
+    };
     {
-        let (dispatch, slot, vocab, result_at) = (
-            state.dispatcher(),
-            slot.clone(),
-            vocab.setter(),
-            result_at.clone(),
-        );
+        let ctx = ctx.clone();
         use_effect_with((), move |_| {
-            wasm_bindgen_futures::spawn_local(start(dispatch, slot, vocab, result_at));
+            wasm_bindgen_futures::spawn_local(start(ctx));
         });
     }
     {
@@ -187,8 +278,8 @@ pub fn App() -> Html {
         let ready = !matches!(state.backend, Backend::Starting);
         let (slot, input_at) = (slot.clone(), input_at.clone());
         use_effect_with(
-            (state.text.clone(), state.options(), ready),
-            move |(text, opts, ready)| {
+            (state.text.clone(), state.options(), ready, state.model_id),
+            move |(text, opts, ready, _)| {
                 if *ready {
                     if let Some(r) = slot.borrow().as_ref() {
                         r.submit(text.clone(), opts.clone(), *input_at.borrow());
@@ -291,6 +382,15 @@ pub fn App() -> Html {
         _ => None,
     };
 
+    let lesson_sel = match (&state.shown, &*labels) {
+        (Some(s), Some(labels)) => Some(HeadSel {
+            trace: TraceRef(s.trace.clone()),
+            labels: labels.clone(),
+            layer: state.layer.min(s.trace.dims.n_layer - 1),
+            head: state.head.min(s.trace.dims.n_head - 1),
+        }),
+        _ => None,
+    };
     let views = match (&state.shown, &state.model) {
         (Some(s), Some(info)) => {
             let trace = TraceRef(s.trace.clone());
@@ -329,8 +429,10 @@ pub fn App() -> Html {
                     <div class="grid two">
                         <WeightedSum {lang} sel={sel.clone()}
                             query={q} on_query={send(&state, Action::SelectQuery)} />
-                        <NextToken {lang} trace={trace} vocab={(*vocab).clone()} {labels} query={q} />
+                        <NextToken {lang} trace={trace} baseline={s.baseline.clone().map(TraceRef)}
+                            vocab={(*vocab).clone()} labels={labels.clone()} query={q} />
                     </div>
+                    <Exports {lang} sel={sel.clone()} tokens={s.tokens.clone()} vocab={(*vocab).clone()} />
                     <ModelCard {lang} info={info.clone()} backend={state.backend.clone()}
                         forward_ms={Some(s.forward_ms)} paint_ms={state.paint_ms} incremental={s.incremental} />
                 </>
@@ -355,14 +457,30 @@ pub fn App() -> Html {
 
     html! {
         <>
-            <Header {lang} backend={state.backend.clone()} {on_lang} />
-            <main>
+            <Header {lang} backend={state.backend.clone()} {on_lang} lesson={state.lesson.is_some()}
+                on_lesson={send(&state, |on: bool| Action::SetLesson(on.then_some(0)))} />
+            <main data-focus={state.lesson.map(|i| Section::at(i).panel())}>
                 { status }
                 { for notice }
                 { for url_notice }
-                <TextInput initial={state.text.clone()} label={t(Key::InputLabel)} {on_text} />
+                <TextInput initial={state.text.clone()} label={t(Key::InputLabel)} {on_text}
+                    preset={(state.preset_n, AttrValue::from(state.text.clone()))} />
+                if let Some(section) = state.lesson {
+                    <Lesson {lang} {section} on_section={send(&state, Action::SetLesson)}
+                        sel={lesson_sel} query={state.query_index().unwrap_or(0)} info={state.model.clone()}
+                        mask={state.mask} on_mask={send(&state, Action::SetMask)}
+                        on_preset={send(&state, Action::Preset)} />
+                }
                 { for cpu_reason }
                 { views }
+                if state.model.is_some() {
+                    <ModelLoader {lang} own={state.own.clone()} on_files={{
+                        let (ctx, backend) = (ctx.clone(), state.backend.clone());
+                        Callback::from(move |files| {
+                            wasm_bindgen_futures::spawn_local(load_own(ctx.clone(), files, backend.clone()))
+                        })
+                    }} />
+                }
             </main>
         </>
     }

@@ -12,6 +12,10 @@ use yew::Callback;
 use crate::dom::now;
 use crate::state::Shown;
 
+thread_local! {
+    static NEXT_GENERATION: Cell<u64> = const { Cell::new(0) };
+}
+
 /// What a finished request reports.
 pub enum Outcome {
     Shown(Shown),
@@ -33,6 +37,10 @@ pub struct Runner {
     /// Set while a GPU forward is in flight (the engine is taken out of `gpu` meanwhile).
     gpu_in_use: Cell<bool>,
     cpu_prev: RefCell<Option<Rc<Trace>>>,
+    /// The unmodified model's last trace (the baseline of the Δ probabilities), CPU-computed.
+    base_prev: RefCell<Option<Rc<Trace>>>,
+    /// Set when another model replaced this runner's: its results are no longer reported.
+    retired: Cell<bool>,
     latest: Cell<u64>,
     pending: RefCell<Option<Job>>,
     busy: Cell<bool>,
@@ -47,6 +55,8 @@ impl Runner {
             gpu: RefCell::new(gpu),
             gpu_in_use: Cell::new(false),
             cpu_prev: RefCell::new(None),
+            base_prev: RefCell::new(None),
+            retired: Cell::new(false),
             latest: Cell::new(0),
             pending: RefCell::new(None),
             busy: Cell::new(false),
@@ -65,10 +75,21 @@ impl Runner {
         self.lose_gpu.set(true);
     }
 
+    /// Stops reporting results (another model took over).
+    pub fn retire(&self) {
+        self.retired.set(true);
+        self.pending.borrow_mut().take();
+    }
+
     /// Queues a forward of `text`; returns its generation. Only the newest queued request
     /// runs next, and a result is reported only if no newer request came in meanwhile.
     pub fn submit(self: &Rc<Self>, text: String, opts: AttentionOptions, input_at: f64) -> u64 {
-        let generation = self.latest.get() + 1;
+        // numbered across runners, so a new model's results come after the old one's
+        let generation = NEXT_GENERATION.with(|g| {
+            let n = g.get() + 1;
+            g.set(n);
+            n
+        });
         self.latest.set(generation);
         *self.pending.borrow_mut() = Some(Job {
             generation,
@@ -84,7 +105,7 @@ impl Runner {
                     let job = me.pending.borrow_mut().take();
                     let Some(job) = job else { break };
                     let outcome = me.run(&job).await;
-                    if job.generation == me.latest.get() {
+                    if job.generation == me.latest.get() && !me.retired.get() {
                         me.on_outcome.emit(outcome);
                     }
                 }
@@ -138,12 +159,34 @@ impl Runner {
                 Err(e) => return Outcome::Error(e),
             },
         };
+        let forward_ms = now() - started;
+        // with an intervention, the unmodified model too (on the CPU, incremental like the
+        // main run): the next-token view shows the change in probability against it
+        let baseline = if job.opts == AttentionOptions::default() {
+            None
+        } else {
+            let prev = self.base_prev.borrow().clone();
+            match forward_incremental(
+                &self.bundle.model,
+                prev.as_deref(),
+                &ids,
+                &AttentionOptions::default(),
+            ) {
+                Ok((base, _)) => {
+                    let base = Rc::new(base);
+                    *self.base_prev.borrow_mut() = Some(base.clone());
+                    Some(base)
+                }
+                Err(e) => return Outcome::Error(e.to_string()),
+            }
+        };
         Outcome::Shown(Shown {
+            baseline,
             generation: job.generation,
             text: job.text.clone(),
             tokens: Rc::new(tokens),
             trace,
-            forward_ms: now() - started,
+            forward_ms,
             incremental,
             input_at: job.input_at,
         })

@@ -21,6 +21,27 @@ pub enum Load {
     Ready,
 }
 
+/// Loading a model the user dropped or picked.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum OwnLoad {
+    #[default]
+    Idle,
+    Reading {
+        loaded: u64,
+        total: u64,
+    },
+    Checking,
+    /// The files given do not hold all three model files.
+    Missing {
+        missing: Vec<String>,
+        got: Vec<String>,
+    },
+    /// Validation failed; the current model stays.
+    Failed(String),
+    /// The user's model replaced the previous one (its files' names).
+    Loaded(String),
+}
+
 /// Which engine computes the Trace.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Backend {
@@ -56,6 +77,8 @@ pub struct Shown {
     pub text: String,
     pub tokens: Rc<Vec<TokenInfo>>,
     pub trace: Rc<Trace>,
+    /// The unmodified model's trace for the same tokens, when an intervention is on.
+    pub baseline: Option<Rc<Trace>>,
     pub forward_ms: f64,
     pub incremental: bool,
     /// `performance.now()` of the input event this answers, for the latency measurement.
@@ -104,6 +127,13 @@ pub struct State {
     /// URL parameters that were ignored (shown as plain text).
     pub url_notices: Vec<String>,
     pub paint_ms: f64,
+    pub own: OwnLoad,
+    /// The open lesson section (0-based), or None when lesson mode is off.
+    pub lesson: Option<usize>,
+    /// Counts the texts the page put in the text box (lesson presets).
+    pub preset_n: u32,
+    /// Counts the models loaded: a new one re-runs the text.
+    pub model_id: u32,
 }
 
 impl State {
@@ -131,6 +161,10 @@ impl State {
             ablate: BTreeSet::new(),
             url_notices: Vec::new(),
             paint_ms: 0.0,
+            own: OwnLoad::Idle,
+            lesson: None,
+            preset_n: 0,
+            model_id: 0,
         }
     }
 
@@ -176,9 +210,18 @@ pub enum Action {
     /// Switch a head (layer, head) off or back on.
     SetAblated((usize, usize), bool),
     Painted(f64),
+    Own(OwnLoad),
+    /// Open a lesson section (0-based), or close lesson mode.
+    SetLesson(Option<usize>),
+    /// Put a text in the text box (a lesson preset).
+    Preset(String),
+    /// The user's model passed validation and replaced the current one.
+    OwnLoaded(ModelInfo, String),
 }
 
 /// τ slider range.
+/// How many sections lesson mode has.
+pub const LESSON_SECTIONS: usize = crate::lesson::Section::ALL.len();
 pub const TAU_MIN: f32 = 0.05;
 pub const TAU_MAX: f32 = 5.0;
 
@@ -207,6 +250,7 @@ impl Reducible for State {
                     s.url_notices.push(format!("ablate={l}.{h}"));
                 }
                 s.model = Some(info);
+                s.model_id += 1;
             }
             Action::BackendReady(b) => s.backend = b,
             Action::GpuFailed(e) => {
@@ -261,6 +305,26 @@ impl Reducible for State {
                 }
             }
             Action::Painted(ms) => s.paint_ms = ms,
+            Action::Own(o) => s.own = o,
+            Action::SetLesson(l) => s.lesson = l.map(|i| i.min(LESSON_SECTIONS - 1)),
+            Action::Preset(text) => {
+                s.preset_n += 1;
+                s.query = None;
+                s.text = text;
+            }
+            Action::OwnLoaded(info, name) => {
+                // a different model: the old result, head, token and ablations do not apply
+                s.shown = None;
+                s.error = None;
+                s.cell = None;
+                s.query = None;
+                s.layer = 0;
+                s.head = 0;
+                s.ablate.clear();
+                s.model = Some(info);
+                s.model_id += 1;
+                s.own = OwnLoad::Loaded(name);
+            }
         }
         Rc::new(s)
     }
@@ -292,6 +356,7 @@ mod tests {
             text: String::new(),
             tokens: Rc::new(vec![]),
             trace: Rc::new(trace),
+            baseline: None,
             forward_ms: 1.0,
             incremental: false,
             input_at: 0.0,

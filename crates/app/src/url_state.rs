@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use crate::compare::Variant;
 use crate::i18n::Lang;
-use crate::state::{State, TAU_MAX, TAU_MIN};
+use crate::state::{State, LESSON_SECTIONS, TAU_MAX, TAU_MIN};
 
 /// Longest text taken from a URL (characters); longer ones are cut with a notice.
 pub const MAX_TEXT: usize = 20_000;
@@ -25,6 +25,8 @@ pub struct UrlState {
     pub apply: Option<bool>,
     pub mask: Option<bool>,
     pub ablate: Option<BTreeSet<(usize, usize)>>,
+    /// The open lesson section, 1-based in the URL (`lesson=4`), 0-based here.
+    pub lesson: Option<usize>,
 }
 
 /// `%XX` and `+` decoding; invalid escapes are kept as they are, invalid UTF-8 replaced.
@@ -125,6 +127,10 @@ pub fn parse(fragment: &str) -> (UrlState, Vec<String>) {
                 Some(b) => st.mask = Some(b),
                 None => bad(),
             },
+            "lesson" => match val.parse::<usize>() {
+                Ok(n) if (1..=LESSON_SECTIONS).contains(&n) => st.lesson = Some(n - 1),
+                _ => bad(),
+            },
             "ablate" => {
                 let heads: Option<BTreeSet<(usize, usize)>> = val
                     .split(',')
@@ -179,6 +185,9 @@ impl UrlState {
         if let Some(a) = &self.ablate {
             s.ablate = a.clone();
         }
+        if self.lesson.is_some() {
+            s.lesson = self.lesson;
+        }
     }
 }
 
@@ -201,6 +210,9 @@ pub fn fragment(s: &State) -> String {
         format!("mask={}", u8::from(s.mask)),
         format!("ablate={}", percent_encode(&ablate.join(","))),
     ]);
+    if let Some(i) = s.lesson {
+        parts.push(format!("lesson={}", i + 1));
+    }
     format!("#{}", parts.join("&"))
 }
 
@@ -221,6 +233,8 @@ mod tests {
         s.apply = true;
         s.mask = false;
         s.ablate = [(0, 1), (2, 3)].into();
+        s.lesson = Some(3);
+        assert!(fragment(&s).ends_with("&lesson=4"));
         let (u, notices) = parse(&fragment(&s));
         assert_eq!(notices, Vec::<String>::new());
         let mut back = State::new(Lang::En);
@@ -231,7 +245,7 @@ mod tests {
     #[test]
     fn unknown_and_malformed_parameters_are_ignored_with_a_notice() {
         let (u, notices) = parse(
-            "#t=hi&lang=fr&l=x&h=2&tau=1e9&v=<script>&apply=maybe&ablate=1.x&zzz=1&q=-3&mask=0",
+            "#t=hi&lang=fr&l=x&h=2&tau=1e9&v=<script>&apply=maybe&ablate=1.x&zzz=1&q=-3&mask=0&lesson=10",
         );
         assert_eq!(u.text.as_deref(), Some("hi"));
         assert_eq!(u.head, Some(2));
@@ -240,7 +254,8 @@ mod tests {
             (u.lang, u.layer, u.tau, u.variant, u.apply, u.ablate, u.query),
             (None, None, None, None, None, None, None)
         );
-        assert_eq!(notices.len(), 8, "{notices:?}");
+        assert_eq!(u.lesson, None, "there are 9 sections");
+        assert_eq!(notices.len(), 9, "{notices:?}");
         assert!(notices.iter().any(|n| n.contains("zzz")));
         assert!(
             notices.iter().any(|n| n.contains("<script>")),

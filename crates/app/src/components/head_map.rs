@@ -132,6 +132,7 @@ pub fn HeadMap(props: &Props) -> Html {
             }
         })
     };
+    let table = use_state(|| false);
     let hv = props.sel.view();
     let readout = match props.cell.filter(|&(i, j)| i < t && j < t) {
         Some((i, j)) => {
@@ -177,6 +178,46 @@ pub fn HeadMap(props: &Props) -> Html {
                 <input id="ablate" type="checkbox" checked={props.ablated} onchange={on_checked(&props.on_ablate)} />
                 { format!(" {}", Key::AblateHead.text(lang)) }
             </label>
+            <label class="check">
+                <input id="table-view" type="checkbox" checked={*table} onchange={{
+                    let table = table.clone();
+                    on_checked(&Callback::from(move |on| table.set(on)))
+                }} />
+                { format!(" {}", Key::TableView.text(lang)) }
+            </label>
+            if *table { { weights_table(props) } }
         </section>
+    }
+}
+
+/// The selected head's weights as an HTML table: the screen-reader alternative to the canvas
+/// (row and column headers are the tokens; masked cells say so).
+fn weights_table(props: &Props) -> Html {
+    let lang = props.lang;
+    let hv = props.sel.view();
+    let (t, labels) = (hv.t, &props.sel.labels);
+    let rows = (0..t).map(|i| {
+        let cells = (0..t).map(|j| {
+            let e = i * t + j;
+            if hv.masked[e] == attnlab_model::cpu::MASKED {
+                html! { <td class="masked" aria-label={Key::MaskedCell.text(lang)}>{ "—" }</td> }
+            } else {
+                html! { <td>{ format!("{:.4}", hv.weights[e]) }</td> }
+            }
+        });
+        html! { <tr><th scope="row">{ format!("{i} {}", labels.get(i)) }</th>{ for cells }</tr> }
+    });
+    html! {
+        <div class="table-wrap" tabindex="0" role="region" aria-labelledby="head-table-caption">
+            <table id="head-table">
+                <caption id="head-table-caption">{ format!("{} — {} {} · {} {}", Key::TableCaption.text(lang),
+                    Key::Layer.text(lang), props.sel.layer, Key::Head.text(lang), props.sel.head) }</caption>
+                <thead><tr>
+                    <th scope="col">{ format!("{} \\ {}", Key::Query.text(lang), Key::KeyToken.text(lang)) }</th>
+                    { for (0..t).map(|j| html! { <th scope="col">{ format!("{j} {}", labels.get(j)) }</th> }) }
+                </tr></thead>
+                <tbody>{ for rows }</tbody>
+            </table>
+        </div>
     }
 }

@@ -11,6 +11,9 @@ pub struct Props {
     pub lang: Lang,
     pub backend: Backend,
     pub on_lang: Callback<Lang>,
+    /// Whether lesson mode is open, and its switch.
+    pub lesson: bool,
+    pub on_lesson: Callback<bool>,
 }
 
 #[function_component]
@@ -49,6 +52,13 @@ pub fn Header(props: &Props) -> Html {
                 <p class="tagline">{ t(Key::Tagline) }</p>
             </div>
             <div class="top-controls">
+                <button class="lesson-toggle" id="lesson-toggle" aria-pressed={props.lesson.to_string()}
+                    onclick={{
+                        let (cb, on) = (props.on_lesson.clone(), props.lesson);
+                        Callback::from(move |_| cb.emit(!on))
+                    }}>
+                    { t(Key::LessonMode) }
+                </button>
                 <span id="backend" class={class} title={title} role="status">{ label }</span>
                 <button class="lang" onclick={switch} aria-label={t(Key::LanguageSwitchLabel)}
                     lang={lang.other().code()}>

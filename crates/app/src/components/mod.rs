@@ -6,11 +6,14 @@ use std::rc::Rc;
 use attnlab_model::Trace;
 
 pub mod drill;
+pub mod exports;
 pub mod head_map;
 pub mod header;
 pub mod heads_grid;
 pub mod legend;
+pub mod lesson;
 pub mod model_card;
+pub mod model_loader;
 pub mod next_token;
 pub mod softmax_compare;
 pub mod steps;

@@ -101,7 +101,7 @@ pub fn ModelCard(props: &Props) -> Html {
                     <div><dt>{ "d_k" }</dt><dd>{ c.d_k() }</dd></div>
                     <div><dt>{ "d_ff" }</dt><dd>{ c.d_ff() }</dd></div>
                     { row(Key::Vocab, c.vocab_size.to_string()) }
-                    { row(Key::Parameters, format!("{:.2} M", props.info.n_params as f64 / 1e6)) }
+                    { row(Key::Parameters, fmt_params(props.info.n_params)) }
                     <div><dt>{ "LayerNorm" }</dt><dd>{ placement }</dd></div>
                     { row(Key::Backend, backend) }
                     <div><dt>{ t(Key::ForwardMs) }</dt><dd id="forward-ms">{
@@ -115,9 +115,24 @@ pub fn ModelCard(props: &Props) -> Html {
     }
 }
 
+/// "8.74 M" for millions, the exact count below 100 000.
+pub fn fmt_params(n: usize) -> String {
+    if n >= 100_000 {
+        format!("{:.2} M", n as f64 / 1e6)
+    } else {
+        n.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parameter_counts_stay_readable() {
+        assert_eq!(fmt_params(8_740_000), "8.74 M");
+        assert_eq!(fmt_params(4_535), "4535");
+    }
 
     #[test]
     fn the_diagram_follows_the_layernorm_placement() {

@@ -12,6 +12,9 @@ use crate::dom::now;
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub initial: AttrValue,
+    /// Text put in by the page (a lesson preset), with a counter that changes each time.
+    #[prop_or_default]
+    pub preset: (u32, AttrValue),
     pub label: AttrValue,
     /// (text, performance.now() of the event)
     pub on_text: Callback<(String, f64)>,
@@ -34,6 +37,16 @@ pub fn TextInput(props: &Props) -> Html {
         use_effect_with((), move |_| {
             if let Some(el) = node.cast::<HtmlTextAreaElement>() {
                 el.set_value(&initial);
+            }
+        });
+    }
+    {
+        let node = node.clone();
+        use_effect_with(props.preset.clone(), move |(n, text)| {
+            if *n > 0 {
+                if let Some(el) = node.cast::<HtmlTextAreaElement>() {
+                    el.set_value(text);
+                }
             }
         });
     }

@@ -1,0 +1,177 @@
+//! Export the selected head (PNG, SVG, CSV, JSON), all heads as one PNG, or the whole Trace
+//! (JSON) — made in the page and saved by the browser; nothing is sent anywhere.
+
+use std::rc::Rc;
+
+use attnlab_model::export::{self, Selection};
+use attnlab_model::TokenInfo;
+use wasm_bindgen::{Clamped, JsCast};
+use web_sys::{HtmlCanvasElement, ImageData};
+use yew::prelude::*;
+
+use super::{HeadSel, Labels};
+use crate::dom;
+use crate::draw::{self, Layout};
+use crate::export::{file_name, grid_pixels, heatmap_svg};
+use crate::i18n::{Key, Lang};
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub lang: Lang,
+    pub sel: HeadSel,
+    pub tokens: Rc<Vec<TokenInfo>>,
+    /// Display strings of the vocabulary, by id.
+    pub vocab: Labels,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Png,
+    Svg,
+    Grid,
+    Csv,
+    Json,
+    Trace,
+}
+
+fn new_canvas() -> Result<HtmlCanvasElement, String> {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?
+        .create_element("canvas")
+        .map_err(|e| format!("{e:?}"))?
+        .dyn_into::<HtmlCanvasElement>()
+        .map_err(|_| "no canvas".to_string())
+}
+
+fn png_url(canvas: &HtmlCanvasElement) -> Result<String, String> {
+    canvas
+        .to_data_url_with_type("image/png")
+        .map_err(|e| format!("{e:?}"))
+}
+
+fn export(props: &Props, kind: Kind) -> Result<String, String> {
+    let sel = &props.sel;
+    let tr = &sel.trace.0;
+    let (l, h) = (sel.layer, sel.head);
+    let hv = sel.view();
+    let labels = &sel.labels.0;
+    let one = Selection(vec![(l, h)]);
+    let text = |f: &dyn Fn(&mut Vec<u8>) -> std::io::Result<()>| {
+        let mut out = Vec::new();
+        f(&mut out).map_err(|e| e.to_string())?;
+        Ok::<_, String>(out)
+    };
+    let name = match kind {
+        Kind::Png => {
+            let canvas = new_canvas()?;
+            let n = hv.t;
+            let lay = Layout::new((84.0 + 28.0 * n as f64).clamp(360.0, 2400.0), n);
+            draw::heatmap(&canvas, lay, hv.weights, hv.masked, labels, None);
+            let name = file_name(Some((l, h)), "weights", "png");
+            dom::download_url(&name, &png_url(&canvas)?)?;
+            name
+        }
+        Kind::Svg => {
+            let title = format!(
+                "attnlab — {} {l} · {} {h}",
+                Key::Layer.text(props.lang),
+                Key::Head.text(props.lang)
+            );
+            let svg = heatmap_svg(hv.weights, hv.masked, labels, &title);
+            let name = file_name(Some((l, h)), "weights", "svg");
+            dom::download_bytes(&name, "image/svg+xml", svg.as_bytes())?;
+            name
+        }
+        Kind::Grid => {
+            let (w, hgt, px) = grid_pixels(tr);
+            let canvas = new_canvas()?;
+            canvas.set_width(w as u32);
+            canvas.set_height(hgt as u32);
+            let img =
+                ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), w as u32, hgt as u32)
+                    .map_err(|e| format!("{e:?}"))?;
+            draw::context(&canvas)
+                .ok_or("no 2d context")?
+                .put_image_data(&img, 0.0, 0.0)
+                .map_err(|e| format!("{e:?}"))?;
+            let name = file_name(None, "all-heads", "png");
+            dom::download_url(&name, &png_url(&canvas)?)?;
+            name
+        }
+        Kind::Csv => {
+            let bytes = text(&|o| export::write_csv(o, &props.tokens, tr, &one))?;
+            let name = file_name(Some((l, h)), "head", "csv");
+            dom::download_bytes(&name, "text/csv", &bytes)?;
+            name
+        }
+        Kind::Json => {
+            let vocab = props.vocab.clone();
+            let display = move |id: u32| vocab.get(id as usize).to_string();
+            let bytes = text(&|o| export::write_json(o, &display, &props.tokens, tr, &one))?;
+            let name = file_name(Some((l, h)), "head", "json");
+            dom::download_bytes(&name, "application/json", &bytes)?;
+            name
+        }
+        Kind::Trace => {
+            let bytes = text(&|o| export::write_full_json(o, &props.tokens, tr))?;
+            let name = file_name(None, "trace", "json");
+            dom::download_bytes(&name, "application/json", &bytes)?;
+            name
+        }
+    };
+    Ok(name)
+}
+
+#[function_component]
+pub fn Exports(props: &Props) -> Html {
+    let lang = props.lang;
+    let status = use_state(|| None::<Result<String, String>>);
+    let button = |kind: Kind, id: &'static str, key: Key| {
+        let onclick = {
+            let status = status.clone();
+            let run = {
+                let sel = props.sel.clone();
+                let (tokens, vocab) = (props.tokens.clone(), props.vocab.clone());
+                move || {
+                    export(
+                        &Props {
+                            lang,
+                            sel: sel.clone(),
+                            tokens: tokens.clone(),
+                            vocab: vocab.clone(),
+                        },
+                        kind,
+                    )
+                }
+            };
+            Callback::from(move |_| status.set(Some(run())))
+        };
+        html! { <button {id} class="export" {onclick}>{ key.text(lang) }</button> }
+    };
+    let msg = match &*status {
+        Some(Ok(name)) => {
+            html! { <p class="help" role="status" id="export-status">{ format!("{}: {name}", Key::Exported.text(lang)) }</p> }
+        }
+        Some(Err(e)) => {
+            html! { <p class="error" role="alert" id="export-status">{ format!("{}: {e}", Key::ExportFailed.text(lang)) }</p> }
+        }
+        None => html! {},
+    };
+    html! {
+        <section class="card export-card" aria-labelledby="export-h">
+            <h2 id="export-h">{ Key::Export.text(lang) }</h2>
+            <p class="help">{ format!("{} — {} {} · {} {}", Key::ExportHelp.text(lang),
+                Key::Layer.text(lang), props.sel.layer, Key::Head.text(lang), props.sel.head) }</p>
+            <div class="export-buttons">
+                { button(Kind::Png, "export-png", Key::ExportPng) }
+                { button(Kind::Svg, "export-svg", Key::ExportSvg) }
+                { button(Kind::Csv, "export-csv", Key::ExportCsv) }
+                { button(Kind::Json, "export-json", Key::ExportJson) }
+                { button(Kind::Grid, "export-grid", Key::ExportGrid) }
+                { button(Kind::Trace, "export-trace", Key::ExportTrace) }
+            </div>
+            { msg }
+        </section>
+    }
+}

@@ -1,0 +1,443 @@
+//! Lesson mode: a guided path through the nine sections of the self-attention lesson. Each
+//! section's text sits beside a small widget bound to the live model and the user's own text,
+//! and the page panel it is about is highlighted (and one click away).
+
+use std::rc::Rc;
+
+use attnlab_model::cpu::MASKED;
+use attnlab_model::LnPlacement;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlInputElement;
+use yew::prelude::*;
+
+use super::{on_checked, HeadSel};
+use crate::compare::fmt_num;
+use crate::i18n::{Key, Lang};
+use crate::lesson::{self, parse_scores, softmax, Section};
+use crate::lesson_text;
+use crate::state::ModelInfo;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub lang: Lang,
+    /// The open section (0-based).
+    pub section: usize,
+    pub on_section: Callback<Option<usize>>,
+    /// The selected head in the result on screen (None while computing).
+    pub sel: Option<HeadSel>,
+    pub query: usize,
+    pub info: Option<ModelInfo>,
+    pub mask: bool,
+    pub on_mask: Callback<bool>,
+    pub on_preset: Callback<String>,
+}
+
+fn num(x: f64) -> String {
+    fmt_num(x as f32)
+}
+
+/// A text box holding a list of numbers; `value` is the current text.
+fn numbers_input(id: &'static str, label: &str, value: &UseStateHandle<String>) -> Html {
+    let oninput = {
+        let value = value.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(i) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+            {
+                value.set(i.value());
+            }
+        })
+    };
+    html! {
+        <label class="lesson-field">{ label }
+            <input {id} type="text" inputmode="decimal" value={(**value).clone()} {oninput} spellcheck="false" />
+        </label>
+    }
+}
+
+fn row(head: &str, cells: impl IntoIterator<Item = String>, field: &'static str) -> Html {
+    html! {
+        <tr data-row={field}>
+            <th scope="row">{ head.to_string() }</th>
+            { for cells.into_iter().map(|c| html! { <td>{ c }</td> }) }
+        </tr>
+    }
+}
+
+/// Up to the last 8 tokens of a (T, T) matrix as a table, the query's row marked.
+fn small_matrix(sel: &HeadSel, m: &[f32], query: usize, id: &'static str) -> Html {
+    let t = sel.view().t;
+    let from = t.saturating_sub(8);
+    let head = html! {
+        <tr><th></th>{ for (from..t).map(|j| html! { <th scope="col">{ sel.labels.get(j).to_string() }</th> }) }</tr>
+    };
+    let rows = (from..t).map(|i| {
+        html! {
+            <tr class={classes!((i == query).then_some("query-row"))}>
+                <th scope="row">{ sel.labels.get(i).to_string() }</th>
+                { for (from..t).map(|j| html! { <td>{ fmt_num(m[i * t + j]) }</td> }) }
+            </tr>
+        }
+    });
+    html! { <table class="lesson-table" {id}><thead>{ head }</thead><tbody>{ for rows }</tbody></table> }
+}
+
+fn rnn_diagram(lang: Lang, sel: Option<&HeadSel>) -> Html {
+    let labels: Vec<String> = match sel {
+        Some(s) => {
+            let t = s.view().t;
+            (t.saturating_sub(6)..t)
+                .map(|i| s.labels.get(i).to_string())
+                .collect()
+        }
+        None => vec!["나는".into(), "커피를".into(), "마셨다".into()],
+    };
+    let n = labels.len().max(1);
+    let gap = 96.0;
+    let x = |i: usize| 50.0 + gap * i as f64;
+    let w = x(n - 1) + 60.0;
+    let boxes = |y: f64| {
+        labels.iter().enumerate().map(move |(i, l)| html! {
+            <g>
+                <rect x={(x(i) - 40.0).to_string()} y={(y - 14.0).to_string()} width="80" height="28" rx="6" class="tok-box" />
+                <text x={x(i).to_string()} y={(y + 5.0).to_string()} text-anchor="middle">{ l.clone() }</text>
+            </g>
+        })
+    };
+    let seq = (1..n).map(|i| html! {
+        <line x1={(x(i - 1) + 40.0).to_string()} y1="30" x2={(x(i) - 42.0).to_string()} y2="30"
+            class="seq-arrow" style={format!("animation-delay: {}ms", 400 * i)} marker-end="url(#arrow)" />
+    });
+    let pairs = (0..n).flat_map(|i| (0..i).map(move |j| (i, j))).map(|(i, j)| {
+        let (a, b) = (x(j), x(i));
+        let h = 10.0 + 14.0 * (i - j) as f64;
+        html! { <path d={format!("M {a} 118 Q {} {} {b} 118", (a + b) / 2.0, 118.0 - h)} class="pair-arc" /> }
+    });
+    let t = labels.len();
+    let caption = Key::RnnCaption
+        .text(lang)
+        .replace("{steps}", &t.saturating_sub(1).to_string())
+        .replace("{pairs}", &(t * (t + 1) / 2).to_string());
+    html! {
+        <figure class="lesson-figure">
+            <svg viewBox={format!("0 0 {w} 150")} role="img" aria-label={caption.clone()} class="rnn-vs-attn">
+                <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" orient="auto">
+                    <path d="M0 0 L10 5 L0 10 z" /></marker></defs>
+                <text x="4" y="10" class="diagram-label">{ "RNN" }</text>
+                { for boxes(30.0) }
+                { for seq }
+                <text x="4" y="78" class="diagram-label">{ Key::SelfAttention.text(lang) }</text>
+                { for pairs }
+                { for boxes(132.0) }
+            </svg>
+            <figcaption id="rnn-caption">{ caption }</figcaption>
+        </figure>
+    }
+}
+
+#[function_component]
+pub fn Lesson(props: &Props) -> Html {
+    let lang = props.lang;
+    let section = Section::at(props.section);
+    let i = section.index();
+    let scaling = use_state(|| "2, 4, 20, 3".to_string());
+    let dk = use_state(|| lesson::SCALING_DK.to_string());
+    let soft = use_state(|| "1.2, 0.3, 2.1, -0.4".to_string());
+    let seed = use_state(|| 1u64);
+    let (title, paras) = lesson_text::text(section, lang);
+
+    let go = |to: Option<usize>| {
+        let cb = props.on_section.clone();
+        Callback::from(move |_: MouseEvent| cb.emit(to))
+    };
+    let show_panel = Callback::from(move |_: MouseEvent| {
+        if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
+            d.query_selector(&format!(".{}", section.panel()))
+                .ok()
+                .flatten()
+        }) {
+            el.scroll_into_view();
+            if let Some(h) = el
+                .query_selector("h2")
+                .ok()
+                .flatten()
+                .and_then(|h| h.dyn_into::<web_sys::HtmlElement>().ok())
+            {
+                let _ = h.set_attribute("tabindex", "-1");
+                let _ = h.focus();
+            }
+        }
+    });
+    let preset = section.preset().map(|p| {
+        let cb = props.on_preset.clone();
+        html! {
+            <button class="preset" id="lesson-preset" onclick={Callback::from(move |_| cb.emit(p.to_string()))}>
+                { format!("{}: {p}", Key::LessonPreset.text(lang)) }
+            </button>
+        }
+    });
+
+    let sel = props.sel.as_ref();
+    let q = props.query;
+    let waiting = || html! { <p class="help">{ Key::Computing.text(lang) }</p> };
+    let widget = match section {
+        Section::WhyNotRnn => rnn_diagram(lang, sel),
+        Section::Qkv => match (sel, &props.info) {
+            (Some(s), Some(info)) => {
+                let c = &info.config;
+                let hv = s.view();
+                let dk = hv.d_k;
+                let show = dk.min(12);
+                let vec_row = |name: &str, v: &[f32], f: &'static str| {
+                    row(
+                        name,
+                        v[q * dk..q * dk + show].iter().map(|&x| fmt_num(x)),
+                        f,
+                    )
+                };
+                html! {
+                    <>
+                        <ul class="shapes" id="qkv-shapes">
+                            <li>{ format!("X: T × d_model = {} × {}", hv.t, c.n_embd) }</li>
+                            <li>{ format!("W_Q, W_K, W_V: {0} × {0} = {1} {2} × d_k {3}", c.n_embd, Key::LessonHeads.text(lang), c.n_head, dk) }</li>
+                            <li>{ format!("Q, K, V {}: T × d_k = {} × {}", Key::LessonPerHead.text(lang), hv.t, dk) }</li>
+                        </ul>
+                        <p class="help">{ format!("{} «{}» · {} {} · {} {} ({} {show}/{dk})", Key::LessonToken.text(lang),
+                            s.labels.get(q), Key::Layer.text(lang), s.layer, Key::Head.text(lang), s.head,
+                            Key::LessonDims.text(lang)) }</p>
+                        <table class="lesson-table" id="qkv-table"><tbody>
+                            { vec_row("q", hv.q, "q") }
+                            { vec_row("k", hv.k, "k") }
+                            { vec_row("v", hv.v, "v") }
+                        </tbody></table>
+                    </>
+                }
+            }
+            _ => waiting(),
+        },
+        Section::Scores => match sel {
+            Some(s) => small_matrix(s, s.view().scores, q, "scores-table"),
+            None => waiting(),
+        },
+        Section::Scaling => {
+            let parsed = parse_scores(&scaling);
+            let d = dk
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&d| (1..=4096).contains(&d));
+            let table = match (parsed, d) {
+                (Ok(xs), Some(d)) => {
+                    let scaled: Vec<f64> = xs.iter().map(|x| x / (d as f64).sqrt()).collect();
+                    html! {
+                        <table class="lesson-table" id="scaling-table"><tbody>
+                            { row(Key::LessonScores.text(lang), xs.iter().map(|&x| num(x)), "raw") }
+                            { row("softmax", softmax(&xs).iter().map(|&x| num(x)), "raw-softmax") }
+                            { row(&format!("÷√{d}"), scaled.iter().map(|&x| num(x)), "scaled") }
+                            { row(&format!("softmax(÷√{d})"), softmax(&scaled).iter().map(|&x| num(x)), "scaled-softmax") }
+                        </tbody></table>
+                    }
+                }
+                (Err(e), _) => {
+                    html! { <p class="error" role="alert">{ format!("{}: {e}", Key::LessonNotANumber.text(lang)) }</p> }
+                }
+                (_, None) => html! { <p class="error" role="alert">{ "d_k: 1 … 4096" }</p> },
+            };
+            let var_rows = lesson::VARIANCE_DKS.iter().map(|&d| {
+                let (v, vs) = lesson::dot_variance(d, 2000, *seed);
+                let bar = (v / 256.0 * 100.0).clamp(0.5, 100.0);
+                html! {
+                    <tr data-dk={d.to_string()}>
+                        <th scope="row">{ d }</th>
+                        <td class="var">{ format!("{v:.2}") }</td>
+                        <td class="bar-cell"><span class="bar"><span style={format!("width:{bar:.1}%")}></span></span></td>
+                        <td class="var-scaled">{ format!("{vs:.2}") }</td>
+                    </tr>
+                }
+            });
+            let resample = {
+                let seed = seed.clone();
+                Callback::from(move |_| seed.set(*seed + 1))
+            };
+            html! {
+                <>
+                    <div class="lesson-inputs">
+                        { numbers_input("lesson-scores", Key::LessonScores.text(lang), &scaling) }
+                        { numbers_input("lesson-dk", "d_k", &dk) }
+                    </div>
+                    { table }
+                    <h4>{ Key::LessonVarianceTitle.text(lang) }</h4>
+                    <table class="lesson-table" id="variance-table">
+                        <thead><tr><th>{ "d_k" }</th><th>{ "Var(q·k)" }</th><th></th><th>{ "Var(q·k ÷ √d_k)" }</th></tr></thead>
+                        <tbody>{ for var_rows }</tbody>
+                    </table>
+                    <button id="resample" onclick={resample}>{ Key::LessonResample.text(lang) }</button>
+                    if let Some(s) = sel {
+                        <p class="help">{ format!("{}: d_k = {}", Key::LessonThisModel.text(lang), s.view().d_k) }</p>
+                    }
+                </>
+            }
+        }
+        Section::Softmax => {
+            let body = match parse_scores(&soft) {
+                Ok(xs) => {
+                    let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let w = softmax(&xs);
+                    html! {
+                        <table class="lesson-table" id="softmax-table"><tbody>
+                            { row(Key::LessonScoreX.text(lang), xs.iter().map(|&x| num(x)), "x") }
+                            { row("exp(x − max)", xs.iter().map(|&x| num((x - max).exp())), "exp") }
+                            { row(Key::LessonWeight.text(lang), w.iter().map(|&x| num(x)), "weight") }
+                            { row(Key::LessonRounded.text(lang), w.iter().map(|&x| format!("{x:.2}")), "rounded") }
+                            { row("Σ", [num(w.iter().sum())], "sum") }
+                        </tbody></table>
+                    }
+                }
+                Err(e) => {
+                    html! { <p class="error" role="alert">{ format!("{}: {e}", Key::LessonNotANumber.text(lang)) }</p> }
+                }
+            };
+            let live = sel.map(|s| {
+                let hv = s.view();
+                let r = &hv.weights[q * hv.t..(q + 1) * hv.t];
+                let sum: f32 = r.iter().sum();
+                html! { <p class="help" id="live-row-sum">{ format!("{} «{}»: Σ {} = {}", Key::LessonModelRow.text(lang),
+                    s.labels.get(q), Key::LessonWeights.text(lang), fmt_num(sum)) }</p> }
+            });
+            html! { <>{ numbers_input("lesson-softmax", Key::LessonScores.text(lang), &soft) }{ body }{ for live }</> }
+        }
+        Section::WeightedSum => match sel {
+            Some(s) => {
+                let hv = s.view();
+                let mut w: Vec<(usize, f32)> = hv.weights[q * hv.t..(q + 1) * hv.t]
+                    .iter()
+                    .copied()
+                    .enumerate()
+                    .collect();
+                w.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let terms: Vec<String> = w
+                    .iter()
+                    .take(6)
+                    .filter(|(_, x)| *x > 0.0)
+                    .map(|(j, x)| format!("{:.2} × V({})", x, s.labels.get(*j)))
+                    .collect();
+                html! {
+                    <>
+                        <p class="formula" id="lesson-mix">{ format!("{}({}) = {}{}", Key::LessonNewRepr.text(lang), s.labels.get(q),
+                            terms.join(" + "), if w.len() > 6 { " + …" } else { "" }) }</p>
+                        <p class="help">{ format!("{} {} · {} {}", Key::Layer.text(lang), s.layer, Key::Head.text(lang), s.head) }</p>
+                    </>
+                }
+            }
+            None => waiting(),
+        },
+        Section::CausalMask => {
+            let labels: Vec<String> = sel
+                .map(|s| {
+                    let t = s.view().t;
+                    (t.saturating_sub(5)..t)
+                        .map(|i| s.labels.get(i).to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let n = labels.len();
+            let grid = html! {
+                <table class="lesson-table mask-grid" id="mask-grid">
+                    <thead><tr><th></th>{ for labels.iter().map(|l| html! { <th scope="col">{ l.clone() }</th> }) }</tr></thead>
+                    <tbody>{ for (0..n).map(|i| html! {
+                        <tr><th scope="row">{ labels[i].clone() }</th>
+                        { for (0..n).map(|j| {
+                            let seen = !props.mask || j <= i;
+                            html! { <td class={if seen { "seen" } else { "hidden" }}>{ if seen { "O" } else { "X" } }</td> }
+                        }) }</tr>
+                    }) }</tbody>
+                </table>
+            };
+            html! {
+                <>
+                    <label class="check">
+                        <input id="lesson-mask" type="checkbox" checked={props.mask} onchange={on_checked(&props.on_mask)} />
+                        { format!(" {}", Key::CausalMask.text(lang)) }
+                    </label>
+                    { grid }
+                </>
+            }
+        }
+        Section::MultiHead => match sel {
+            Some(s) => {
+                let tr = &s.trace.0;
+                let last = tr.dims.t - 1;
+                let items = (0..tr.dims.n_head).map(|h| {
+                    let hv = tr.head(s.layer, h);
+                    let r = &hv.weights[last * hv.t..(last + 1) * hv.t];
+                    let (j, w) = r.iter().copied().enumerate().filter(|(j, _)| hv.masked[last * hv.t + j] != MASKED)
+                        .max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or((0, 0.0));
+                    html! { <li data-head={h.to_string()}>{ format!("H{h}: «{}» → «{}» {:.2}", s.labels.get(last), s.labels.get(j), w) }</li> }
+                });
+                html! { <ul class="head-picks" id="head-picks">{ for items }</ul> }
+            }
+            None => waiting(),
+        },
+        Section::Block => match &props.info {
+            Some(info) => {
+                let c = &info.config;
+                let lines = match c.ln_placement {
+                    LnPlacement::Post => vec![
+                        "x ← LayerNorm(x + MultiHead(x))".to_string(),
+                        "x ← LayerNorm(x + FFN(x))".to_string(),
+                    ],
+                    LnPlacement::Pre => vec![
+                        "x ← x + MultiHead(LayerNorm(x))".to_string(),
+                        "x ← x + FFN(LayerNorm(x))".to_string(),
+                        format!("{} LayerNorm (ln_f)", Key::LessonThenFinal.text(lang)),
+                    ],
+                };
+                html! {
+                    <>
+                        <p class="help" id="block-kind">{ match c.ln_placement {
+                            LnPlacement::Post => Key::LessonPostLn.text(lang),
+                            LnPlacement::Pre => Key::LessonPreLn.text(lang),
+                        } }</p>
+                        <pre class="formula">{ lines.join("\n") }</pre>
+                        <p class="help">{ format!("× N = {} · d_model {} · FFN {} → {} → {} · {} {}", c.n_layer, c.n_embd, c.n_embd, c.d_ff(), c.n_embd,
+                            Key::Heads.text(lang), c.n_head) }</p>
+                    </>
+                }
+            }
+            None => waiting(),
+        },
+    };
+
+    let dots = (0..Section::ALL.len()).map(|k| {
+        let (t, _) = lesson_text::text(Section::at(k), lang);
+        html! {
+            <button class={classes!("dot", (k == i).then_some("current"))} aria-current={(k == i).then_some("step")}
+                aria-label={format!("{} {}: {t}", k + 1, Key::LessonOfNine.text(lang))} title={t} onclick={go(Some(k))}>
+                { k + 1 }
+            </button>
+        }
+    });
+    let paras = Rc::new(paras);
+    html! {
+        <section class="card lesson-card" id="lesson" aria-labelledby="lesson-h" data-section={(i + 1).to_string()}>
+            <div class="lesson-head">
+                <h2 id="lesson-h">{ format!("{} {}/9 · {title}", Key::LessonTitle.text(lang), i + 1) }</h2>
+                <button class="close" id="lesson-close" onclick={go(None)}>{ Key::LessonClose.text(lang) }</button>
+            </div>
+            <nav class="lesson-dots" aria-label={Key::LessonSections.text(lang)}>{ for dots }</nav>
+            <div class="lesson-body">
+                <div class="lesson-text">
+                    { for paras.iter().map(|p| html! { <p>{ *p }</p> }) }
+                    { for preset }
+                    <button class="link" id="lesson-show-panel" onclick={show_panel}>{ Key::LessonShowPanel.text(lang) }</button>
+                </div>
+                <div class="lesson-widget">{ widget }</div>
+            </div>
+            <div class="lesson-nav">
+                <button id="lesson-prev" disabled={i == 0} onclick={go(Some(i.saturating_sub(1)))}>{ Key::LessonPrev.text(lang) }</button>
+                <button id="lesson-next" disabled={i + 1 == Section::ALL.len()} onclick={go(Some(i + 1))}>{ Key::LessonNext.text(lang) }</button>
+            </div>
+        </section>
+    }
+}

@@ -1,0 +1,126 @@
+//! Load your own model: drop or pick config.json + model.safetensors + tokenizer.json (or a
+//! folder holding them). The app reads them with progress, validates the whole bundle and only
+//! then replaces the current model; on any error the current model stays and the error says
+//! what is wrong.
+
+use wasm_bindgen::JsCast;
+use web_sys::{DragEvent, Event, File, FileList, HtmlInputElement};
+use yew::prelude::*;
+
+use crate::dom;
+use crate::i18n::{Key, Lang};
+use crate::state::OwnLoad;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub lang: Lang,
+    pub own: OwnLoad,
+    pub on_files: Callback<Vec<File>>,
+}
+
+fn files(list: Option<FileList>) -> Vec<File> {
+    let Some(list) = list else { return Vec::new() };
+    (0..list.length()).filter_map(|i| list.get(i)).collect()
+}
+
+#[function_component]
+pub fn ModelLoader(props: &Props) -> Html {
+    let lang = props.lang;
+    let t = |k: Key| k.text(lang);
+    let over = use_state(|| false);
+    let on_input = {
+        let cb = props.on_files.clone();
+        Callback::from(move |e: Event| {
+            if let Some(input) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+            {
+                let picked = files(input.files());
+                input.set_value(""); // picking the same files again fires again
+                if !picked.is_empty() {
+                    cb.emit(picked);
+                }
+            }
+        })
+    };
+    let on_drop = {
+        let (cb, over) = (props.on_files.clone(), over.clone());
+        Callback::from(move |e: DragEvent| {
+            e.prevent_default();
+            over.set(false);
+            let Some(dt) = e.data_transfer() else { return };
+            match dom::dropped(&dt) {
+                dom::Dropped::Files(f) => {
+                    if !f.is_empty() {
+                        cb.emit(f);
+                    }
+                }
+                // a folder (or files as entries): read what it holds, then load
+                dom::Dropped::Entries(entries) => {
+                    let cb = cb.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        // an unreadable folder shows as "missing files"
+                        cb.emit(dom::entry_files(entries).await.unwrap_or_default());
+                    });
+                }
+            }
+        })
+    };
+    let on_over = {
+        let over = over.clone();
+        Callback::from(move |e: DragEvent| {
+            e.prevent_default();
+            over.set(true);
+        })
+    };
+    let on_leave = {
+        let over = over.clone();
+        Callback::from(move |_: DragEvent| over.set(false))
+    };
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+    let status = match &props.own {
+        OwnLoad::Idle => html! {},
+        OwnLoad::Reading { loaded, total } => html! {
+            <div class="loading" role="status" id="own-status">
+                <label for="own-progress">{ format!("{} — {} / {}", t(Key::Reading), mb(*loaded), mb(*total)) }</label>
+                <progress id="own-progress" max={total.to_string()} value={loaded.to_string()} />
+            </div>
+        },
+        OwnLoad::Checking => {
+            html! { <p class="help" role="status" id="own-status">{ format!("{}…", t(Key::Checking)) }</p> }
+        }
+        OwnLoad::Missing { missing, got } => html! {
+            <p class="error" role="alert" id="own-status" data-state="failed">
+                { format!("{}: {} — {}: {}", t(Key::MissingFiles), missing.join(", "), t(Key::FilesGiven),
+                    if got.is_empty() { "—".to_string() } else { got.join(", ") }) }
+            </p>
+        },
+        OwnLoad::Failed(e) => html! {
+            <p class="error" role="alert" id="own-status" data-state="failed">{ format!("{}: {e}", t(Key::OwnModelFailed)) }</p>
+        },
+        OwnLoad::Loaded(name) => html! {
+            <p class="help ok" role="status" id="own-status" data-state="loaded">{ format!("{}: {name}", t(Key::OwnModelLoaded)) }</p>
+        },
+    };
+    let busy = matches!(props.own, OwnLoad::Reading { .. } | OwnLoad::Checking);
+    html! {
+        <section class="card own-card" aria-labelledby="own-h">
+            <h2 id="own-h">{ t(Key::OwnModel) }</h2>
+            <p class="help">{ t(Key::OwnModelHelp) }</p>
+            <div class={classes!("drop-zone", (*over).then_some("over"))} id="drop-zone"
+                ondrop={on_drop} ondragover={on_over} ondragleave={on_leave}>
+                <span>{ t(Key::DropHere) }</span>
+                <label class="file-button">
+                    { t(Key::PickFiles) }
+                    <input type="file" id="own-files" multiple=true accept=".json,.safetensors"
+                        disabled={busy} onchange={on_input.clone()} />
+                </label>
+                <label class="file-button">
+                    { t(Key::PickFolder) }
+                    <input type="file" id="own-folder" webkitdirectory=true disabled={busy} onchange={on_input} />
+                </label>
+            </div>
+            { status }
+        </section>
+    }
+}

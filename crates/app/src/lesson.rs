@@ -1,0 +1,215 @@
+//! Lesson mode's content and arithmetic: nine sections that follow the self-attention
+//! lesson, each bound to a panel of the page, and the small computations its widgets show
+//! (softmax of the lesson's scores, the ÷√d_k example, the q·k variance demo). The prose is
+//! in [`crate::lesson_text`]; everything here is pure and unit-tested.
+
+/// The sections, in the lesson's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    WhyNotRnn,
+    Qkv,
+    Scores,
+    Scaling,
+    Softmax,
+    WeightedSum,
+    CausalMask,
+    MultiHead,
+    Block,
+}
+
+impl Section {
+    pub const ALL: [Section; 9] = [
+        Section::WhyNotRnn,
+        Section::Qkv,
+        Section::Scores,
+        Section::Scaling,
+        Section::Softmax,
+        Section::WeightedSum,
+        Section::CausalMask,
+        Section::MultiHead,
+        Section::Block,
+    ];
+
+    /// The section at 0-based `i` (clamped).
+    pub fn at(i: usize) -> Section {
+        Section::ALL[i.min(Section::ALL.len() - 1)]
+    }
+
+    pub fn index(self) -> usize {
+        Section::ALL.iter().position(|&s| s == self).unwrap_or(0)
+    }
+
+    /// The page's panel this section is about (its CSS class), highlighted while it is open.
+    pub fn panel(self) -> &'static str {
+        match self {
+            Section::WhyNotRnn => "heads-card",
+            Section::Qkv => "head-card",
+            Section::Scores | Section::Softmax => "steps-card",
+            Section::Scaling => "compare-card",
+            Section::WeightedSum => "sum-card",
+            Section::CausalMask => "next-card",
+            Section::MultiHead => "heads-card",
+            Section::Block => "model-card",
+        }
+    }
+
+    /// The example sentence the section is written around (a one-click preset).
+    pub fn preset(self) -> Option<&'static str> {
+        match self {
+            Section::WhyNotRnn => Some(PRESETS[1]),
+            Section::WeightedSum | Section::Scores | Section::Qkv => Some(PRESETS[0]),
+            Section::MultiHead => Some(PRESETS[2]),
+            _ => None,
+        }
+    }
+}
+
+/// The lesson's example sentences.
+pub const PRESETS: [&str; 3] = [
+    "나는 어제 산 커피를 오늘 마셨다",
+    "나는 커피를 마셨다",
+    "Which do you like better, coffee or tea?",
+];
+
+/// The lesson's raw scores for the ÷√d_k example, and its d_k.
+pub const SCALING_SCORES: [f64; 4] = [2.0, 4.0, 20.0, 3.0];
+pub const SCALING_DK: usize = 64;
+/// The lesson's relevance scores for the softmax example.
+pub const SOFTMAX_SCORES: [f64; 4] = [1.2, 0.3, 2.1, -0.4];
+
+/// Softmax (max-shifted, so huge scores do not overflow). Empty in → empty out.
+pub fn softmax(xs: &[f64]) -> Vec<f64> {
+    let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = xs.iter().map(|&x| (x - max).exp()).collect();
+    let sum: f64 = e.iter().sum();
+    e.iter().map(|v| v / sum).collect()
+}
+
+/// Parses "2, 4, 20, 3" (commas, spaces or semicolons; "−" accepted) into 1…16 finite numbers
+/// of magnitude ≤ 1e6. The error names the first bad entry.
+pub fn parse_scores(s: &str) -> Result<Vec<f64>, String> {
+    let xs: Vec<&str> = s
+        .split([',', ';', ' ', '\t', '\n'])
+        .filter(|p| !p.is_empty())
+        .collect();
+    if xs.is_empty() || xs.len() > 16 {
+        return Err(format!("1–16 numbers, got {}", xs.len()));
+    }
+    xs.iter()
+        .map(|p| {
+            let t = p.replace('−', "-");
+            match t.parse::<f64>() {
+                Ok(x) if x.is_finite() && x.abs() <= 1e6 => Ok(x),
+                _ => Err(p.chars().take(20).collect::<String>()),
+            }
+        })
+        .collect()
+}
+
+/// A small deterministic generator (xorshift64*), so the variance demo is reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform on ±√3: mean 0, variance 1.
+    fn unit(&mut self) -> f64 {
+        (self.next() * 2.0 - 1.0) * 3f64.sqrt()
+    }
+}
+
+/// The variance demo for one d_k: `samples` pairs of random q, k with unit-variance
+/// components; returns (variance of q·k, variance of q·k ÷ √d_k). Theory: d_k and 1.
+pub fn dot_variance(d_k: usize, samples: usize, seed: u64) -> (f64, f64) {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let dots: Vec<f64> = (0..samples)
+        .map(|_| (0..d_k).map(|_| rng.unit() * rng.unit()).sum())
+        .collect();
+    let n = dots.len().max(1) as f64;
+    let mean = dots.iter().sum::<f64>() / n;
+    let var = dots.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / n;
+    (var, var / d_k as f64)
+}
+
+/// The d_k values the variance demo compares.
+pub const VARIANCE_DKS: [usize; 5] = [1, 4, 16, 64, 256];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round2(xs: &[f64]) -> Vec<f64> {
+        xs.iter().map(|x| (x * 100.0).round() / 100.0).collect()
+    }
+
+    #[test]
+    fn the_lessons_softmax_example_has_these_true_values() {
+        // the values (the lesson's diagram rounds them differently)
+        assert_eq!(
+            round2(&softmax(&SOFTMAX_SCORES)),
+            vec![0.25, 0.10, 0.60, 0.05]
+        );
+        let s: f64 = softmax(&SOFTMAX_SCORES).iter().sum();
+        assert!((s - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn scaling_the_lessons_scores_by_the_root_of_64() {
+        let scaled: Vec<f64> = SCALING_SCORES
+            .iter()
+            .map(|x| x / (SCALING_DK as f64).sqrt())
+            .collect();
+        assert_eq!(scaled, vec![0.25, 0.5, 2.5, 0.375]);
+        let raw = softmax(&SCALING_SCORES);
+        assert!(
+            raw[2] > 0.999_999 && raw[0] < 1e-7,
+            "unscaled: one-hot {raw:?}"
+        );
+        let soft = softmax(&scaled);
+        assert!(
+            soft[2] < 0.75 && soft[0] > 0.05,
+            "scaled: spread out {soft:?}"
+        );
+    }
+
+    #[test]
+    fn dot_product_variance_grows_with_dk_and_scaling_undoes_it() {
+        for &dk in &VARIANCE_DKS {
+            let (var, scaled) = dot_variance(dk, 4000, 1);
+            assert!((var / dk as f64 - 1.0).abs() < 0.12, "d_k {dk}: var {var}");
+            assert!((scaled - 1.0).abs() < 0.12, "d_k {dk}: scaled var {scaled}");
+        }
+        assert!(dot_variance(256, 2000, 2).0 > 10.0 * dot_variance(4, 2000, 2).0);
+        assert_eq!(dot_variance(16, 100, 5), dot_variance(16, 100, 5));
+    }
+
+    #[test]
+    fn scores_parse_leniently_but_not_blindly() {
+        assert_eq!(parse_scores("2, 4, 20, 3"), Ok(vec![2.0, 4.0, 20.0, 3.0]));
+        assert_eq!(
+            parse_scores("1.2 0.3;2.1 −0.4"),
+            Ok(vec![1.2, 0.3, 2.1, -0.4])
+        );
+        assert_eq!(parse_scores("1, x2"), Err("x2".into()));
+        assert!(parse_scores("").is_err());
+        assert!(parse_scores("NaN").is_err());
+        assert!(parse_scores("1e400").is_err());
+        assert!(parse_scores(&"1 ".repeat(17)).is_err());
+    }
+
+    #[test]
+    fn sections_are_in_order_and_name_a_panel() {
+        assert_eq!(Section::ALL.len(), 9);
+        for (i, s) in Section::ALL.iter().enumerate() {
+            assert_eq!(s.index(), i);
+            assert!(s.panel().ends_with("-card"));
+        }
+        assert_eq!(Section::at(99), Section::Block);
+    }
+}

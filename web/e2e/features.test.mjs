@@ -1,0 +1,358 @@
+// End-to-end tests of lesson mode, interventions with Δ, exports, the table view and loading
+// a model from files — in headless Chromium, like app.test.mjs. Lesson, Δ and exports run on
+// the CPU path (no WebGPU, faster); loading a model runs on WebGPU (the engine is rebuilt).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { ARTIFACTS, CLI, ROOT, cliTrace, openApp, painted, setText, settled } from './common.mjs';
+
+fs.mkdirSync(ARTIFACTS, { recursive: true });
+const LESSON = '나는 어제 산 커피를 오늘 마셨다';
+const MALFORMED = path.join(ROOT, 'crates/model/tests/data/malformed');
+const FILES = ['config.json', 'model.safetensors', 'tokenizer.json'];
+
+const cells = (page, sel) => page.$$eval(`${sel} td`, (tds) => tds.map((td) => td.textContent.trim()));
+const num = (s) => Number(s.replace(/−/g, '-'));
+
+/** The next-token predictions of the CLI (JSON), with extra flags. */
+function cliPredict(text, extra = []) {
+  const out = execFileSync(CLI, ['--model', path.join(ROOT, 'assets', 'model'), 'predict', text, '--format', 'json', '--top', '200', ...extra], {
+    encoding: 'utf8',
+  });
+  return JSON.parse(out).next;
+}
+
+/** Clicks a button that downloads a file; returns { name, bytes }. */
+async function download(page, selector) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.locator(selector).click()]);
+  const file = path.join(ARTIFACTS, dl.suggestedFilename());
+  await dl.saveAs(file);
+  return { name: dl.suggestedFilename(), bytes: fs.readFileSync(file) };
+}
+
+/** Gives the model loader `files` (or a folder); resolves to the status it ends in. */
+async function loadFiles(page, selector, files) {
+  const prev = (await page.locator('#own-status').textContent().catch(() => '')) ?? '';
+  await page.locator(selector).setInputFiles(files);
+  await page.waitForFunction(
+    (p) => {
+      const el = document.querySelector('#own-status[data-state]');
+      return el && el.textContent !== p;
+    },
+    prev,
+    { timeout: 120_000 },
+  );
+  const el = page.locator('#own-status');
+  return { state: await el.getAttribute('data-state'), text: await el.textContent() };
+}
+
+/** Width and height from a PNG's IHDR, after checking the signature. */
+function pngSize(bytes) {
+  assert.deepEqual([...bytes.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10], 'PNG signature');
+  assert.equal(bytes.subarray(12, 16).toString('latin1'), 'IHDR');
+  return { w: bytes.readUInt32BE(16), h: bytes.readUInt32BE(20) };
+}
+
+describe('lesson mode, interventions and exports (CPU path)', () => {
+  let app;
+  before(async () => {
+    app = await openApp({ webgpu: false });
+  });
+  after(async () => {
+    await app?.close();
+  });
+
+  test('the lesson walks through its nine sections on the live model, in Korean and English', async () => {
+    const { page } = app;
+    await setText(page, LESSON);
+    await page.locator('#lesson-toggle').click();
+    await page.locator('#lesson').waitFor();
+    assert.match(await page.locator('#lesson-h').textContent(), /수업 1\/9/);
+    assert.equal(await page.locator('main').getAttribute('data-focus'), 'heads-card');
+    // section 1: the RNN picture animates, unless the user asked for reduced motion
+    const anim = () => page.$eval('.seq-arrow', (el) => getComputedStyle(el).animationName);
+    assert.equal(await anim(), 'seq-step');
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    assert.equal(await anim(), 'none');
+    await page.emulateMedia({ reducedMotion: 'no-preference' });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'lesson-ko-1.png') });
+
+    // section 2: q, k, v of the picked token equal the CLI's
+    await page.locator('#lesson-next').click();
+    assert.match(await page.locator('#qkv-shapes').textContent(), /W_Q, W_K, W_V/);
+    const full = JSON.parse(execFileSync(CLI, ['--model', path.join(ROOT, 'assets/model'), 'trace', LESSON, '--format', 'json', '--full'], { encoding: 'utf8', maxBuffer: 256 << 20 }));
+    const { t, d_k: dk } = full.trace.dims;
+    const q = full.trace.layers[0].q; // heads × T × d_k, head 0 first
+    const shown = (await page.$$eval('#qkv-table tr[data-row=q] td', (tds) => tds.map((td) => td.textContent))).map(num);
+    shown.forEach((x, d) => assert.ok(Math.abs(x - q[(t - 1) * dk + d]) < 2e-4, `q[${d}]: ${x} vs ${q[(t - 1) * dk + d]}`));
+
+    // section 4: the lesson's example, exact, then edited; the variance demo
+    await page.locator('.lesson-dots .dot').nth(3).click();
+    assert.equal(await page.locator('#lesson').getAttribute('data-section'), '4');
+    assert.equal(await page.locator('main').getAttribute('data-focus'), 'compare-card');
+    const row = (r) => page.$$eval(`#scaling-table tr[data-row=${r}] td`, (tds) => tds.map((td) => td.textContent));
+    assert.deepEqual(await row('scaled'), ['0.2500', '0.5000', '2.5000', '0.3750']);
+    assert.deepEqual((await row('raw-softmax')).map(num).map((x) => Math.round(x)), [0, 0, 1, 0]);
+    const soft = (await row('scaled-softmax')).map(num);
+    assert.ok(soft[2] < 0.75 && soft[0] > 0.05, `scaled softmax spreads out: ${soft}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'lesson-ko-4.png') });
+    await page.locator('#lesson-scores').fill('1, 3');
+    await page.locator('#lesson-dk').fill('4');
+    assert.deepEqual(await row('scaled'), ['0.5000', '1.5000']);
+    const variance = await page.$$eval('#variance-table tbody tr', (trs) =>
+      trs.map((tr) => ({ dk: Number(tr.dataset.dk), v: Number(tr.querySelector('.var').textContent), s: Number(tr.querySelector('.var-scaled').textContent) })),
+    );
+    for (const { dk: d, v, s } of variance) {
+      assert.ok(Math.abs(v / d - 1) < 0.15, `Var(q·k) ≈ d_k = ${d}: ${v}`);
+      assert.ok(Math.abs(s - 1) < 0.15, `scaled variance ≈ 1 at d_k = ${d}: ${s}`);
+    }
+
+    // section 5: the true softmax of (1.2, 0.3, 2.1, −0.4), and the live row sums to 1
+    await page.locator('#lesson-next').click();
+    assert.deepEqual(await page.$$eval('#softmax-table tr[data-row=rounded] td', (tds) => tds.map((td) => td.textContent)), ['0.25', '0.10', '0.60', '0.05']);
+    assert.match(await page.locator('#live-row-sum').textContent(), /= 1\.0000$/);
+    assert.match(page.url(), /&lesson=5/);
+    // the highlighted panel is outlined
+    const outline = await page.$eval('.steps-card', (el) => getComputedStyle(el).outlineStyle);
+    assert.equal(outline, 'solid');
+
+    // section 6: one click puts the lesson's sentence in; the mix of "마셨다" from the model
+    await setText(page, 'coffee');
+    await page.locator('#lesson-next').click();
+    await page.locator('#lesson-preset').click();
+    assert.equal(await page.locator('#text').inputValue(), LESSON);
+    await settled(page);
+    const mix = await page.locator('#lesson-mix').textContent();
+    assert.match(mix, /마셨다/);
+    const w0 = cliTrace(LESSON, 0, 0).heads[0].weights.at(-1);
+    const top = Math.max(...w0);
+    assert.ok(mix.includes(top.toFixed(2)), `the largest weight ${top.toFixed(2)} in «${mix}»`);
+
+    // section 7: switching the mask off changes the prediction, with Δ against the unmodified model
+    await page.locator('#lesson-next').click();
+    assert.equal(await page.locator('#mask-grid td.hidden').count() > 0, true);
+    let gen = (await painted(page)).generation;
+    await page.locator('#lesson-mask').uncheck();
+    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+    assert.equal(await page.locator('#mask-grid td.hidden').count(), 0);
+    await page.locator('#delta-help').waitFor();
+    const noMask = cliPredict(LESSON, ['--no-mask']);
+    const firstId = Number(await page.locator('#next-last li').first().getAttribute('data-token'));
+    assert.equal(firstId, noMask[0].id, 'the top token is the CLI\'s with --no-mask');
+    gen = (await painted(page)).generation;
+    await page.locator('#lesson-mask').check();
+    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+    assert.equal(await page.locator('#delta-help').count(), 0, 'no Δ without an intervention');
+
+    // section 8: the lesson's English question, one line per head
+    await page.locator('#lesson-next').click();
+    await page.locator('#lesson-preset').click();
+    await settled(page);
+    const heads = await page.locator('#head-picks li').count();
+    assert.equal(heads, full.trace.dims.n_head);
+
+    // section 9: the block follows the loaded model; then English
+    await page.locator('#lesson-next').click();
+    assert.equal(await page.locator('main').getAttribute('data-focus'), 'model-card');
+    assert.match(await page.locator('#block-kind').textContent(), full.trace.dims.ln_placement === 'Post' || full.trace.dims.ln_placement === 'post' ? /post-LN/ : /pre-LN/);
+    assert.ok(await page.locator('#lesson-next').isDisabled());
+    await page.locator('button.lang').click();
+    await page.locator('.lesson-dots .dot').nth(3).click();
+    assert.match(await page.locator('#lesson-h').textContent(), /Lesson 4\/9 · Why divide by √d_k/);
+    await page.locator('#lesson-scores').fill('2, 4, 20, 3');
+    await page.locator('#lesson-dk').fill('64');
+    await setText(page, LESSON);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'lesson-en-4.png') });
+    await page.locator('.lesson-dots .dot').nth(0).click();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'lesson-en-1.png') });
+
+    // axe-core with the lesson open
+    await page.evaluate(fs.readFileSync(path.join(ROOT, 'web/node_modules/axe-core/axe.min.js'), 'utf8'));
+    const violations = await page.evaluate(async () => {
+      const r = await window.axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.map((v) => ({ id: v.id, impact: v.impact, first: v.nodes[0]?.target.join(' ') }));
+    });
+    assert.deepEqual(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], JSON.stringify(violations));
+    await page.locator('#lesson-close').click();
+    assert.equal(await page.locator('#lesson').count(), 0);
+    await page.locator('button.lang').click();
+    assert.deepEqual(app.errors.filter((e) => !/favicon/.test(e)), []);
+  });
+
+  test('ablating a head changes the prediction; Δ is against the unmodified model', async (t) => {
+    const { page } = app;
+    // an open question (after the lesson sentence the model is 99.8 % sure of a line break)
+    const text = 'Which do you like better, coffee or';
+    await setText(page, text);
+    const before = cliPredict(text);
+    const ablated = cliPredict(text, ['--ablate', '0.0,0.1']);
+    const toggle = async (on) => {
+      for (const h of ['0.0', '0.1']) {
+        await page.locator(`[data-head="${h}"]`).click();
+        if ((await page.locator('#ablate').isChecked()) === on) continue;
+        const gen = (await painted(page)).generation;
+        await page.locator('#ablate').setChecked(on);
+        await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+      }
+    };
+    t.after(() => toggle(false));
+    await toggle(true);
+    const items = await page.$$eval('#next-last li', (lis) =>
+      lis.map((li) => ({ id: Number(li.dataset.token), p: Number(li.dataset.prob), base: Number(li.querySelector('.delta')?.dataset.base), delta: li.querySelector('.delta')?.textContent })),
+    );
+    assert.equal(items[0].id, ablated[0].id, 'top token = the CLI with --ablate 0.0,0.1');
+    for (const it of items) {
+      const cliBase = before.find((c) => c.id === it.id);
+      const cliNow = ablated.find((c) => c.id === it.id);
+      assert.ok(cliBase && cliNow, `token ${it.id} in the CLI's top 200`);
+      assert.ok(Math.abs(it.p - cliNow.prob) < 1e-4, `p(${it.id})`);
+      assert.ok(Math.abs(it.base - cliBase.prob) < 1e-4, `unmodified p(${it.id})`);
+      assert.equal(num(it.delta.replace('±', '')).toFixed(2), (Math.abs((it.p - it.base) * 100) < 0.005 ? 0 : (it.p - it.base) * 100).toFixed(2));
+    }
+    assert.ok(items.some((it) => Math.abs(it.p - it.base) > 0.01), 'ablating two heads moves some probability');
+    assert.match(await page.locator('#next-last li .delta.up').first().textContent(), /^\+\d+\.\d\d$/);
+  });
+
+  test('each export is a valid file with the numbers on screen', async () => {
+    const { page } = app;
+    await setText(page, LESSON);
+    await page.locator('[data-head="1.2"]').click();
+    const cli = cliTrace(LESSON, 1, 2);
+    const t = cli.tokens.length;
+
+    const png = await download(page, '#export-png');
+    assert.equal(png.name, 'attnlab-L1H2-weights.png');
+    const { w, h } = pngSize(png.bytes);
+    assert.ok(w >= 300 && w === h, `square heatmap ${w}×${h}`);
+
+    const svg = await download(page, '#export-svg');
+    const text = svg.bytes.toString('utf8');
+    assert.equal((text.match(/<rect x=/g) ?? []).length, t * t);
+    const ok = await page.evaluate((s) => {
+      const doc = new DOMParser().parseFromString(s, 'image/svg+xml');
+      return doc.querySelector('parsererror') === null && doc.documentElement.nodeName === 'svg';
+    }, text);
+    assert.ok(ok, 'the SVG parses as XML');
+    const w00 = Number(/data-q="1" data-k="0" data-weight="([^"]+)"/.exec(text)[1]);
+    assert.ok(Math.abs(w00 - cli.heads[0].weights[1][0]) < 1e-4);
+
+    const csv = (await download(page, '#export-csv')).bytes.toString('utf8').trim().split('\n');
+    assert.equal(csv[0], 'layer,head,query,key,query_token,key_token,score,scaled,masked,weight');
+    assert.equal(csv.length, 1 + t * t);
+    const last = csv.slice(1 + (t - 1) * t).map((l) => Number(l.split(',').at(-1)));
+    assert.ok(Math.abs(last.reduce((a, b) => a + b, 0) - 1) < 1e-5, 'the last row of weights sums to 1');
+
+    const json = JSON.parse((await download(page, '#export-json')).bytes.toString('utf8'));
+    assert.deepEqual([json.heads[0].layer, json.heads[0].head], [1, 2]);
+    json.heads[0].weights.flat().forEach((x, i) => assert.ok(Math.abs(x - cli.heads[0].weights.flat()[i]) < 1e-5, `weight ${i}`));
+    assert.deepEqual(json.tokens.map((x) => x.id), cli.tokens.map((x) => x.id));
+
+    const grid = await download(page, '#export-grid');
+    const dims = cli.dims;
+    const k = Math.ceil(64 / t);
+    assert.deepEqual(pngSize(grid.bytes), { w: dims.n_head * t * k + (dims.n_head + 1) * 4, h: dims.n_layer * t * k + (dims.n_layer + 1) * 4 });
+
+    const trace = JSON.parse((await download(page, '#export-trace')).bytes.toString('utf8'));
+    assert.equal(trace.trace.probs.length, t * dims.vocab);
+    assert.equal(trace.trace.layers.length, dims.n_layer);
+    assert.match(await page.locator('#export-status').textContent(), /attnlab-trace\.json/);
+  });
+
+  test('the table view gives the selected head\'s weights as a table', async () => {
+    const { page } = app;
+    await setText(page, LESSON);
+    await page.locator('[data-head="0.1"]').click();
+    await page.locator('#table-view').check();
+    const cli = cliTrace(LESSON, 0, 1).heads[0].weights;
+    const t = cli.length;
+    assert.equal(await page.locator('#head-table tbody tr').count(), t);
+    assert.equal(await page.locator('#head-table thead th[scope=col]').count(), t + 1);
+    const row = await page.$$eval('#head-table tbody tr:last-child td', (tds) => tds.map((td) => Number(td.textContent)));
+    row.forEach((x, j) => assert.ok(Math.abs(x - cli[t - 1][j]) < 1e-4));
+    assert.equal(await page.locator('#head-table tbody tr:first-child td.masked').count(), t - 1);
+    await page.locator('#table-view').uncheck();
+  });
+});
+
+describe('loading a model from files (WebGPU)', () => {
+  let app;
+  before(async () => {
+    app = await openApp({ webgpu: true });
+  });
+  after(async () => {
+    await app?.close();
+  });
+
+  test('an invalid model is refused with the reason and the current model stays; a valid one replaces it', async () => {
+    const { page, srv } = app;
+    await setText(page, LESSON);
+    const sizes = await page.locator('#model-sizes').textContent();
+    const next = await page.locator('#next-last').textContent();
+    const requests = srv.requests.length;
+
+    // missing files
+    const missing = await loadFiles(page, '#own-files', [path.join(MALFORMED, 'valid', 'config.json')]);
+    assert.equal(missing.state, 'failed');
+    assert.match(missing.text, /model\.safetensors, tokenizer\.json/);
+
+    // a wrong shape (the tensor, expected and found), NaN weights, broken tokenizers
+    for (const bad of ['wrong-shape', 'nan-weight', 'tokenizer-truncated', 'tokenizer-larger-than-vocab']) {
+      const got = await loadFiles(page, '#own-files', FILES.map((f) => path.join(MALFORMED, bad, f)));
+      assert.equal(got.state, 'failed', bad);
+      for (const word of fs.readFileSync(path.join(MALFORMED, bad, 'expect.txt'), 'utf8').trim().split('\n')) {
+        assert.ok(got.text.includes(word), `${bad}: «${got.text}» names ${word}`);
+      }
+    }
+    // dropped on the drop zone (a drag and drop of three files)
+    const prev = await page.locator('#own-status').textContent();
+    const payload = FILES.map((f) => ({ name: f, b64: fs.readFileSync(path.join(MALFORMED, 'wrong-dtype', f)).toString('base64') }));
+    await page.evaluate((files) => {
+      const dt = new DataTransfer();
+      for (const { name, b64 } of files) {
+        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        dt.items.add(new File([bytes], name));
+      }
+      const zone = document.querySelector('#drop-zone');
+      zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, payload);
+    await page.waitForFunction((p) => {
+      const el = document.querySelector('#own-status[data-state]');
+      return el && el.textContent !== p;
+    }, prev);
+    const dropped = await page.locator('#own-status').textContent();
+    for (const word of fs.readFileSync(path.join(MALFORMED, 'wrong-dtype', 'expect.txt'), 'utf8').trim().split('\n')) {
+      assert.ok(dropped.includes(word), `dropped wrong-dtype: «${dropped}» names ${word}`);
+    }
+
+    // the previous model is still the one running
+    assert.equal(await page.locator('#model-sizes').textContent(), sizes);
+    assert.equal(await page.locator('#next-last').textContent(), next);
+    await setText(page, `${LESSON} 다`);
+    await setText(page, LESSON);
+    assert.equal(await page.locator('#next-last').textContent(), next);
+
+    // a valid model (a folder picked): replaces the bundled one and runs on the GPU
+    const gen = (await painted(page)).generation;
+    const loaded = await loadFiles(page, '#own-folder', path.join(MALFORMED, 'valid'));
+    assert.equal(loaded.state, 'loaded', loaded.text);
+    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+    const cfg = JSON.parse(fs.readFileSync(path.join(MALFORMED, 'valid', 'config.json'), 'utf8'));
+    const newSizes = await page.locator('#model-sizes').textContent();
+    assert.notEqual(newSizes, sizes);
+    assert.ok(newSizes.includes(`d_model${cfg.n_embd}`), newSizes);
+    assert.equal(await page.locator('.heads-row:not(.head-labels)').count(), cfg.n_layer);
+    assert.equal((await painted(page)).backend, 'webgpu');
+    // the new model's numbers equal the CLI's on the same files
+    const p = await setText(page, 'abc');
+    const out = JSON.parse(execFileSync(CLI, ['--model', path.join(MALFORMED, 'valid'), 'trace', 'abc', '--layer', '0', '--head', '0', '--format', 'json'], { encoding: 'utf8' }));
+    assert.equal(p.tokens, out.tokens.length);
+    assert.equal(Number(await page.locator('#next-last li').first().getAttribute('data-token')), out.next[0].id);
+    assert.equal(srv.requests.length, requests, 'the files never left the browser');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'own-model.png'), fullPage: true });
+    assert.deepEqual(app.errors.filter((e) => !/favicon/.test(e)), []);
+  });
+});
