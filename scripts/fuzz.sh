@@ -13,7 +13,7 @@ command -v rustup >/dev/null || { log "rustup is required"; exit 1; }
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 cargo +nightly fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(loader tokenizer forward)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(loader tokenizer forward url_state)
 for t in "${TARGETS[@]}"; do
   log "fuzzing $t for ${SECONDS_EACH}s"
   # a copy of the seeds, so the committed corpus stays small
