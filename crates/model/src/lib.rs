@@ -25,7 +25,7 @@ pub use error::{Error, Result};
 pub use forward::{forward, forward_incremental};
 pub use tokenizer::{TokenInfo, Tokenizer};
 pub use trace::{AttentionOptions, Dims, HeadView, LayerTrace, Trace};
-pub use weights::Model;
+pub use weights::{Loading, Model};
 
 /// A model with its tokenizer, as a folder holds them.
 #[derive(Debug)]
@@ -44,6 +44,11 @@ impl Bundle {
     ) -> Result<Self> {
         let model = Model::from_bytes(config_json, safetensors)?;
         let tokenizer = Tokenizer::from_bytes(tokenizer_json)?;
+        Bundle::new(model, tokenizer)
+    }
+
+    /// Pairs a model with a tokenizer, checking that the tokenizer's ids fit the model.
+    pub fn new(model: Model, tokenizer: Tokenizer) -> Result<Self> {
         if tokenizer.vocab_size() > model.config.vocab_size {
             return Err(Error::VocabMismatch {
                 tokenizer: tokenizer.vocab_size(),

@@ -135,25 +135,64 @@ impl<'a> Reader<'a> {
     }
 }
 
-impl Model {
-    /// Loads weights from the bytes of a `.safetensors` file, checking every tensor's
-    /// presence, dtype, shape and finiteness against `config`.
-    pub fn from_safetensors(config: Config, bytes: &[u8]) -> Result<Self> {
+/// A model being read from safetensors bytes one tensor at a time, so a page can let the
+/// browser breathe (and show progress) between tensors. Every tensor is checked as it is read.
+pub struct Loading<'a> {
+    config: Config,
+    reader: Reader<'a>,
+    has_ln_f: bool,
+    specs: Vec<(String, Vec<usize>)>,
+    values: Vec<Vec<f32>>,
+}
+
+impl<'a> Loading<'a> {
+    /// Checks the config and the file's header; reads no tensor yet.
+    pub fn new(config: Config, bytes: &'a [u8]) -> Result<Self> {
         config.validate()?;
         let st = SafeTensors::deserialize(bytes).map_err(|e| Error::Safetensors(e.to_string()))?;
-        let r = Reader { st };
-        let has_ln_f = r.has("ln_f.weight") || r.has("ln_f.bias");
+        let reader = Reader { st };
+        let has_ln_f = reader.has("ln_f.weight") || reader.has("ln_f.bias");
         if config.ln_placement == LnPlacement::Pre && !has_ln_f {
             return Err(Error::MissingTensor {
                 name: "ln_f.weight".into(),
             });
         }
         let specs = tensor_specs(&config, has_ln_f);
-        let mut values = Vec::with_capacity(specs.len());
-        for (name, shape) in &specs {
-            values.push(r.read(name, shape)?);
+        Ok(Loading {
+            values: Vec::with_capacity(specs.len()),
+            config,
+            reader,
+            has_ln_f,
+            specs,
+        })
+    }
+
+    /// (tensors read, tensors in all).
+    pub fn progress(&self) -> (usize, usize) {
+        (self.values.len(), self.specs.len())
+    }
+
+    /// Reads and checks the next tensor; `Ok(true)` once every tensor is read.
+    pub fn step(&mut self) -> Result<bool> {
+        if let Some((name, shape)) = self.specs.get(self.values.len()) {
+            let v = self.reader.read(name, shape)?;
+            self.values.push(v);
         }
-        Ok(Model::from_values(config, values, has_ln_f))
+        Ok(self.values.len() == self.specs.len())
+    }
+
+    /// Reads what is left and assembles the model.
+    pub fn finish(mut self) -> Result<Model> {
+        while !self.step()? {}
+        Ok(Model::from_values(self.config, self.values, self.has_ln_f))
+    }
+}
+
+impl Model {
+    /// Loads weights from the bytes of a `.safetensors` file, checking every tensor's
+    /// presence, dtype, shape and finiteness against `config`.
+    pub fn from_safetensors(config: Config, bytes: &[u8]) -> Result<Self> {
+        Loading::new(config, bytes)?.finish()
     }
 
     /// Assembles a model from one value vector per tensor, in `tensor_specs` order
