@@ -4,7 +4,7 @@
 //! Pipelines and bind groups are made once; every buffer is sized for the full context and
 //! reused. A forward writes the token ids and one block of uniform params, records every
 //! dispatch in one compute pass, copies what the Trace needs into one staging buffer, submits
-//! once and maps once. Per-head matrices live with a row stride of n_positions, so that an
+//! once and maps once. Per-head matrices live with a row stride of the capacity (n_positions, or less for big models), so that an
 //! incremental forward (the user typed at the end) can compute only the new rows and leave
 //! the cached ones in place.
 
@@ -20,6 +20,44 @@ use crate::{
     ablate_heads, attn_v, causal_mask, concat_heads, embed, gelu, layernorm, linear, linear_rows,
     pack_heads, qk_scores, residual_add, scale_scores, softmax_rows, split_heads,
 };
+
+/// At most this many bytes of activation, trace and readback buffers (weights not counted).
+pub const ACTIVATION_BUDGET: u64 = 1 << 30;
+
+/// How many positions the engine's buffers hold for `c`: the model's context `n_positions`,
+/// halved until the buffers of that many positions — activations, the per-head matrices, their
+/// packed copy and the readback buffer — take at most `budget` bytes and none is larger than
+/// `max_binding`. Never below 16 (or the context, if smaller). A bundled-size model keeps its
+/// whole context; GPT-2 (1024 positions, 12 × 12 heads) gets fewer.
+pub fn capacity(c: &Config, max_binding: u64, budget: u64) -> usize {
+    let (l, d, h, dk, f, v) = (
+        c.n_layer as u64,
+        c.n_embd as u64,
+        c.n_head as u64,
+        c.d_k() as u64,
+        c.d_ff() as u64,
+        c.vocab_size as u64,
+    );
+    // floats per position of the row-major buffers (at most 10 d-wide + qkv + hidden per
+    // layer, embedding, ln_f, logits, probs), and of the per-head matrices at p positions
+    let rows = l * (10 * d + 3 * d + f) + 2 * d + 2 * v;
+    let heads = |p: u64| l * 4 * h * p * (dk + p);
+    let fits = |p: u64| {
+        // activations + heads, the packed copy of the heads, and a readback of both
+        let total = 4 * (rows * p + heads(p) + heads(p) + (rows * p + heads(p)));
+        let largest = 4 * [h * p * p, p * v, p * f, heads(p)]
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+        total <= budget && largest <= max_binding
+    };
+    let floor = c.n_positions.min(16) as u64;
+    let mut p = c.n_positions as u64;
+    while p > floor && !fits(p) {
+        p = (p / 2).max(floor);
+    }
+    p as usize
+}
 
 /// Row-major activation buffers of one block, as indices into `GpuEngine::rows`.
 /// Post-LN and pre-LN share buffers where the Trace fields are the same tensor.
@@ -78,6 +116,8 @@ struct LayerBinds {
 
 /// The GPU forward pass of one model.
 pub struct GpuEngine {
+    /// How many positions the buffers hold (the model's context, or less for big models).
+    capacity: usize,
     gpu: Gpu,
     config: Config,
     _weights: Vec<wgpu::Buffer>,
@@ -168,9 +208,20 @@ impl GpuEngine {
 
     /// Like `new`, on an existing device.
     pub async fn with_gpu(gpu: Gpu, model: &Model) -> Result<GpuEngine, GpuError> {
+        Self::with_budget(gpu, model, ACTIVATION_BUDGET).await
+    }
+
+    /// Like `with_gpu`, holding at most `budget` bytes of activations (the context the buffers
+    /// hold shrinks to fit, see [`capacity`]).
+    pub async fn with_budget(gpu: Gpu, model: &Model, budget: u64) -> Result<GpuEngine, GpuError> {
         let c = model.config.clone();
+        let max_binding = gpu
+            .limits
+            .max_storage_buffer_binding_size
+            .min(gpu.limits.max_buffer_size);
+        let capacity = capacity(&c, max_binding, budget);
         let (p, d, h, dk, f, v) = (
-            c.n_positions,
+            capacity,
             c.n_embd,
             c.n_head,
             c.d_k(),
@@ -178,10 +229,6 @@ impl GpuEngine {
             c.vocab_size,
         );
         let post = c.ln_placement == LnPlacement::Post;
-        let max_binding = gpu
-            .limits
-            .max_storage_buffer_binding_size
-            .min(gpu.limits.max_buffer_size);
         for (what, n) in [
             ("wte", v * d),
             ("logits", p * v),
@@ -427,6 +474,7 @@ impl GpuEngine {
             return Err(GpuError::Wgpu(format!("setting up the model: {e}")));
         }
         Ok(GpuEngine {
+            capacity,
             gpu,
             config: c,
             _weights: weights,
@@ -513,6 +561,7 @@ impl GpuEngine {
         opts: &AttentionOptions,
     ) -> Result<Trace, GpuError> {
         let (run, dropped) = prepare(&self.config, tokens, opts)?;
+        self.fits(run.len())?;
         let s = self
             .cached
             .as_ref()
@@ -528,7 +577,24 @@ impl GpuEngine {
         opts: &AttentionOptions,
     ) -> Result<Trace, GpuError> {
         let (run, dropped) = prepare(&self.config, tokens, opts)?;
+        self.fits(run.len())?;
         self.forward_from(run, dropped, opts, 0).await
+    }
+
+    /// How many tokens one forward can take: the model's context, or less where the GPU
+    /// buffers for the full context would not fit (see [`capacity`]).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    fn fits(&self, t: usize) -> Result<(), GpuError> {
+        if t > self.capacity {
+            return Err(GpuError::TooLong {
+                tokens: t,
+                capacity: self.capacity,
+            });
+        }
+        Ok(())
     }
 
     async fn forward_from(
@@ -544,7 +610,7 @@ impl GpuEngine {
         self.cached = None;
         let c = self.config.clone();
         let (p, d, h, dk, f, v, t) = (
-            c.n_positions,
+            self.capacity,
             c.n_embd,
             c.n_head,
             c.d_k(),
@@ -924,5 +990,46 @@ impl GpuEngine {
         self.cached = Some((run.to_vec(), opts.clone()));
         self.last_incremental = s > 0;
         Ok(trace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpt2_small() -> Config {
+        Config {
+            n_embd: 768,
+            n_head: 12,
+            n_layer: 12,
+            n_positions: 1024,
+            vocab_size: 50257,
+            layer_norm_epsilon: 1e-5,
+            n_inner: None,
+            activation_function: Default::default(),
+            ln_placement: LnPlacement::Pre,
+        }
+    }
+
+    #[test]
+    fn the_bundled_model_keeps_its_context_and_gpt2_gets_a_smaller_one() {
+        let bundled = Config::bundled(4000);
+        assert_eq!(
+            capacity(&bundled, 128 << 20, ACTIVATION_BUDGET),
+            bundled.n_positions
+        );
+        let gpt2 = gpt2_small();
+        let cap = capacity(&gpt2, 128 << 20, ACTIVATION_BUDGET);
+        assert!((16..1024).contains(&cap) && cap.is_power_of_two(), "{cap}");
+        // the largest single buffer (the packed heads) fits a 128 MiB binding
+        let packed = 4 * 12 * 4 * 12 * cap * (64 + cap);
+        assert!(packed <= 128 << 20, "{packed}");
+        // a larger budget and binding limit give more positions, never more than the context
+        assert!(capacity(&gpt2, 1 << 40, 1 << 40) == 1024);
+        assert!(capacity(&gpt2, 1 << 40, 4 << 30) > cap);
+        // tiny models stop at the context
+        let mut tiny = gpt2;
+        tiny.n_positions = 8;
+        assert_eq!(capacity(&tiny, 1, 1), 8);
     }
 }

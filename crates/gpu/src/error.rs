@@ -13,6 +13,10 @@ pub enum GpuError {
     DeviceLost(String),
     #[error("the model does not fit this GPU: {0}")]
     TooLarge(String),
+    /// More tokens than the GPU buffers hold (a big model's context is cut to fit): this
+    /// request runs on the CPU, the engine stays.
+    #[error("{tokens} tokens are more than the GPU buffers hold ({capacity})")]
+    TooLong { tokens: usize, capacity: usize },
     #[error(transparent)]
     Model(#[from] attnlab_model::Error),
 }

@@ -186,3 +186,35 @@ fn a_lost_device_is_an_error_value_not_a_panic() {
     let bad = pollster::block_on(e.forward(&[500], &AttentionOptions::default()));
     assert!(matches!(bad, Err(GpuError::Model(_))), "{bad:?}");
 }
+
+/// A model whose full context would not fit the activation budget gets a smaller one: texts
+/// up to that length run and equal the CPU, longer ones are a `TooLong` error (the app runs
+/// those on the CPU), never a panic or a wrong trace.
+#[test]
+fn a_model_too_big_for_the_budget_runs_within_a_smaller_capacity() {
+    let config = small_config(LnPlacement::Pre);
+    let m = random_model(&config, 9, 0.5);
+    let Some(g) = gpu() else { return };
+    // a budget for about 20 positions of this model
+    let budget = 4
+        * 20
+        * (config.n_layer * (13 * config.n_embd + config.d_ff()) + 2 * config.vocab_size) as u64
+        * 3;
+    let cap = attnlab_gpu::engine::capacity(&config, u64::MAX, budget);
+    assert!(cap < config.n_positions && cap >= 16, "capacity {cap}");
+    let mut e = pollster::block_on(GpuEngine::with_budget(g, &m, budget)).unwrap();
+    assert_eq!(e.capacity(), cap);
+    let o = AttentionOptions::default();
+    let x = ids(cap);
+    let got = pollster::block_on(e.forward(&x, &o)).unwrap();
+    assert_trace_close("capacity", &got, &forward(&m, &x, &o).unwrap());
+    match pollster::block_on(e.forward(&ids(cap + 1), &o)) {
+        Err(GpuError::TooLong { tokens, capacity }) => {
+            assert_eq!((tokens, capacity), (cap + 1, cap))
+        }
+        other => panic!("expected TooLong, got {:?}", other.map(|t| t.dims.t)),
+    }
+    // and the engine still works afterwards
+    let again = pollster::block_on(e.forward(&x[..5], &o)).unwrap();
+    assert_trace_close("after TooLong", &again, &forward(&m, &x[..5], &o).unwrap());
+}
