@@ -169,6 +169,31 @@ async fn start(ctx: Ctx) {
     dispatch.dispatch(Action::BackendReady(backend));
 }
 
+/// Validates a user's model one tensor at a time, letting the page paint (and answer) between
+/// tensors, with the progress in the status line.
+async fn check_own(
+    dispatch: &UseReducerDispatcher<State>,
+    bytes: &[Vec<u8>],
+) -> Result<Bundle, String> {
+    let checking = |done, total| dispatch.dispatch(Action::Own(OwnLoad::Checking { done, total }));
+    checking(0, 0);
+    dom::next_task().await;
+    let config = attnlab_model::Config::from_json(&bytes[0]).map_err(|e| e.to_string())?;
+    let tokenizer = attnlab_model::Tokenizer::from_bytes(&bytes[2]).map_err(|e| e.to_string())?;
+    let mut loading = attnlab_model::Loading::new(config, &bytes[1]).map_err(|e| e.to_string())?;
+    let mut since = now();
+    while !loading.step().map_err(|e| e.to_string())? {
+        if now() - since > 30.0 {
+            let (done, total) = loading.progress();
+            checking(done, total);
+            dom::next_task().await;
+            since = now();
+        }
+    }
+    let model = loading.finish().map_err(|e| e.to_string())?;
+    Bundle::new(model, tokenizer).map_err(|e| e.to_string())
+}
+
 /// Reads the user's files, validates them as a model and, only if that succeeds, replaces
 /// the current model. The current model keeps running meanwhile and after any error.
 async fn load_own(ctx: Ctx, files: Vec<web_sys::File>, backend: Backend) {
@@ -205,12 +230,9 @@ async fn load_own(ctx: Ctx, files: Vec<web_sys::File>, backend: Backend) {
         base += b.len() as u64;
         bytes.push(b);
     }
-    dispatch.dispatch(Action::Own(OwnLoad::Checking));
-    // let the "checking" status paint before the (synchronous) validation
-    dom::next_task().await;
-    let bundle = match Bundle::from_bytes(&bytes[0], &bytes[1], &bytes[2]) {
+    let bundle = match check_own(dispatch, &bytes).await {
         Ok(b) => b,
-        Err(e) => return dispatch.dispatch(Action::Own(OwnLoad::Failed(e.to_string()))),
+        Err(e) => return dispatch.dispatch(Action::Own(OwnLoad::Failed(e))),
     };
     drop(bytes);
     let info = model_info(&bundle);
@@ -299,7 +321,7 @@ pub fn App() -> Html {
                     let painted = now();
                     let paint_ms = painted - *result_at.borrow();
                     let backend = match backend {
-                        Backend::Gpu { .. } => "webgpu",
+                        Backend::Gpu { .. } if s.cpu_because.is_none() => "webgpu",
                         _ => "cpu",
                     };
                     dom::record_paint(&[
@@ -375,9 +397,15 @@ pub fn App() -> Html {
     let notice = state.notice.as_ref().map(|n| {
         html! { <div class="notice" role="alert" id="notice">{ format!("{} — {n}", t(Key::GpuFailed)) }</div> }
     });
-    let cpu_reason = match &state.backend {
-        Backend::Cpu { reason } if state.notice.is_none() => Some(html! {
+    let cpu_reason = match (
+        &state.backend,
+        state.shown.as_ref().and_then(|s| s.cpu_because.as_ref()),
+    ) {
+        (Backend::Cpu { reason }, _) if state.notice.is_none() => Some(html! {
             <p class="help cpu-reason">{ format!("{} ({reason})", t(Key::CpuBecause)) }</p>
+        }),
+        (Backend::Gpu { .. }, Some(why)) => Some(html! {
+            <p class="help cpu-reason" id="cpu-this-time">{ format!("{} ({why})", t(Key::CpuThisTime)) }</p>
         }),
         _ => None,
     };

@@ -203,6 +203,7 @@ strings! {
     LessonNext => ("다음 →", "Next →"),
     SelfAttention => ("셀프 어텐션", "self-attention"),
     RnnCaption => ("RNN: 첫 토큰에서 마지막 토큰까지 {steps}단계를 차례로 · 셀프 어텐션: 한 단계에 {pairs}쌍을 모두", "RNN: {steps} steps, one after another, from the first token to the last · self-attention: all {pairs} pairs in one step"),
+    CpuThisTime => ("이 결과는 CPU로 계산했습니다", "This result was computed on the CPU"),
     LessonMode => ("수업 모드", "Lesson mode"),
     ManyTokens => ("토큰이 많아 숫자 대신 색으로 보여 줍니다.", "Many tokens: shown as colour instead of numbers."),
 }

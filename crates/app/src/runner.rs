@@ -126,6 +126,7 @@ impl Runner {
         let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
         let started = now();
         let engine = self.gpu.borrow_mut().take();
+        let mut cpu_because = None;
         let (trace, incremental) = match engine {
             Some(mut engine) => {
                 self.gpu_in_use.set(true);
@@ -143,6 +144,15 @@ impl Runner {
                     Err(attnlab_gpu::GpuError::Model(e)) => {
                         *self.gpu.borrow_mut() = Some(engine);
                         return Outcome::Error(e.to_string());
+                    }
+                    // a text longer than a big model's GPU buffers: this one on the CPU
+                    Err(e @ attnlab_gpu::GpuError::TooLong { .. }) => {
+                        *self.gpu.borrow_mut() = Some(engine);
+                        cpu_because = Some(e.to_string());
+                        match self.cpu(&ids, &job.opts) {
+                            Ok(r) => r,
+                            Err(e) => return Outcome::Error(e),
+                        }
                     }
                     Err(e) => {
                         // the engine is dropped: every later request runs on the CPU
@@ -181,6 +191,7 @@ impl Runner {
             }
         };
         Outcome::Shown(Shown {
+            cpu_because,
             baseline,
             generation: job.generation,
             text: job.text.clone(),

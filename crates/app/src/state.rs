@@ -30,7 +30,11 @@ pub enum OwnLoad {
         loaded: u64,
         total: u64,
     },
-    Checking,
+    /// Validating: tensors checked so far of all.
+    Checking {
+        done: usize,
+        total: usize,
+    },
     /// The files given do not hold all three model files.
     Missing {
         missing: Vec<String>,
@@ -77,6 +81,9 @@ pub struct Shown {
     pub text: String,
     pub tokens: Rc<Vec<TokenInfo>>,
     pub trace: Rc<Trace>,
+    /// Why this result was computed on the CPU although the GPU engine runs (a text longer
+    /// than a big model's GPU buffers hold).
+    pub cpu_because: Option<String>,
     /// The unmodified model's trace for the same tokens, when an intervention is on.
     pub baseline: Option<Rc<Trace>>,
     pub forward_ms: f64,
@@ -357,6 +364,7 @@ mod tests {
             tokens: Rc::new(vec![]),
             trace: Rc::new(trace),
             baseline: None,
+            cpu_because: None,
             forward_ms: 1.0,
             incremental: false,
             input_at: 0.0,

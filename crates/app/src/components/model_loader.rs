@@ -86,9 +86,12 @@ pub fn ModelLoader(props: &Props) -> Html {
                 <progress id="own-progress" max={total.to_string()} value={loaded.to_string()} />
             </div>
         },
-        OwnLoad::Checking => {
-            html! { <p class="help" role="status" id="own-status">{ format!("{}…", t(Key::Checking)) }</p> }
-        }
+        OwnLoad::Checking { done, total } => html! {
+            <div class="loading" role="status" id="own-status">
+                <label for="own-progress">{ format!("{}… {done} / {total}", t(Key::Checking)) }</label>
+                <progress id="own-progress" max={(*total).max(1).to_string()} value={done.to_string()} />
+            </div>
+        },
         OwnLoad::Missing { missing, got } => html! {
             <p class="error" role="alert" id="own-status" data-state="failed">
                 { format!("{}: {} — {}: {}", t(Key::MissingFiles), missing.join(", "), t(Key::FilesGiven),
@@ -102,7 +105,10 @@ pub fn ModelLoader(props: &Props) -> Html {
             <p class="help ok" role="status" id="own-status" data-state="loaded">{ format!("{}: {name}", t(Key::OwnModelLoaded)) }</p>
         },
     };
-    let busy = matches!(props.own, OwnLoad::Reading { .. } | OwnLoad::Checking);
+    let busy = matches!(
+        props.own,
+        OwnLoad::Reading { .. } | OwnLoad::Checking { .. }
+    );
     html! {
         <section class="card own-card" aria-labelledby="own-h">
             <h2 id="own-h">{ t(Key::OwnModel) }</h2>

@@ -1,0 +1,71 @@
+// Benchmark of "load your own model": how long reading, validating and starting a large model
+// takes in the page, whether the progress bar moves, and how long the page's main thread is
+// blocked at most (the longest gap of a 20 ms timer).
+//   cargo run --release -p attnlab-model --example random_model -- /tmp/big-model
+//   node web/e2e/bench-load.mjs /tmp/big-model [--cpu]
+import path from 'node:path';
+
+import { openApp } from './common.mjs';
+
+const dir = process.argv[2];
+if (!dir) {
+  console.error('usage: node web/e2e/bench-load.mjs MODEL_DIR [--cpu]');
+  process.exit(2);
+}
+const webgpu = !process.argv.includes('--cpu');
+const app = await openApp({ webgpu });
+const { page } = app;
+try {
+  await page.evaluate(() => {
+    window.__gap = { last: performance.now(), max: 0 };
+    setInterval(() => {
+      const now = performance.now();
+      window.__gap.max = Math.max(window.__gap.max, now - window.__gap.last);
+      window.__gap.last = now;
+    }, 20);
+    // the longest gap up to the moment the model is in place (before its first forward)
+    new MutationObserver(() => {
+      if (window.__gap.loaded === undefined && document.querySelector('#own-status[data-state]')) {
+        window.__gap.loaded = Math.max(window.__gap.max, performance.now() - window.__gap.last);
+      }
+    }).observe(document.body, { subtree: true, childList: true, attributes: true });
+  });
+  const gen = await page.evaluate(() => window.__attnlab.painted.generation);
+  const t0 = Date.now();
+  await page.locator('#own-files').setInputFiles(['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => path.join(dir, f)));
+  const progress = new Set();
+  let checkingAt = null;
+  for (;;) {
+    const st = await page.evaluate(() => {
+      const el = document.querySelector('#own-status');
+      const p = document.querySelector('#own-progress');
+      return { text: el?.textContent ?? '', state: el?.dataset.state ?? null, value: p ? Number(p.value) : null, max: p ? Number(p.max) : null };
+    });
+    if (st.value !== null) progress.add(Math.round((100 * st.value) / st.max));
+    // the status line reads "읽는 중 …" while reading and "검사 중…" while validating (ko-KR)
+    if (checkingAt === null && st.text.startsWith('검사')) checkingAt = Date.now();
+    if (st.state) {
+      if (st.state !== 'loaded') throw new Error(st.text);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const loadedAt = Date.now();
+  await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen, { timeout: 600_000 });
+  const shownAt = Date.now();
+  const gap = await page.evaluate(() => window.__gap);
+  const backend = await page.evaluate(() => window.__attnlab.painted.backend);
+  const why = await page.evaluate(() => (document.querySelector('#notice') ?? document.querySelector('.cpu-reason'))?.textContent ?? null);
+  console.log(JSON.stringify({
+    backend,
+    ...(why ? { cpuBecause: why } : {}),
+    readMs: (checkingAt ?? loadedAt) - t0,
+    validateAndStartMs: loadedAt - (checkingAt ?? loadedAt),
+    firstResultMs: shownAt - loadedAt,
+    progressPercentsSeen: [...progress].sort((a, b) => a - b),
+    longestGapWhileLoadingMs: Math.round(gap.loaded),
+    longestGapWithFirstForwardMs: Math.round(gap.max),
+  }));
+} finally {
+  await app.close();
+}
