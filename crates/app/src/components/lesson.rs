@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use super::{on_checked, HeadSel};
+use super::{on_checked, target_as, HeadSel};
 use crate::compare::fmt_num;
 use crate::i18n::{Key, Lang};
 use crate::lesson::{self, parse_scores, softmax, Section};
@@ -41,10 +41,7 @@ fn numbers_input(id: &'static str, label: &str, value: &UseStateHandle<String>) 
     let oninput = {
         let value = value.clone();
         Callback::from(move |e: InputEvent| {
-            if let Some(i) = e
-                .target()
-                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
-            {
+            if let Some(i) = target_as::<HtmlInputElement>(&e) {
                 value.set(i.value());
             }
         })

@@ -21,15 +21,17 @@ pub mod text_input;
 pub mod token_strip;
 pub mod weighted_sum;
 
+/// The element an event was fired at, as the element type the handler expects.
+pub fn target_as<T: wasm_bindgen::JsCast>(e: &web_sys::Event) -> Option<T> {
+    use wasm_bindgen::JsCast;
+    e.target().and_then(|t| t.dyn_into::<T>().ok())
+}
+
 /// An `onchange` for a checkbox that reports whether it is now checked.
 pub fn on_checked(cb: &yew::Callback<bool>) -> yew::Callback<web_sys::Event> {
-    use wasm_bindgen::JsCast;
     let cb = cb.clone();
     yew::Callback::from(move |e: web_sys::Event| {
-        if let Some(i) = e
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        {
+        if let Some(i) = target_as::<web_sys::HtmlInputElement>(&e) {
             cb.emit(i.checked());
         }
     })

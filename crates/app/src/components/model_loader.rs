@@ -3,10 +3,10 @@
 //! then replaces the current model; on any error the current model stays and the error says
 //! what is wrong.
 
-use wasm_bindgen::JsCast;
 use web_sys::{DragEvent, Event, File, FileList, HtmlInputElement};
 use yew::prelude::*;
 
+use super::target_as;
 use crate::dom;
 use crate::i18n::{Key, Lang};
 use crate::state::OwnLoad;
@@ -31,10 +31,7 @@ pub fn ModelLoader(props: &Props) -> Html {
     let on_input = {
         let cb = props.on_files.clone();
         Callback::from(move |e: Event| {
-            if let Some(input) = e
-                .target()
-                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
-            {
+            if let Some(input) = target_as::<HtmlInputElement>(&e) {
                 let picked = files(input.files());
                 input.set_value(""); // picking the same files again fires again
                 if !picked.is_empty() {

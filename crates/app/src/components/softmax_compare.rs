@@ -4,12 +4,11 @@
 
 use std::rc::Rc;
 
-use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use super::matrix::MatrixCanvas;
-use super::{on_checked, Floats, HeadSel};
+use super::{on_checked, target_as, Floats, HeadSel};
 use crate::compare::{variant_weights, Variant};
 use crate::draw::Scale;
 use crate::i18n::{Key, Lang};
@@ -100,10 +99,7 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
     let on_tau = {
         let cb = props.on_tau.clone();
         Callback::from(move |e: InputEvent| {
-            if let Some(i) = e
-                .target()
-                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
-            {
+            if let Some(i) = target_as::<HtmlInputElement>(&e) {
                 if let Ok(v) = i.value().parse::<f32>() {
                     cb.emit(v);
                 }

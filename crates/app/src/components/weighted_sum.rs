@@ -3,12 +3,11 @@
 
 use std::rc::Rc;
 
-use wasm_bindgen::JsCast;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use super::matrix::MatrixCanvas;
-use super::{Floats, HeadSel};
+use super::{target_as, Floats, HeadSel};
 use crate::compare::formula;
 use crate::draw::Scale;
 use crate::i18n::{Key, Lang};
@@ -64,10 +63,7 @@ pub fn WeightedSum(props: &Props) -> Html {
     let onchange = {
         let cb = props.on_query.clone();
         Callback::from(move |e: Event| {
-            if let Some(s) = e
-                .target()
-                .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
-            {
+            if let Some(s) = target_as::<HtmlSelectElement>(&e) {
                 if let Ok(i) = s.value().parse() {
                     cb.emit(i);
                 }
