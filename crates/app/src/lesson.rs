@@ -3,6 +3,8 @@
 //! (softmax of the lesson's scores, the ÷√d_k example, the q·k variance demo). The prose is
 //! in [`crate::lesson_text`]; everything here is pure and unit-tested.
 
+use attnlab_model::cpu::softmax_rows;
+
 /// The sections, in the lesson's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Section {
@@ -77,12 +79,13 @@ pub const SCALING_DK: usize = 64;
 /// The lesson's relevance scores for the softmax example.
 pub const SOFTMAX_SCORES: [f64; 4] = [1.2, 0.3, 2.1, -0.4];
 
-/// Softmax (max-shifted, so huge scores do not overflow). Empty in → empty out.
+/// Softmax of one row, by the model's own softmax (the CPU reference's `softmax_rows`, in f32,
+/// max-shifted), so the lesson shows the numbers the model would compute. Empty in → empty out.
 pub fn softmax(xs: &[f64]) -> Vec<f64> {
-    let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let e: Vec<f64> = xs.iter().map(|&x| (x - max).exp()).collect();
-    let sum: f64 = e.iter().sum();
-    e.iter().map(|v| v / sum).collect()
+    let x: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
+    let mut out = vec![0.0f32; x.len()];
+    softmax_rows(&x, x.len().max(1), 1.0, &mut out);
+    out.into_iter().map(f64::from).collect()
 }
 
 /// Parses "2, 4, 20, 3" (commas, spaces or semicolons; "−" accepted) into 1…16 finite numbers
@@ -156,7 +159,8 @@ mod tests {
             vec![0.25, 0.10, 0.60, 0.05]
         );
         let s: f64 = softmax(&SOFTMAX_SCORES).iter().sum();
-        assert!((s - 1.0).abs() < 1e-12);
+        assert!((s - 1.0).abs() < 1e-6);
+        assert!(softmax(&[]).is_empty());
     }
 
     #[test]

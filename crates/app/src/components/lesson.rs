@@ -142,6 +142,10 @@ pub fn Lesson(props: &Props) -> Html {
     let dk = use_state(|| lesson::SCALING_DK.to_string());
     let soft = use_state(|| "1.2, 0.3, 2.1, -0.4".to_string());
     let seed = use_state(|| 1u64);
+    // the variance demo's draws, once per seed (not on every render)
+    let variance = use_memo(*seed, |&seed| {
+        lesson::VARIANCE_DKS.map(|d| (d, lesson::dot_variance(d, 2000, seed)))
+    });
     let (title, paras) = lesson_text::text(section, lang);
 
     let go = |to: Option<usize>| {
@@ -241,8 +245,7 @@ pub fn Lesson(props: &Props) -> Html {
                 }
                 (_, None) => html! { <p class="error" role="alert">{ "d_k: 1 … 4096" }</p> },
             };
-            let var_rows = lesson::VARIANCE_DKS.iter().map(|&d| {
-                let (v, vs) = lesson::dot_variance(d, 2000, *seed);
+            let var_rows = variance.iter().map(|&(d, (v, vs))| {
                 let bar = (v / 256.0 * 100.0).clamp(0.5, 100.0);
                 html! {
                     <tr data-dk={d.to_string()}>
