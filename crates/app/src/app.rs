@@ -236,10 +236,10 @@ async fn load_own(ctx: Ctx, files: Vec<web_sys::File>, backend: Backend) {
     };
     drop(bytes);
     let info = model_info(&bundle);
+    // the new model on the engine the page runs now: WebGPU, or the CPU for the same reason
     let (engine, backend) = match backend {
-        Backend::Gpu { .. } => engine_for(&bundle, true, "").await,
         Backend::Cpu { reason } => engine_for(&bundle, false, &reason).await,
-        Backend::Starting => engine_for(&bundle, true, "").await,
+        _ => engine_for(&bundle, true, "").await,
     };
     install(&ctx, bundle, engine);
     let name = [c, w, t].map(|i| names[i].clone()).join(" + ");

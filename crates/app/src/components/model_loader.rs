@@ -40,11 +40,19 @@ pub fn ModelLoader(props: &Props) -> Html {
             }
         })
     };
+    // one model at a time: while one is read or checked, drops are refused
+    let busy = matches!(
+        props.own,
+        OwnLoad::Reading { .. } | OwnLoad::Checking { .. }
+    );
     let on_drop = {
         let (cb, over) = (props.on_files.clone(), over.clone());
         Callback::from(move |e: DragEvent| {
             e.prevent_default();
             over.set(false);
+            if busy {
+                return;
+            }
             let Some(dt) = e.data_transfer() else { return };
             match dom::dropped(&dt) {
                 dom::Dropped::Files(f) => {
@@ -102,10 +110,6 @@ pub fn ModelLoader(props: &Props) -> Html {
             <p class="help ok" role="status" id="own-status" data-state="loaded">{ format!("{}: {name}", t(Key::OwnModelLoaded)) }</p>
         },
     };
-    let busy = matches!(
-        props.own,
-        OwnLoad::Reading { .. } | OwnLoad::Checking { .. }
-    );
     html! {
         <section class="card own-card" aria-labelledby="own-h">
             <h2 id="own-h">{ t(Key::OwnModel) }</h2>
