@@ -410,30 +410,21 @@ pub fn App() -> Html {
         _ => None,
     };
 
-    let lesson_sel = match (&state.shown, &*labels) {
-        (Some(s), Some(labels)) => Some(HeadSel {
-            trace: TraceRef(s.trace.clone()),
-            labels: labels.clone(),
-            layer: state.layer.min(s.trace.dims.n_layer - 1),
-            head: state.head.min(s.trace.dims.n_head - 1),
-        }),
-        _ => None,
-    };
-    let views = match (&state.shown, &state.model) {
-        (Some(s), Some(info)) => {
-            let trace = TraceRef(s.trace.clone());
+    // the selected head in the result on screen: the views' and the lesson's
+    let head_sel = state.shown.as_ref().map(|s| HeadSel {
+        trace: TraceRef(s.trace.clone()),
+        labels: (*labels)
+            .clone()
+            .unwrap_or_else(|| Labels(Rc::new(Vec::new()))),
+        layer: state.layer,
+        head: state.head,
+    });
+    let views = match (&state.shown, &state.model, &head_sel) {
+        (Some(s), Some(info), Some(sel)) => {
+            let (trace, labels) = (sel.trace.clone(), sel.labels.clone());
             let dropped = s.trace.dropped;
-            let labels = (*labels)
-                .clone()
-                .unwrap_or_else(|| Labels(Rc::new(Vec::new())));
             let q = state.query_index().unwrap_or(0);
             let (l, h) = (state.layer, state.head);
-            let sel = HeadSel {
-                trace: trace.clone(),
-                labels: labels.clone(),
-                layer: l,
-                head: h,
-            };
             html! {
                 <>
                     <TokenStrip {lang} tokens={s.tokens.clone()} {dropped} query={Some(q)}
@@ -466,7 +457,7 @@ pub fn App() -> Html {
                 </>
             }
         }
-        (None, Some(info)) => {
+        (None, Some(info), _) => {
             let msg = match &state.error {
                 Some(e) if !e.is_empty() => e.clone(),
                 Some(_) => t(Key::EmptyInput).to_string(),
@@ -495,7 +486,7 @@ pub fn App() -> Html {
                     preset={(state.preset_n, AttrValue::from(state.text.clone()))} />
                 if let Some(section) = state.lesson {
                     <Lesson {lang} {section} on_section={send(&state, Action::SetLesson)}
-                        sel={lesson_sel} query={state.query_index().unwrap_or(0)} info={state.model.clone()}
+                        sel={head_sel.clone()} query={state.query_index().unwrap_or(0)} info={state.model.clone()}
                         mask={state.mask} on_mask={send(&state, Action::SetMask)}
                         on_preset={send(&state, Action::Preset)} />
                 }

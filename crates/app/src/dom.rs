@@ -251,6 +251,12 @@ pub async fn next_task() {
     let _ = JsFuture::from(promise).await;
 }
 
+/// The files of a file input or a drop, in order (none for `None`).
+pub fn file_list(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
+    list.map(|l| (0..l.length()).filter_map(|i| l.get(i)).collect())
+        .unwrap_or_default()
+}
+
 /// What was dropped: the entries (files and folders) of a drop's items, taken while the drop
 /// event lasts (they are gone after it), or its plain files where the browser gives no entries.
 pub enum Dropped {
@@ -268,11 +274,7 @@ pub fn dropped(dt: &web_sys::DataTransfer) -> Dropped {
     if !entries.is_empty() {
         return Dropped::Entries(entries);
     }
-    let files = dt
-        .files()
-        .map(|l| (0..l.length()).filter_map(|i| l.get(i)).collect())
-        .unwrap_or_default();
-    Dropped::Files(files)
+    Dropped::Files(file_list(dt.files()))
 }
 
 /// The files under dropped entries: files as they are, folders read one level deep (a model

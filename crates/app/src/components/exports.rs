@@ -15,7 +15,7 @@ use crate::draw::{self, Layout};
 use crate::export::{file_name, grid_pixels, heatmap_svg};
 use crate::i18n::{Key, Lang};
 
-#[derive(Properties, PartialEq)]
+#[derive(Properties, PartialEq, Clone)]
 pub struct Props {
     pub lang: Lang,
     pub sel: HeadSel,
@@ -130,22 +130,8 @@ pub fn Exports(props: &Props) -> Html {
     let button = |kind: Kind, id: &'static str, key: Key| {
         let onclick = {
             let status = status.clone();
-            let run = {
-                let sel = props.sel.clone();
-                let (tokens, vocab) = (props.tokens.clone(), props.vocab.clone());
-                move || {
-                    export(
-                        &Props {
-                            lang,
-                            sel: sel.clone(),
-                            tokens: tokens.clone(),
-                            vocab: vocab.clone(),
-                        },
-                        kind,
-                    )
-                }
-            };
-            Callback::from(move |_| status.set(Some(run())))
+            let props = props.clone();
+            Callback::from(move |_| status.set(Some(export(&props, kind))))
         };
         html! { <button {id} class="export" {onclick}>{ key.text(lang) }</button> }
     };

@@ -3,7 +3,7 @@
 //! then replaces the current model; on any error the current model stays and the error says
 //! what is wrong.
 
-use web_sys::{DragEvent, Event, File, FileList, HtmlInputElement};
+use web_sys::{DragEvent, Event, File, HtmlInputElement};
 use yew::prelude::*;
 
 use super::target_as;
@@ -18,11 +18,6 @@ pub struct Props {
     pub on_files: Callback<Vec<File>>,
 }
 
-fn files(list: Option<FileList>) -> Vec<File> {
-    let Some(list) = list else { return Vec::new() };
-    (0..list.length()).filter_map(|i| list.get(i)).collect()
-}
-
 #[function_component]
 pub fn ModelLoader(props: &Props) -> Html {
     let lang = props.lang;
@@ -32,7 +27,7 @@ pub fn ModelLoader(props: &Props) -> Html {
         let cb = props.on_files.clone();
         Callback::from(move |e: Event| {
             if let Some(input) = target_as::<HtmlInputElement>(&e) {
-                let picked = files(input.files());
+                let picked = dom::file_list(input.files());
                 input.set_value(""); // picking the same files again fires again
                 if !picked.is_empty() {
                     cb.emit(picked);
