@@ -98,7 +98,7 @@ impl Dims {
 }
 
 /// One block's intermediates.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LayerTrace {
     /// Block input X. (T, D)
     pub input: Vec<f32>,
@@ -164,6 +164,33 @@ impl LayerTrace {
             ("resid_ffn", &self.resid_ffn),
             ("ln_2", &self.ln_2),
             ("output", &self.output),
+        ]
+    }
+
+    /// Every field, mutable, in the order of `fields` (to fill a trace that arrives as one
+    /// flat buffer, e.g. from the page's CPU worker).
+    pub fn fields_mut(&mut self) -> [&mut Vec<f32>; 20] {
+        [
+            &mut self.input,
+            &mut self.attn_in,
+            &mut self.q,
+            &mut self.k,
+            &mut self.v,
+            &mut self.scores,
+            &mut self.scaled,
+            &mut self.masked,
+            &mut self.weights,
+            &mut self.head_out,
+            &mut self.concat,
+            &mut self.attn_out,
+            &mut self.resid_attn,
+            &mut self.ln_1,
+            &mut self.ffn_in,
+            &mut self.ffn_hidden,
+            &mut self.ffn_out,
+            &mut self.resid_ffn,
+            &mut self.ln_2,
+            &mut self.output,
         ]
     }
 }
