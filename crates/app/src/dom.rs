@@ -7,12 +7,27 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStreamDefaultReader, Response};
 
-/// `performance.now()` in ms (0 where there is no page).
+/// `performance.now()` in ms, in the page or in a worker (0 where there is neither).
 pub fn now() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
+    Reflect::get(&js_sys::global(), &"performance".into())
+        .ok()
+        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
         .map(|p| p.now())
         .unwrap_or(0.0)
+}
+
+/// `value[key]` (undefined where it has none).
+pub fn get(value: &JsValue, key: &str) -> JsValue {
+    Reflect::get(value, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A plain object with these fields.
+pub fn object(fields: &[(&str, JsValue)]) -> Object {
+    let o = Object::new();
+    for (k, v) in fields {
+        let _ = Reflect::set(&o, &(*k).into(), v);
+    }
+    o
 }
 
 /// The browser's preferred language tag ("" when unknown).
@@ -22,7 +37,7 @@ pub fn browser_language() -> String {
         .unwrap_or_default()
 }
 
-fn js_err(v: JsValue) -> String {
+pub fn js_err(v: JsValue) -> String {
     v.as_string()
         .or_else(|| {
             v.dyn_ref::<js_sys::Error>()
@@ -116,14 +131,27 @@ pub fn expose(name: &str, value: &JsValue) {
     }
 }
 
+/// Counts one drawing of the canvas `name` in `window.__attnlab.draws[name]` (the tests check
+/// that a hover redraws a highlight, not a heatmap).
+pub fn count_draw(name: &str) {
+    let Some(h) = hooks() else { return };
+    let draws = match Reflect::get(&h, &"draws".into()) {
+        Ok(d) if d.is_object() => d,
+        _ => {
+            let d: JsValue = Object::new().into();
+            let _ = Reflect::set(&h, &"draws".into(), &d);
+            d
+        }
+    };
+    let n = get(&draws, name).as_f64().unwrap_or(0.0);
+    let _ = Reflect::set(&draws, &name.into(), &(n + 1.0).into());
+}
+
 /// Records one painted result: `window.__attnlab.painted` (the latest) and, appended to
 /// `window.__attnlab.log`, every one of them.
 pub fn record_paint(fields: &[(&str, JsValue)]) {
     let Some(h) = hooks() else { return };
-    let entry = Object::new();
-    for (k, v) in fields {
-        let _ = Reflect::set(&entry, &(*k).into(), v);
-    }
+    let entry = object(fields);
     let log = Reflect::get(&h, &"log".into())
         .ok()
         .and_then(|l| l.dyn_into::<js_sys::Array>().ok())

@@ -170,26 +170,38 @@ impl Layout {
     }
 }
 
-/// Draws the large heatmap of one head's weights: cells, the masked triangle hatched,
-/// token labels on both axes (when they fit) and the focused cell outlined.
+/// Sizes `canvas` for `layout` at the screen's pixel density and returns its context, cleared.
+fn sized(canvas: &HtmlCanvasElement, layout: Layout) -> Option<CanvasRenderingContext2d> {
+    let ctx = context(canvas)?;
+    let dpr = device_pixel_ratio();
+    let size = layout.size();
+    let (w, h) = ((size * dpr).round() as u32, (size * dpr).round() as u32);
+    if canvas.width() != w || canvas.height() != h {
+        canvas.set_width(w);
+        canvas.set_height(h);
+        let style = canvas.style();
+        let _ = style.set_property("width", &format!("{size}px"));
+        let _ = style.set_property("height", &format!("{size}px"));
+    }
+    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    ctx.clear_rect(0.0, 0.0, size, size);
+    Some(ctx)
+}
+
+/// Draws the large heatmap of one head's weights: cells, the masked triangle hatched and
+/// token labels on both axes (when they fit). The focused cell is outlined on a canvas of its
+/// own laid over this one (`highlight`), so moving the focus never redraws the heatmap.
 pub fn heatmap(
     canvas: &HtmlCanvasElement,
     layout: Layout,
     weights: &[f32],
     masked: &[f32],
     labels: &[String],
-    focus: Option<(usize, usize)>,
 ) {
-    let Some(ctx) = context(canvas) else { return };
-    let dpr = device_pixel_ratio();
-    let size = layout.size();
-    canvas.set_width((size * dpr).round() as u32);
-    canvas.set_height((size * dpr).round() as u32);
-    let style = canvas.style();
-    let _ = style.set_property("width", &format!("{size}px"));
-    let _ = style.set_property("height", &format!("{size}px"));
-    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    ctx.clear_rect(0.0, 0.0, size, size);
+    crate::dom::count_draw("head-map");
+    let Some(ctx) = sized(canvas, layout) else {
+        return;
+    };
     let (n, m, c) = (layout.n, layout.margin, layout.cell);
     if weights.len() < n * n || masked.len() < n * n {
         return;
@@ -257,6 +269,16 @@ pub fn heatmap(
             ctx.restore();
         }
     }
+}
+
+/// Outlines the focused cell of the large heatmap on its overlay canvas (cleared when there
+/// is none).
+pub fn highlight(overlay: &HtmlCanvasElement, layout: Layout, focus: Option<(usize, usize)>) {
+    crate::dom::count_draw("highlight");
+    let Some(ctx) = sized(overlay, layout) else {
+        return;
+    };
+    let (n, m, c) = (layout.n, layout.margin, layout.cell);
     if let Some((i, j)) = focus.filter(|&(i, j)| i < n && j < n) {
         ctx.set_line_width(2.0);
         ctx.set_stroke_style_str("#ffffff");

@@ -206,6 +206,16 @@ strings! {
     CpuThisTime => ("이 결과는 CPU로 계산했습니다", "This result was computed on the CPU"),
     LessonMode => ("수업 모드", "Lesson mode"),
     ManyTokens => ("토큰이 많아 숫자 대신 색으로 보여 줍니다.", "Many tokens: shown as colour instead of numbers."),
+    BackendChoice => ("계산 장치", "Backend"),
+    BackendAuto => ("자동", "Auto"),
+    BackendComparing => ("자동: CPU와 소프트웨어 GPU의 속도를 비교하는 중", "Auto: comparing the CPU with the software GPU"),
+    CpuFaster => ("이 기기에선 소프트웨어 GPU보다 빠름", "faster here than the software GPU"),
+    Versus => ("대", "vs"),
+    CpuChosen => ("CPU를 골랐습니다 (WebGPU는 위의 선택에서 바꿀 수 있습니다)", "CPU chosen (switch to WebGPU above)"),
+    NoWebGpuHere => ("이 브라우저에서는 WebGPU를 쓸 수 없습니다", "WebGPU is not available in this browser"),
+    WorkerRestarted => ("CPU 작업자가 멈춰서 새로 시작하고 다시 계산했습니다", "The CPU worker stopped; it was restarted and the result computed again"),
+    SoftwareGpuNote => ("소프트웨어 GPU (그래픽 드라이버 없이 CPU가 흉내 냄)", "software GPU (the CPU emulating one, no graphics driver)"),
+    Timings => ("시간", "Timings"),
 }
 
 impl fmt::Display for Lang {

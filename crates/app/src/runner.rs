@@ -1,78 +1,54 @@
-//! Runs the model for the page: one forward at a time, the newest request next, older
-//! results dropped. WebGPU when the browser gives an adapter, else the CPU reference; a GPU
-//! failure switches to the CPU for good and re-runs the request there.
+//! The page's request queue: one forward at a time, the newest request next, older results
+//! dropped. What runs a request (and where, and what happens when a backend fails) is the
+//! engine's business (`crate::engine`); this file only orders and drops.
 
 use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
-
-use attnlab_gpu::GpuEngine;
-use attnlab_model::{forward_incremental, AttentionOptions, Bundle, Trace};
-use yew::Callback;
-
-use crate::dom::now;
-use crate::state::Shown;
 
 thread_local! {
     static NEXT_GENERATION: Cell<u64> = const { Cell::new(0) };
 }
 
-/// What a finished request reports.
-pub enum Outcome {
-    Shown(Shown),
-    Error(String),
-    /// The GPU failed with this message; the request is being re-run on the CPU.
-    GpuFailed(String),
+/// What the queue runs its jobs on.
+pub trait Run {
+    type Job;
+    type Output;
+    fn run(&self, job: &Self::Job) -> impl Future<Output = Self::Output>;
+    /// An output that came too late to be shown (a newer request is queued). Whatever of it
+    /// must not be lost (e.g. a notice that the GPU failed) the engine keeps for the next.
+    fn dropped(&self, _output: Self::Output) {}
 }
 
-struct Job {
-    generation: u64,
-    text: String,
-    opts: AttentionOptions,
-    input_at: f64,
-}
-
-pub struct Runner {
-    pub bundle: Bundle,
-    gpu: RefCell<Option<GpuEngine>>,
-    /// Set while a GPU forward is in flight (the engine is taken out of `gpu` meanwhile).
-    gpu_in_use: Cell<bool>,
-    cpu_prev: RefCell<Option<Rc<Trace>>>,
-    /// The unmodified model's last trace (the baseline of the Δ probabilities), CPU-computed.
-    base_prev: RefCell<Option<Rc<Trace>>>,
+pub struct Runner<E: Run> {
+    engine: E,
+    latest: Cell<u64>,
+    pending: RefCell<Option<(u64, E::Job)>>,
+    busy: Cell<bool>,
     /// Set when another model replaced this runner's: its results are no longer reported.
     retired: Cell<bool>,
-    latest: Cell<u64>,
-    pending: RefCell<Option<Job>>,
-    busy: Cell<bool>,
-    lose_gpu: Cell<bool>,
-    on_outcome: Callback<Outcome>,
+    report: Box<dyn Fn(u64, E::Output)>,
 }
 
-impl Runner {
-    pub fn new(bundle: Bundle, gpu: Option<GpuEngine>, on_outcome: Callback<Outcome>) -> Rc<Self> {
+/// The work a submit started; the caller spawns it (`spawn_local` in the page).
+pub type Drain = Pin<Box<dyn Future<Output = ()>>>;
+
+impl<E: Run + 'static> Runner<E> {
+    /// `report(generation, output)` is called for every result that is still the newest.
+    pub fn new(engine: E, report: impl Fn(u64, E::Output) + 'static) -> Rc<Self> {
         Rc::new(Runner {
-            bundle,
-            gpu: RefCell::new(gpu),
-            gpu_in_use: Cell::new(false),
-            cpu_prev: RefCell::new(None),
-            base_prev: RefCell::new(None),
-            retired: Cell::new(false),
+            engine,
             latest: Cell::new(0),
             pending: RefCell::new(None),
             busy: Cell::new(false),
-            lose_gpu: Cell::new(false),
-            on_outcome,
+            retired: Cell::new(false),
+            report: Box::new(report),
         })
     }
 
-    pub fn has_gpu(&self) -> bool {
-        self.gpu_in_use.get() || self.gpu.borrow().is_some()
-    }
-
-    /// Destroys the GPU device before the next forward (the fault-injection hook the
-    /// end-to-end tests use to check the CPU fallback).
-    pub fn lose_gpu(&self) {
-        self.lose_gpu.set(true);
+    pub fn engine(&self) -> &E {
+        &self.engine
     }
 
     /// Stops reporting results (another model took over).
@@ -81,134 +57,160 @@ impl Runner {
         self.pending.borrow_mut().take();
     }
 
-    /// Queues a forward of `text`; returns its generation. Only the newest queued request
-    /// runs next, and a result is reported only if no newer request came in meanwhile.
-    pub fn submit(self: &Rc<Self>, text: String, opts: AttentionOptions, input_at: f64) -> u64 {
-        // numbered across runners, so a new model's results come after the old one's
+    /// Queues `job`, replacing any queued one that has not started. Returns its generation
+    /// (numbered across runners, so a new model's results come after the old one's) and,
+    /// when nothing was running, the work to spawn.
+    pub fn submit(self: &Rc<Self>, job: E::Job) -> (u64, Option<Drain>) {
         let generation = NEXT_GENERATION.with(|g| {
             let n = g.get() + 1;
             g.set(n);
             n
         });
         self.latest.set(generation);
-        *self.pending.borrow_mut() = Some(Job {
-            generation,
-            text,
-            opts,
-            input_at,
+        *self.pending.borrow_mut() = Some((generation, job));
+        if self.busy.replace(true) {
+            return (generation, None);
+        }
+        let me = self.clone();
+        (generation, Some(Box::pin(async move { me.drain().await })))
+    }
+
+    async fn drain(&self) {
+        loop {
+            let next = self.pending.borrow_mut().take();
+            let Some((generation, job)) = next else { break };
+            let out = self.engine.run(&job).await;
+            if generation == self.latest.get() && !self.retired.get() {
+                (self.report)(generation, out);
+            } else {
+                self.engine.dropped(out);
+            }
+        }
+        self.busy.set(false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::{Context, Poll, Waker};
+
+    /// An engine whose every run waits until the test opens its gate; it logs what it ran.
+    #[derive(Default)]
+    struct Gated {
+        open: Rc<Cell<usize>>,
+        ran: RefCell<Vec<&'static str>>,
+        dropped: RefCell<Vec<&'static str>>,
+    }
+
+    struct Gate {
+        open: Rc<Cell<usize>>,
+    }
+
+    impl Future for Gate {
+        type Output = ();
+        fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+            if self.open.get() > 0 {
+                self.open.set(self.open.get() - 1);
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        }
+    }
+
+    impl Run for Gated {
+        type Job = &'static str;
+        type Output = &'static str;
+        async fn run(&self, job: &&'static str) -> &'static str {
+            self.ran.borrow_mut().push(job);
+            Gate {
+                open: self.open.clone(),
+            }
+            .await;
+            job
+        }
+        fn dropped(&self, out: &'static str) {
+            self.dropped.borrow_mut().push(out);
+        }
+    }
+
+    /// What the runner reported: (generation, output).
+    type Shown = Rc<RefCell<Vec<(u64, &'static str)>>>;
+
+    fn setup() -> (Rc<Runner<Gated>>, Shown) {
+        let shown = Rc::new(RefCell::new(Vec::new()));
+        let s = shown.clone();
+        let r = Runner::new(Gated::default(), move |g, out| {
+            s.borrow_mut().push((g, out))
         });
-        if !self.busy.get() {
-            self.busy.set(true);
-            let me = self.clone();
-            wasm_bindgen_futures::spawn_local(async move {
-                loop {
-                    let job = me.pending.borrow_mut().take();
-                    let Some(job) = job else { break };
-                    let outcome = me.run(&job).await;
-                    if job.generation == me.latest.get() && !me.retired.get() {
-                        me.on_outcome.emit(outcome);
-                    }
-                }
-                me.busy.set(false);
-            });
-        }
-        generation
+        (r, shown)
     }
 
-    async fn run(&self, job: &Job) -> Outcome {
-        let tokens = match self.bundle.tokenizer.encode(&job.text) {
-            Ok(t) => t,
-            Err(e) => return Outcome::Error(e.to_string()),
-        };
-        if tokens.is_empty() {
-            return Outcome::Error(String::new());
-        }
-        let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
-        let started = now();
-        let engine = self.gpu.borrow_mut().take();
-        let mut cpu_because = None;
-        let (trace, incremental) = match engine {
-            Some(mut engine) => {
-                self.gpu_in_use.set(true);
-                if self.lose_gpu.replace(false) {
-                    engine.destroy_device();
-                }
-                let result = engine.forward(&ids, &job.opts).await;
-                self.gpu_in_use.set(false);
-                match result {
-                    Ok(trace) => {
-                        let inc = engine.last_was_incremental();
-                        *self.gpu.borrow_mut() = Some(engine);
-                        (Rc::new(trace), inc)
-                    }
-                    Err(attnlab_gpu::GpuError::Model(e)) => {
-                        *self.gpu.borrow_mut() = Some(engine);
-                        return Outcome::Error(e.to_string());
-                    }
-                    // a text longer than a big model's GPU buffers: this one on the CPU
-                    Err(e @ attnlab_gpu::GpuError::TooLong { .. }) => {
-                        *self.gpu.borrow_mut() = Some(engine);
-                        cpu_because = Some(e.to_string());
-                        match self.cpu(&ids, &job.opts) {
-                            Ok(r) => r,
-                            Err(e) => return Outcome::Error(e),
-                        }
-                    }
-                    Err(e) => {
-                        // the engine is dropped: every later request runs on the CPU
-                        self.on_outcome.emit(Outcome::GpuFailed(e.to_string()));
-                        match self.cpu(&ids, &job.opts) {
-                            Ok(r) => r,
-                            Err(e) => return Outcome::Error(e),
-                        }
-                    }
-                }
-            }
-            None => match self.cpu(&ids, &job.opts) {
-                Ok(r) => r,
-                Err(e) => return Outcome::Error(e),
-            },
-        };
-        let forward_ms = now() - started;
-        // with an intervention, the unmodified model too (on the CPU, incremental like the
-        // main run): the next-token view shows the change in probability against it
-        let baseline = if job.opts == AttentionOptions::default() {
-            None
-        } else {
-            let prev = self.base_prev.borrow().clone();
-            match forward_incremental(
-                &self.bundle.model,
-                prev.as_deref(),
-                &ids,
-                &AttentionOptions::default(),
-            ) {
-                Ok((base, _)) => {
-                    let base = Rc::new(base);
-                    *self.base_prev.borrow_mut() = Some(base.clone());
-                    Some(base)
-                }
-                Err(e) => return Outcome::Error(e.to_string()),
-            }
-        };
-        Outcome::Shown(Shown {
-            cpu_because,
-            baseline,
-            generation: job.generation,
-            text: job.text.clone(),
-            tokens: Rc::new(tokens),
-            trace,
-            forward_ms,
-            incremental,
-            input_at: job.input_at,
-        })
+    fn poll(d: &mut Drain) -> bool {
+        d.as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_ready()
     }
 
-    fn cpu(&self, ids: &[u32], opts: &AttentionOptions) -> Result<(Rc<Trace>, bool), String> {
-        let prev = self.cpu_prev.borrow().clone();
-        let (trace, inc) = forward_incremental(&self.bundle.model, prev.as_deref(), ids, opts)
-            .map_err(|e| e.to_string())?;
-        let trace = Rc::new(trace);
-        *self.cpu_prev.borrow_mut() = Some(trace.clone());
-        Ok((trace, inc))
+    #[test]
+    fn the_newest_request_runs_next_and_stale_results_are_dropped() {
+        let (r, shown) = setup();
+        let (ga, drain) = r.submit("a");
+        let mut drain = drain.expect("the first submit starts the work");
+        assert!(!poll(&mut drain), "a is running, waiting for its gate");
+        // b and c arrive while a runs: c replaces b, which never runs
+        let (_, none) = r.submit("b");
+        assert!(none.is_none(), "one forward at a time");
+        let (gc, _) = r.submit("c");
+        assert!(gc > ga);
+        r.engine().open.set(1);
+        assert!(!poll(&mut drain), "a finished; c runs now");
+        assert_eq!(*r.engine().ran.borrow(), ["a", "c"]);
+        assert!(
+            shown.borrow().is_empty(),
+            "a is stale: c was asked for after it"
+        );
+        assert_eq!(
+            *r.engine().dropped.borrow(),
+            ["a"],
+            "the engine hears of the drop"
+        );
+        r.engine().open.set(1);
+        assert!(poll(&mut drain), "the queue is empty");
+        assert_eq!(*shown.borrow(), [(gc, "c")]);
+        // idle again: the next submit starts new work
+        let (gd, drain) = r.submit("d");
+        let mut drain = drain.expect("idle → a new drain");
+        r.engine().open.set(1);
+        assert!(poll(&mut drain));
+        assert_eq!(shown.borrow().last(), Some(&(gd, "d")));
+    }
+
+    #[test]
+    fn a_retired_runner_reports_nothing_more() {
+        let (r, shown) = setup();
+        let (_, drain) = r.submit("a");
+        let mut drain = drain.unwrap();
+        assert!(!poll(&mut drain));
+        r.submit("b");
+        r.retire();
+        r.engine().open.set(5);
+        assert!(poll(&mut drain));
+        assert!(shown.borrow().is_empty());
+        assert_eq!(
+            *r.engine().ran.borrow(),
+            ["a"],
+            "the queued request is dropped too"
+        );
+    }
+
+    #[test]
+    fn generations_increase_across_runners() {
+        let (a, _) = setup();
+        let (b, _) = setup();
+        let (g1, _) = a.submit("x");
+        let (g2, _) = b.submit("y");
+        assert!(g2 > g1, "a new model's results come after the old one's");
     }
 }

@@ -1,5 +1,8 @@
-//! The app's state as a reducer: what the user chose, what was loaded, and the last result
-//! shown. Everything heavy (the Trace) is behind an `Rc` and compared by pointer.
+//! The app's state as a reducer, in four cohesive parts, each with its own actions:
+//! what the user looks at (`View`), what the user changed in the model (`Interventions`),
+//! the model and its backend (`ModelStatus`) and the result on screen (`Results`). Timings
+//! are not here: they live in `telemetry`, so recording a paint does not re-render the page.
+//! Everything heavy (the Trace) is behind an `Rc` and compared by pointer.
 
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -8,10 +11,17 @@ use attnlab_model::{AttentionOptions, Config, TokenInfo, Trace};
 use yew::Reducible;
 
 use crate::compare::Variant;
+use crate::engine::{Note, Preference};
 use crate::i18n::{Key, Lang};
 
 /// The lesson's example sentence, the text box's starting value.
 pub const LESSON_SENTENCE: &str = "나는 어제 산 커피를 오늘 마셨다";
+
+/// τ slider range.
+pub const TAU_MIN: f32 = 0.05;
+pub const TAU_MAX: f32 = 5.0;
+/// How many sections lesson mode has.
+pub const LESSON_SECTIONS: usize = crate::lesson::Section::ALL.len();
 
 /// Progress of fetching the model files.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,7 +56,20 @@ pub enum OwnLoad {
     Loaded(String),
 }
 
-/// Which engine computes the Trace.
+/// Why the CPU computes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CpuWhy {
+    /// The browser gives no WebGPU device (with its reason).
+    NoWebGpu(String),
+    /// The user chose the CPU.
+    Chosen,
+    /// Auto measured both on a software adapter: the CPU was faster (median ms).
+    Faster { cpu_ms: f64, gpu_ms: f64 },
+    /// The GPU failed (with the error); the CPU took over for good.
+    GpuFailed(String),
+}
+
+/// Which engine computes the Trace, as the badge shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Backend {
     Starting,
@@ -56,8 +79,12 @@ pub enum Backend {
         adapter: String,
         fallback: bool,
     },
+    /// Auto on a software adapter, running the first results on both.
+    Comparing {
+        adapter: String,
+    },
     Cpu {
-        reason: String,
+        why: CpuWhy,
     },
 }
 
@@ -65,8 +92,14 @@ impl Backend {
     /// The adapter as the badge names it: the browser's description, else what kind it is.
     pub fn adapter_label(&self, lang: Lang) -> String {
         match self {
-            Backend::Gpu { adapter, .. } if !adapter.is_empty() => adapter.clone(),
-            Backend::Gpu { fallback: true, .. } => Key::SoftwareAdapter.text(lang).into(),
+            Backend::Gpu { adapter, .. } | Backend::Comparing { adapter }
+                if !adapter.is_empty() =>
+            {
+                adapter.clone()
+            }
+            Backend::Gpu { fallback: true, .. } | Backend::Comparing { .. } => {
+                Key::SoftwareAdapter.text(lang).into()
+            }
             Backend::Gpu { .. } => Key::GpuAdapter.text(lang).into(),
             _ => String::new(),
         }
@@ -88,8 +121,14 @@ pub struct Shown {
     pub baseline: Option<Rc<Trace>>,
     pub forward_ms: f64,
     pub incremental: bool,
-    /// `performance.now()` of the input event this answers, for the latency measurement.
+    pub ran_on_gpu: bool,
+    /// The backend after this request, and what else happened on the way.
+    pub backend: Backend,
+    pub notes: Vec<Note>,
+    /// `performance.now()` of the input event this answers, and of the result's arrival,
+    /// for the latency measurement.
     pub input_at: f64,
+    pub result_at: f64,
 }
 
 impl PartialEq for Shown {
@@ -106,24 +145,36 @@ pub struct ModelInfo {
     pub n_params: usize,
 }
 
+/// What the user looks at: the text and what is selected in it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct State {
-    pub lang: Lang,
-    pub load: Load,
-    pub model: Option<ModelInfo>,
-    pub backend: Backend,
-    /// A message that stays until dismissed by the next change (e.g. GPU → CPU fallback).
-    pub notice: Option<String>,
+pub struct View {
+    /// The text of the result on screen (the text box may be ahead of it while typing).
     pub text: String,
-    pub shown: Option<Shown>,
-    /// Why the current text produced no result (empty input, tokenizer error).
-    pub error: Option<String>,
     pub layer: usize,
     pub head: usize,
     /// The token picked for the weighted-sum and next-token views (None: the last one).
     pub query: Option<usize>,
     /// The cell under the mouse or keyboard focus in the selected head, (query, key).
     pub cell: Option<(usize, usize)>,
+    /// The open lesson section (0-based), or None when lesson mode is off.
+    pub lesson: Option<usize>,
+    /// Counts the texts the page put in the text box (lesson presets).
+    pub preset_n: u32,
+}
+
+pub enum ViewAction {
+    SelectHead(usize, usize),
+    SelectQuery(usize),
+    FocusCell(Option<(usize, usize)>),
+    /// Open a lesson section (0-based), or close lesson mode.
+    SetLesson(Option<usize>),
+    /// Put a text in the text box (a lesson preset).
+    Preset(String),
+}
+
+/// What the user changed in the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interventions {
     /// The variant applied to the model (when `apply` is on) and highlighted in the comparison.
     pub variant: Variant,
     pub tau: f32,
@@ -131,50 +182,18 @@ pub struct State {
     pub mask: bool,
     /// Heads switched off, as (layer, head).
     pub ablate: BTreeSet<(usize, usize)>,
-    /// URL parameters that were ignored (shown as plain text).
-    pub url_notices: Vec<String>,
-    pub paint_ms: f64,
-    pub own: OwnLoad,
-    /// The open lesson section (0-based), or None when lesson mode is off.
-    pub lesson: Option<usize>,
-    /// Counts the texts the page put in the text box (lesson presets).
-    pub preset_n: u32,
-    /// Counts the models loaded: a new one re-runs the text.
-    pub model_id: u32,
 }
 
-impl State {
-    pub fn new(lang: Lang) -> State {
-        State {
-            lang,
-            load: Load::Fetching {
-                loaded: 0,
-                total: None,
-            },
-            model: None,
-            backend: Backend::Starting,
-            notice: None,
-            text: LESSON_SENTENCE.into(),
-            shown: None,
-            error: None,
-            layer: 0,
-            head: 0,
-            query: None,
-            cell: None,
-            variant: Variant::Scaled,
-            tau: 1.0,
-            apply: false,
-            mask: true,
-            ablate: BTreeSet::new(),
-            url_notices: Vec::new(),
-            paint_ms: 0.0,
-            own: OwnLoad::Idle,
-            lesson: None,
-            preset_n: 0,
-            model_id: 0,
-        }
-    }
+pub enum InterventionAction {
+    SetVariant(Variant),
+    SetTau(f32),
+    SetApply(bool),
+    SetMask(bool),
+    /// Switch a head (layer, head) off or back on.
+    SetAblated((usize, usize), bool),
+}
 
+impl Interventions {
     /// The attention options the model runs with.
     pub fn options(&self) -> AttentionOptions {
         let mut o = if self.apply {
@@ -186,15 +205,51 @@ impl State {
         o
     }
 
-    /// The query token the views use: the picked one if it still exists, else the last.
-    pub fn query_index(&self) -> Option<usize> {
-        let t = self.shown.as_ref()?.trace.dims.t;
-        Some(self.query.filter(|&q| q < t).unwrap_or(t - 1))
+    fn reduce(&mut self, a: InterventionAction) {
+        match a {
+            InterventionAction::SetVariant(v) => self.variant = v,
+            InterventionAction::SetTau(t) => {
+                if t.is_finite() {
+                    self.tau = t.clamp(TAU_MIN, TAU_MAX);
+                }
+            }
+            InterventionAction::SetApply(a) => self.apply = a,
+            InterventionAction::SetMask(m) => self.mask = m,
+            InterventionAction::SetAblated(lh, off) => {
+                if off {
+                    self.ablate.insert(lh);
+                } else {
+                    self.ablate.remove(&lh);
+                }
+            }
+        }
     }
 }
 
-pub enum Action {
-    SetLang(Lang),
+/// A message that stays on screen until the next one.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Notice {
+    GpuFailed(String),
+    WorkerRestarted(String),
+}
+
+/// The model and the backend that runs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelStatus {
+    pub load: Load,
+    pub info: Option<ModelInfo>,
+    pub backend: Backend,
+    /// The backend the user asked for.
+    pub preference: Preference,
+    pub notice: Option<Notice>,
+    pub own: OwnLoad,
+    /// Counts the models loaded: a new one re-runs the text.
+    pub model_id: u32,
+    /// URL parameters that were ignored (shown as plain text).
+    pub url_notices: Vec<String>,
+}
+
+pub enum ModelAction {
     Progress {
         loaded: u64,
         total: Option<u64>,
@@ -202,35 +257,182 @@ pub enum Action {
     LoadFailed(String),
     Loaded(ModelInfo),
     BackendReady(Backend),
-    /// The GPU failed; the runner continues on the CPU.
-    GpuFailed(String),
-    SetText(String),
-    Result(Shown),
-    RunError(String),
-    SelectHead(usize, usize),
-    SelectQuery(usize),
-    FocusCell(Option<(usize, usize)>),
-    SetVariant(Variant),
-    SetTau(f32),
-    SetApply(bool),
-    SetMask(bool),
-    /// Switch a head (layer, head) off or back on.
-    SetAblated((usize, usize), bool),
-    Painted(f64),
+    SetPreference(Preference),
     Own(OwnLoad),
-    /// Open a lesson section (0-based), or close lesson mode.
-    SetLesson(Option<usize>),
-    /// Put a text in the text box (a lesson preset).
-    Preset(String),
     /// The user's model passed validation and replaced the current one.
     OwnLoaded(ModelInfo, String),
 }
 
-/// τ slider range.
-/// How many sections lesson mode has.
-pub const LESSON_SECTIONS: usize = crate::lesson::Section::ALL.len();
-pub const TAU_MIN: f32 = 0.05;
-pub const TAU_MAX: f32 = 5.0;
+/// The result on screen, or why there is none.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Results {
+    pub shown: Option<Shown>,
+    /// Why the current text produced no result (empty input, tokenizer error).
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    pub lang: Lang,
+    pub view: View,
+    pub interventions: Interventions,
+    pub model: ModelStatus,
+    pub results: Results,
+}
+
+impl State {
+    pub fn new(lang: Lang) -> State {
+        State {
+            lang,
+            view: View {
+                text: LESSON_SENTENCE.into(),
+                layer: 0,
+                head: 0,
+                query: None,
+                cell: None,
+                lesson: None,
+                preset_n: 0,
+            },
+            interventions: Interventions {
+                variant: Variant::Scaled,
+                tau: 1.0,
+                apply: false,
+                mask: true,
+                ablate: BTreeSet::new(),
+            },
+            model: ModelStatus {
+                load: Load::Fetching {
+                    loaded: 0,
+                    total: None,
+                },
+                info: None,
+                backend: Backend::Starting,
+                preference: Preference::Auto,
+                notice: None,
+                own: OwnLoad::Idle,
+                model_id: 0,
+                url_notices: Vec::new(),
+            },
+            results: Results::default(),
+        }
+    }
+
+    /// The attention options the model runs with.
+    pub fn options(&self) -> AttentionOptions {
+        self.interventions.options()
+    }
+
+    /// The query token the views use: the picked one if it still exists, else the last.
+    pub fn query_index(&self) -> Option<usize> {
+        let t = self.results.shown.as_ref()?.trace.dims.t;
+        Some(self.view.query.filter(|&q| q < t).unwrap_or(t - 1))
+    }
+
+    fn reduce_view(&mut self, a: ViewAction) {
+        let v = &mut self.view;
+        match a {
+            ViewAction::SelectHead(l, h) => {
+                if let Some(m) = &self.model.info {
+                    v.layer = l.min(m.config.n_layer - 1);
+                    v.head = h.min(m.config.n_head - 1);
+                }
+            }
+            ViewAction::SelectQuery(q) => v.query = Some(q),
+            ViewAction::FocusCell(c) => v.cell = c,
+            ViewAction::SetLesson(l) => v.lesson = l.map(|i| i.min(LESSON_SECTIONS - 1)),
+            ViewAction::Preset(text) => {
+                v.preset_n += 1;
+                v.query = None;
+                v.text = text;
+            }
+        }
+    }
+
+    fn reduce_model(&mut self, a: ModelAction) {
+        let m = &mut self.model;
+        match a {
+            ModelAction::Progress { loaded, total } => m.load = Load::Fetching { loaded, total },
+            ModelAction::LoadFailed(e) => m.load = Load::Failed(e),
+            ModelAction::Loaded(info) => {
+                m.load = Load::Ready;
+                let (n_layer, n_head) = (info.config.n_layer, info.config.n_head);
+                self.view.layer = self.view.layer.min(n_layer - 1);
+                self.view.head = self.view.head.min(n_head - 1);
+                let ablate = &mut self.interventions.ablate;
+                let outside: Vec<_> = ablate
+                    .iter()
+                    .filter(|&&(l, h)| l >= n_layer || h >= n_head)
+                    .copied()
+                    .collect();
+                for (l, h) in outside {
+                    ablate.remove(&(l, h));
+                    m.url_notices.push(format!("ablate={l}.{h}"));
+                }
+                m.info = Some(info);
+                m.model_id += 1;
+            }
+            ModelAction::BackendReady(b) => m.backend = b,
+            ModelAction::SetPreference(p) => m.preference = p,
+            ModelAction::Own(o) => m.own = o,
+            ModelAction::OwnLoaded(info, name) => {
+                // a different model: the old result, head, token and ablations do not apply
+                self.results = Results::default();
+                self.view.cell = None;
+                self.view.query = None;
+                self.view.layer = 0;
+                self.view.head = 0;
+                self.interventions.ablate.clear();
+                m.info = Some(info);
+                m.model_id += 1;
+                m.own = OwnLoad::Loaded(name);
+            }
+        }
+    }
+
+    fn show(&mut self, shown: Shown) {
+        if self
+            .results
+            .shown
+            .as_ref()
+            .is_some_and(|old| old.generation > shown.generation)
+        {
+            return; // stale: a newer result is already on screen
+        }
+        if let Some((i, j)) = self.view.cell {
+            let t = shown.trace.dims.t;
+            self.view.cell = (i < t && j < t).then_some((i, j));
+        }
+        self.model.backend = shown.backend.clone();
+        for n in &shown.notes {
+            match n {
+                Note::GpuFailed(e) => self.model.notice = Some(Notice::GpuFailed(e.clone())),
+                Note::WorkerRestarted(e) => {
+                    self.model.notice = Some(Notice::WorkerRestarted(e.clone()))
+                }
+                Note::TooLong(_) => {}
+            }
+        }
+        self.view.text = shown.text.clone();
+        self.results = Results {
+            shown: Some(shown),
+            error: None,
+        };
+    }
+}
+
+pub enum Action {
+    SetLang(Lang),
+    View(ViewAction),
+    Intervene(InterventionAction),
+    Model(ModelAction),
+    /// A result arrived (one render: the text, the result, the backend and its notes).
+    Result(Shown),
+    /// The text produced no result: the text and why ("" for an empty text).
+    RunError {
+        text: String,
+        error: String,
+    },
+}
 
 impl Reducible for State {
     type Action = Action;
@@ -239,99 +441,20 @@ impl Reducible for State {
         let mut s = (*self).clone();
         match action {
             Action::SetLang(l) => s.lang = l,
-            Action::Progress { loaded, total } => s.load = Load::Fetching { loaded, total },
-            Action::LoadFailed(e) => s.load = Load::Failed(e),
-            Action::Loaded(info) => {
-                s.load = Load::Ready;
-                s.layer = s.layer.min(info.config.n_layer - 1);
-                s.head = s.head.min(info.config.n_head - 1);
-                let (n_layer, n_head) = (info.config.n_layer, info.config.n_head);
-                let outside: Vec<_> = s
-                    .ablate
-                    .iter()
-                    .filter(|&&(l, h)| l >= n_layer || h >= n_head)
-                    .copied()
-                    .collect();
-                for (l, h) in outside {
-                    s.ablate.remove(&(l, h));
-                    s.url_notices.push(format!("ablate={l}.{h}"));
-                }
-                s.model = Some(info);
-                s.model_id += 1;
+            Action::View(a) => s.reduce_view(a),
+            Action::Intervene(a) => s.interventions.reduce(a),
+            Action::Model(a) => s.reduce_model(a),
+            Action::Result(shown) => s.show(shown),
+            Action::RunError { text, error } => {
+                s.view.text = text;
+                s.results = Results {
+                    shown: None,
+                    error: Some(error),
+                };
             }
-            Action::BackendReady(b) => s.backend = b,
-            Action::GpuFailed(e) => {
-                s.backend = Backend::Cpu { reason: e.clone() };
-                s.notice = Some(e);
-            }
-            Action::SetText(t) => {
-                if t == s.text {
-                    return self;
-                }
-                s.text = t;
-            }
-            Action::Result(shown) => {
-                if s.shown
-                    .as_ref()
-                    .is_some_and(|old| old.generation > shown.generation)
-                {
-                    return self; // stale: a newer result is already on screen
-                }
-                if let Some((i, j)) = s.cell {
-                    let t = shown.trace.dims.t;
-                    s.cell = (i < t && j < t).then_some((i, j));
-                }
-                s.shown = Some(shown);
-                s.error = None;
-            }
-            Action::RunError(e) => {
-                s.error = Some(e);
-                s.shown = None;
-            }
-            Action::SelectHead(l, h) => {
-                if let Some(m) = &s.model {
-                    s.layer = l.min(m.config.n_layer - 1);
-                    s.head = h.min(m.config.n_head - 1);
-                }
-            }
-            Action::SelectQuery(q) => s.query = Some(q),
-            Action::FocusCell(c) => s.cell = c,
-            Action::SetVariant(v) => s.variant = v,
-            Action::SetTau(t) => {
-                if t.is_finite() {
-                    s.tau = t.clamp(TAU_MIN, TAU_MAX);
-                }
-            }
-            Action::SetApply(a) => s.apply = a,
-            Action::SetMask(m) => s.mask = m,
-            Action::SetAblated(lh, off) => {
-                if off {
-                    s.ablate.insert(lh);
-                } else {
-                    s.ablate.remove(&lh);
-                }
-            }
-            Action::Painted(ms) => s.paint_ms = ms,
-            Action::Own(o) => s.own = o,
-            Action::SetLesson(l) => s.lesson = l.map(|i| i.min(LESSON_SECTIONS - 1)),
-            Action::Preset(text) => {
-                s.preset_n += 1;
-                s.query = None;
-                s.text = text;
-            }
-            Action::OwnLoaded(info, name) => {
-                // a different model: the old result, head, token and ablations do not apply
-                s.shown = None;
-                s.error = None;
-                s.cell = None;
-                s.query = None;
-                s.layer = 0;
-                s.head = 0;
-                s.ablate.clear();
-                s.model = Some(info);
-                s.model_id += 1;
-                s.own = OwnLoad::Loaded(name);
-            }
+        }
+        if s == *self {
+            return self; // nothing changed: no render
         }
         Rc::new(s)
     }
@@ -360,14 +483,20 @@ mod tests {
         let trace = forward(&model, tokens, &AttentionOptions::default()).unwrap();
         Shown {
             generation,
-            text: String::new(),
+            text: format!("text {generation}"),
             tokens: Rc::new(vec![]),
             trace: Rc::new(trace),
             baseline: None,
             cpu_because: None,
             forward_ms: 1.0,
             incremental: false,
+            ran_on_gpu: false,
+            backend: Backend::Cpu {
+                why: CpuWhy::Chosen,
+            },
+            notes: vec![],
             input_at: 0.0,
+            result_at: 0.0,
         }
     }
 
@@ -380,22 +509,37 @@ mod tests {
         let s = Rc::new(State::new(Lang::Ko));
         let s = reduce(s, Action::Result(shown(5, &[1, 2, 3])));
         let s = reduce(s, Action::Result(shown(4, &[1, 2])));
-        assert_eq!(s.shown.as_ref().unwrap().generation, 5);
+        assert_eq!(s.results.shown.as_ref().unwrap().generation, 5);
+        assert_eq!(s.view.text, "text 5");
         let s = reduce(s, Action::Result(shown(6, &[1])));
-        assert_eq!(s.shown.as_ref().unwrap().generation, 6);
+        assert_eq!(s.results.shown.as_ref().unwrap().generation, 6);
+    }
+
+    #[test]
+    fn a_result_brings_its_text_backend_and_notices_in_one_action() {
+        let s = Rc::new(State::new(Lang::Ko));
+        let mut r = shown(1, &[1, 2]);
+        r.notes = vec![Note::GpuFailed("lost".into())];
+        r.backend = Backend::Cpu {
+            why: CpuWhy::GpuFailed("lost".into()),
+        };
+        let s = reduce(s, Action::Result(r));
+        assert_eq!(s.view.text, "text 1");
+        assert_eq!(s.model.notice, Some(Notice::GpuFailed("lost".into())));
+        assert!(matches!(s.model.backend, Backend::Cpu { .. }));
     }
 
     #[test]
     fn options_follow_the_applied_variant_only_when_applied() {
         let mut s = State::new(Lang::En);
-        s.variant = Variant::Temperature;
-        s.tau = 0.5;
+        s.interventions.variant = Variant::Temperature;
+        s.interventions.tau = 0.5;
         assert_eq!(s.options(), AttentionOptions::default());
-        s.apply = true;
+        s.interventions.apply = true;
         assert_eq!(s.options().temperature, 0.5);
-        s.variant = Variant::Unscaled;
+        s.interventions.variant = Variant::Unscaled;
         assert!(!s.options().scale && s.options().temperature == 1.0);
-        s.mask = false;
+        s.interventions.mask = false;
         assert!(!s.options().causal_mask);
     }
 
@@ -407,28 +551,30 @@ mod tests {
             has_ln_f: false,
             n_params: 0,
         };
-        let s = reduce(s, Action::Loaded(info));
-        let s = reduce(s, Action::SelectHead(9, 9));
-        assert_eq!((s.layer, s.head), (1, 1));
-        let s = reduce(s, Action::SelectQuery(7));
-        let s = reduce(s, Action::FocusCell(Some((4, 2))));
+        let s = reduce(s, Action::Model(ModelAction::Loaded(info)));
+        let s = reduce(s, Action::View(ViewAction::SelectHead(9, 9)));
+        assert_eq!((s.view.layer, s.view.head), (1, 1));
+        let s = reduce(s, Action::View(ViewAction::SelectQuery(7)));
+        let s = reduce(s, Action::View(ViewAction::FocusCell(Some((4, 2)))));
         let s = reduce(s, Action::Result(shown(1, &[1, 2, 3])));
         assert_eq!(
             s.query_index(),
             Some(2),
             "a query past the end falls back to the last"
         );
-        assert_eq!(s.cell, None, "a focused cell past the end is dropped");
-        let s = reduce(s, Action::SetTau(f32::NAN));
-        assert_eq!(s.tau, 1.0);
-        let s = reduce(s, Action::SetTau(100.0));
-        assert_eq!(s.tau, TAU_MAX);
+        assert_eq!(s.view.cell, None, "a focused cell past the end is dropped");
+        let s = reduce(s, Action::Intervene(InterventionAction::SetTau(f32::NAN)));
+        assert_eq!(s.interventions.tau, 1.0);
+        let s = reduce(s, Action::Intervene(InterventionAction::SetTau(100.0)));
+        assert_eq!(s.interventions.tau, TAU_MAX);
     }
 
     #[test]
-    fn setting_the_same_text_changes_nothing() {
+    fn an_action_that_changes_nothing_returns_the_same_state() {
         let s = Rc::new(State::new(Lang::Ko));
-        let same = reduce(s.clone(), Action::SetText(LESSON_SENTENCE.into()));
-        assert!(Rc::ptr_eq(&s, &same));
+        let same = reduce(s.clone(), Action::View(ViewAction::FocusCell(None)));
+        assert!(Rc::ptr_eq(&s, &same), "no new state, so no render");
+        let other = reduce(s.clone(), Action::View(ViewAction::FocusCell(Some((0, 0)))));
+        assert!(!Rc::ptr_eq(&s, &other));
     }
 }

@@ -1,11 +1,12 @@
 //! The page's state in the URL fragment, so a link restores exactly what was on screen:
-//! `#t=<text>&lang=ko&l=1&h=2&q=3&v=temperature&tau=0.5&apply=1&mask=0&ablate=0.1,2.3`.
+//! `#t=<text>&lang=ko&l=1&h=2&q=3&v=temperature&tau=0.5&apply=1&mask=0&ablate=0.1,2.3&backend=cpu`.
 //! Parsing never fails: unknown or malformed parameters are skipped and reported as notices
 //! (plain text, never markup).
 
 use std::collections::BTreeSet;
 
 use crate::compare::Variant;
+use crate::engine::Preference;
 use crate::i18n::Lang;
 use crate::state::{State, LESSON_SECTIONS, TAU_MAX, TAU_MIN};
 
@@ -27,6 +28,8 @@ pub struct UrlState {
     pub ablate: Option<BTreeSet<(usize, usize)>>,
     /// The open lesson section, 1-based in the URL (`lesson=4`), 0-based here.
     pub lesson: Option<usize>,
+    /// The backend asked for (`auto`, `webgpu`, `cpu`).
+    pub backend: Option<Preference>,
 }
 
 /// `%XX` and `+` decoding; invalid escapes are kept as they are, invalid UTF-8 replaced.
@@ -127,6 +130,10 @@ pub fn parse(fragment: &str) -> (UrlState, Vec<String>) {
                 Some(b) => st.mask = Some(b),
                 None => bad(),
             },
+            "backend" => match Preference::from_code(&val) {
+                Some(p) => st.backend = Some(p),
+                None => bad(),
+            },
             "lesson" => match val.parse::<usize>() {
                 Ok(n) if (1..=LESSON_SECTIONS).contains(&n) => st.lesson = Some(n - 1),
                 _ => bad(),
@@ -155,63 +162,71 @@ pub fn parse(fragment: &str) -> (UrlState, Vec<String>) {
 impl UrlState {
     /// Applies what was given to `s` (sizes are checked against the model later).
     pub fn apply_to(&self, s: &mut State) {
+        let (v, iv) = (&mut s.view, &mut s.interventions);
         if let Some(t) = &self.text {
-            s.text = t.clone();
+            v.text = t.clone();
         }
         if let Some(l) = self.lang {
             s.lang = l;
         }
         if let Some(l) = self.layer {
-            s.layer = l;
+            v.layer = l;
         }
         if let Some(h) = self.head {
-            s.head = h;
+            v.head = h;
         }
         if self.query.is_some() {
-            s.query = self.query;
+            v.query = self.query;
         }
-        if let Some(v) = self.variant {
-            s.variant = v;
+        if let Some(x) = self.variant {
+            iv.variant = x;
         }
         if let Some(t) = self.tau {
-            s.tau = t;
+            iv.tau = t;
         }
         if let Some(a) = self.apply {
-            s.apply = a;
+            iv.apply = a;
         }
         if let Some(m) = self.mask {
-            s.mask = m;
+            iv.mask = m;
         }
         if let Some(a) = &self.ablate {
-            s.ablate = a.clone();
+            iv.ablate = a.clone();
         }
         if self.lesson.is_some() {
-            s.lesson = self.lesson;
+            v.lesson = self.lesson;
+        }
+        if let Some(p) = self.backend {
+            s.model.preference = p;
         }
     }
 }
 
 /// The fragment for the state on screen (every parameter, so the link is exact).
 pub fn fragment(s: &State) -> String {
-    let ablate: Vec<String> = s.ablate.iter().map(|(l, h)| format!("{l}.{h}")).collect();
+    let (v, iv) = (&s.view, &s.interventions);
+    let ablate: Vec<String> = iv.ablate.iter().map(|(l, h)| format!("{l}.{h}")).collect();
     let mut parts = vec![
-        format!("t={}", percent_encode(&s.text)),
+        format!("t={}", percent_encode(&v.text)),
         format!("lang={}", s.lang.code()),
-        format!("l={}", s.layer),
-        format!("h={}", s.head),
+        format!("l={}", v.layer),
+        format!("h={}", v.head),
     ];
-    if let Some(q) = s.query {
+    if let Some(q) = v.query {
         parts.push(format!("q={q}"));
     }
     parts.extend([
-        format!("v={}", s.variant.code()),
-        format!("tau={}", s.tau),
-        format!("apply={}", u8::from(s.apply)),
-        format!("mask={}", u8::from(s.mask)),
+        format!("v={}", iv.variant.code()),
+        format!("tau={}", iv.tau),
+        format!("apply={}", u8::from(iv.apply)),
+        format!("mask={}", u8::from(iv.mask)),
         format!("ablate={}", percent_encode(&ablate.join(","))),
     ]);
-    if let Some(i) = s.lesson {
+    if let Some(i) = v.lesson {
         parts.push(format!("lesson={}", i + 1));
+    }
+    if s.model.preference != Preference::Auto {
+        parts.push(format!("backend={}", s.model.preference.code()));
     }
     format!("#{}", parts.join("&"))
 }
@@ -223,18 +238,19 @@ mod tests {
     #[test]
     fn a_state_survives_the_round_trip_exactly() {
         let mut s = State::new(Lang::En);
-        s.text = "나는 <b>커피</b> & 차 100% 🙂\n둘째 줄 a+b=c#x".into();
+        s.view.text = "나는 <b>커피</b> & 차 100% 🙂\n둘째 줄 a+b=c#x".into();
         s.lang = Lang::Ko;
-        s.layer = 3;
-        s.head = 1;
-        s.query = Some(4);
-        s.variant = Variant::Temperature;
-        s.tau = 0.35;
-        s.apply = true;
-        s.mask = false;
-        s.ablate = [(0, 1), (2, 3)].into();
-        s.lesson = Some(3);
-        assert!(fragment(&s).ends_with("&lesson=4"));
+        s.view.layer = 3;
+        s.view.head = 1;
+        s.view.query = Some(4);
+        s.interventions.variant = Variant::Temperature;
+        s.interventions.tau = 0.35;
+        s.interventions.apply = true;
+        s.interventions.mask = false;
+        s.interventions.ablate = [(0, 1), (2, 3)].into();
+        s.model.preference = Preference::Cpu;
+        s.view.lesson = Some(3);
+        assert!(fragment(&s).ends_with("&lesson=4&backend=cpu"));
         let (u, notices) = parse(&fragment(&s));
         assert_eq!(notices, Vec::<String>::new());
         let mut back = State::new(Lang::En);
@@ -245,7 +261,7 @@ mod tests {
     #[test]
     fn unknown_and_malformed_parameters_are_ignored_with_a_notice() {
         let (u, notices) = parse(
-            "#t=hi&lang=fr&l=x&h=2&tau=1e9&v=<script>&apply=maybe&ablate=1.x&zzz=1&q=-3&mask=0&lesson=10",
+            "#t=hi&lang=fr&l=x&h=2&tau=1e9&v=<script>&apply=maybe&ablate=1.x&zzz=1&q=-3&mask=0&lesson=10&backend=gpu",
         );
         assert_eq!(u.text.as_deref(), Some("hi"));
         assert_eq!(u.head, Some(2));
@@ -255,7 +271,8 @@ mod tests {
             (None, None, None, None, None, None, None)
         );
         assert_eq!(u.lesson, None, "there are 9 sections");
-        assert_eq!(notices.len(), 9, "{notices:?}");
+        assert_eq!(u.backend, None, "auto, webgpu or cpu");
+        assert_eq!(notices.len(), 10, "{notices:?}");
         assert!(notices.iter().any(|n| n.contains("zzz")));
         assert!(
             notices.iter().any(|n| n.contains("<script>")),

@@ -8,7 +8,7 @@ use yew::prelude::*;
 
 use super::{on_checked, HeadSel};
 use crate::compare::fmt_num;
-use crate::draw::{heatmap, Layout};
+use crate::draw::{heatmap, highlight, Layout};
 use crate::i18n::{Key, Lang};
 
 #[derive(Properties, PartialEq)]
@@ -53,28 +53,39 @@ pub fn HeadMap(props: &Props) -> Html {
     let layout = use_mut_ref(|| Layout::new(400.0, 1));
     let resized = use_resize();
     let t = props.sel.trace.0.dims.t;
+    let overlay = use_node_ref();
+    // the heatmap: drawn once per result, head or window size
     {
         let node = node.clone();
         let layout = layout.clone();
+        use_effect_with((props.sel.clone(), resized), move |(sel, _)| {
+            let Some(canvas) = node.cast::<HtmlCanvasElement>() else {
+                return;
+            };
+            let width = canvas
+                .parent_element()
+                .map(|p| p.client_width() as f64)
+                .filter(|w| *w > 0.0)
+                .unwrap_or(480.0)
+                .min(640.0);
+            let hv = sel.view();
+            let lay = Layout::new(width, hv.t);
+            *layout.borrow_mut() = lay;
+            heatmap(&canvas, lay, hv.weights, hv.masked, &sel.labels.0);
+            // the geometry, for tests that point at a cell
+            let _ = canvas.set_attribute("data-margin", &lay.margin.to_string());
+            let _ = canvas.set_attribute("data-cell-size", &lay.cell.to_string());
+        });
+    }
+    // the focused cell's outline, on the canvas above it: a hover redraws only this
+    {
+        let (overlay, layout) = (overlay.clone(), layout.clone());
         use_effect_with(
-            (props.sel.clone(), props.cell, resized),
-            move |(sel, cell, _)| {
-                let Some(canvas) = node.cast::<HtmlCanvasElement>() else {
-                    return;
-                };
-                let width = canvas
-                    .parent_element()
-                    .map(|p| p.client_width() as f64)
-                    .filter(|w| *w > 0.0)
-                    .unwrap_or(480.0)
-                    .min(640.0);
-                let hv = sel.view();
-                let lay = Layout::new(width, hv.t);
-                *layout.borrow_mut() = lay;
-                heatmap(&canvas, lay, hv.weights, hv.masked, &sel.labels.0, *cell);
-                // the geometry, for tests that point at a cell
-                let _ = canvas.set_attribute("data-margin", &lay.margin.to_string());
-                let _ = canvas.set_attribute("data-cell-size", &lay.cell.to_string());
+            (props.cell, props.sel.clone(), resized),
+            move |(cell, _, _)| {
+                if let Some(canvas) = overlay.cast::<HtmlCanvasElement>() {
+                    highlight(&canvas, *layout.borrow(), *cell);
+                }
             },
         );
     }
@@ -169,6 +180,7 @@ pub fn HeadMap(props: &Props) -> Html {
                 <canvas id="head-map" ref={node} tabindex="0" role="img" aria-label={title}
                     aria-describedby="cell-readout" data-t={t.to_string()}
                     {onmousemove} {onkeydown} {onfocus} />
+                <canvas id="head-highlight" class="overlay" ref={overlay} aria-hidden="true" />
             </div>
             <div aria-live="polite">{ readout }</div>
             if let Some(cell) = props.cell.filter(|&(i, j)| i < t && j < t) {

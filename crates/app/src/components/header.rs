@@ -1,10 +1,14 @@
-//! Title, the backend badge (WebGPU with the adapter's name, or CPU with the reason) and the
-//! language switch.
+//! Title, the backend switch (Auto / WebGPU / CPU) and badge (WebGPU with the adapter's
+//! name, or CPU with the reason — "faster here than the software GPU: 14 ms vs 180 ms"), and
+//! the language switch.
 
+use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
+use super::target_as;
+use crate::engine::Preference;
 use crate::i18n::{Key, Lang};
-use crate::state::Backend;
+use crate::state::{Backend, CpuWhy};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -14,13 +18,15 @@ pub struct Props {
     /// Whether lesson mode is open, and its switch.
     pub lesson: bool,
     pub on_lesson: Callback<bool>,
+    /// The backend the user asked for, and the switch.
+    pub preference: Preference,
+    pub on_preference: Callback<Preference>,
 }
 
-#[function_component]
-pub fn Header(props: &Props) -> Html {
-    let lang = props.lang;
+/// The badge's text and its tooltip for `backend`.
+pub fn badge(backend: &Backend, lang: Lang) -> (&'static str, String, String) {
     let t = |k: Key| k.text(lang);
-    let (class, label, title) = match &props.backend {
+    match backend {
         Backend::Starting => (
             "badge starting",
             t(Key::BackendStarting).to_string(),
@@ -28,18 +34,55 @@ pub fn Header(props: &Props) -> Html {
         ),
         Backend::Gpu { .. } => (
             "badge gpu",
-            format!(
-                "{} · {}",
-                t(Key::BackendGpu),
-                props.backend.adapter_label(lang)
-            ),
-            props.backend.adapter_label(lang),
+            format!("{} · {}", t(Key::BackendGpu), backend.adapter_label(lang)),
+            backend.adapter_label(lang),
         ),
-        Backend::Cpu { reason } => (
-            "badge cpu",
-            format!("{} · wasm", t(Key::BackendCpu)),
-            reason.clone(),
+        Backend::Comparing { .. } => (
+            "badge starting",
+            t(Key::BackendComparing).to_string(),
+            backend.adapter_label(lang),
         ),
+        Backend::Cpu { why } => {
+            let detail = match why {
+                CpuWhy::Faster { cpu_ms, gpu_ms } => format!(
+                    " — {}: {cpu_ms:.0} ms {} {gpu_ms:.0} ms",
+                    t(Key::CpuFaster),
+                    t(Key::Versus)
+                ),
+                _ => String::new(),
+            };
+            let title = match why {
+                CpuWhy::NoWebGpu(e) => format!("{} ({e})", t(Key::NoWebGpuHere)),
+                CpuWhy::Chosen => t(Key::CpuChosen).to_string(),
+                CpuWhy::Faster { .. } => t(Key::SoftwareGpuNote).to_string(),
+                CpuWhy::GpuFailed(e) => format!("{} ({e})", t(Key::GpuFailed)),
+            };
+            (
+                "badge cpu",
+                format!("{} · wasm{detail}", t(Key::BackendCpu)),
+                title,
+            )
+        }
+    }
+}
+
+#[function_component]
+pub fn Header(props: &Props) -> Html {
+    let lang = props.lang;
+    let t = |k: Key| k.text(lang);
+    let (class, label, title) = badge(&props.backend, lang);
+    let on_backend = {
+        let cb = props.on_preference.clone();
+        Callback::from(move |e: Event| {
+            if let Some(p) =
+                target_as::<HtmlSelectElement>(&e).and_then(|s| Preference::from_code(&s.value()))
+            {
+                cb.emit(p);
+            }
+        })
+    };
+    let option = |p: Preference, label: &str| {
+        html! { <option value={p.code()} selected={props.preference == p}>{ label.to_string() }</option> }
     };
     let switch = {
         let on_lang = props.on_lang.clone();
@@ -59,6 +102,13 @@ pub fn Header(props: &Props) -> Html {
                     }}>
                     { t(Key::LessonMode) }
                 </button>
+                <label class="backend-choice">
+                    <select id="backend-choice" onchange={on_backend} aria-label={t(Key::BackendChoice)}>
+                        { option(Preference::Auto, t(Key::BackendAuto)) }
+                        { option(Preference::WebGpu, "WebGPU") }
+                        { option(Preference::Cpu, "CPU") }
+                    </select>
+                </label>
                 <span id="backend" class={class} title={title} role="status">{ label }</span>
                 <button class="lang" onclick={switch} aria-label={t(Key::LanguageSwitchLabel)}
                     lang={lang.other().code()}>

@@ -27,6 +27,7 @@ pub fn MiniMap(props: &MiniProps) -> Html {
             (props.trace.clone(), props.layer, props.head),
             move |(tr, l, h)| {
                 if let Some(canvas) = node.cast::<HtmlCanvasElement>() {
+                    crate::dom::count_draw("mini-map");
                     let hv = tr.0.head(*l, *h);
                     let max = hv.weights.iter().copied().fold(0.0f32, f32::max);
                     put_matrix(

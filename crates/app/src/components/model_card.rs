@@ -1,20 +1,42 @@
 //! The loaded model: its block diagram drawn as the model really is (post-LN or pre-LN),
-//! sizes, the backend and the last timings.
+//! sizes, the backend and the last timings (a view of its own that reads them from
+//! `telemetry`, so a new timing re-renders only it).
 
 use attnlab_model::LnPlacement;
 use yew::prelude::*;
 
 use crate::i18n::{Key, Lang};
 use crate::state::{Backend, ModelInfo};
+use crate::telemetry::use_timings;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub lang: Lang,
     pub info: ModelInfo,
     pub backend: Backend,
-    pub forward_ms: Option<f64>,
-    pub paint_ms: f64,
-    pub incremental: bool,
+}
+
+#[derive(Properties, PartialEq)]
+struct TimingProps {
+    lang: Lang,
+}
+
+/// The last forward and paint times.
+#[function_component]
+fn TimingRows(props: &TimingProps) -> Html {
+    let t = |k: Key| k.text(props.lang);
+    let timings = use_timings();
+    html! {
+        <>
+            <div><dt>{ t(Key::ForwardMs) }</dt><dd id="forward-ms">{
+                timings.forward_ms.map(|ms| format!("{ms:.1} ms ({})",
+                    t(if timings.incremental { Key::Incremental } else { Key::Full }))).unwrap_or_default()
+            }</dd></div>
+            <div><dt>{ t(Key::PaintMs) }</dt><dd id="paint-ms">{
+                timings.paint_ms.map(|ms| format!("{ms:.1} ms")).unwrap_or_default()
+            }</dd></div>
+        </>
+    }
 }
 
 /// The boxes of the diagram, bottom (input) to top, and which of them repeat per block.
@@ -73,8 +95,10 @@ pub fn ModelCard(props: &Props) -> Html {
     let y0 = 4.0 + repeat.start as f64 * (bh + gap) - 3.0;
     let y1 = 4.0 + repeat.end as f64 * (bh + gap) - gap + 3.0;
     let backend = match &props.backend {
-        Backend::Gpu { .. } => format!("WebGPU ({})", props.backend.adapter_label(lang)),
-        Backend::Cpu { .. } => "CPU (wasm)".to_string(),
+        Backend::Gpu { .. } | Backend::Comparing { .. } => {
+            format!("WebGPU ({})", props.backend.adapter_label(lang))
+        }
+        Backend::Cpu { .. } => "CPU (wasm, Web Worker)".to_string(),
         Backend::Starting => t(Key::BackendStarting).to_string(),
     };
     let placement = match c.ln_placement {
@@ -104,11 +128,7 @@ pub fn ModelCard(props: &Props) -> Html {
                     { row(Key::Parameters, fmt_params(props.info.n_params)) }
                     <div><dt>{ "LayerNorm" }</dt><dd>{ placement }</dd></div>
                     { row(Key::Backend, backend) }
-                    <div><dt>{ t(Key::ForwardMs) }</dt><dd id="forward-ms">{
-                        props.forward_ms.map(|ms| format!("{ms:.1} ms ({})",
-                            t(if props.incremental { Key::Incremental } else { Key::Full }))).unwrap_or_default()
-                    }</dd></div>
-                    <div><dt>{ t(Key::PaintMs) }</dt><dd id="paint-ms">{ format!("{:.1} ms", props.paint_ms) }</dd></div>
+                    <TimingRows {lang} />
                 </dl>
             </div>
         </section>

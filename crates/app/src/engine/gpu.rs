@@ -1,0 +1,115 @@
+//! The GPU backend: the WebGPU engine of `attnlab-gpu`, its errors sorted into what the
+//! policy in `engine` needs to know, and whether its adapter is a software one.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use attnlab_gpu::{GpuEngine, GpuError};
+use attnlab_model::AttentionOptions;
+
+use super::{Compute, ComputeError, Computed, GpuSide};
+use crate::dom::now;
+
+/// Adapter names of software renderers (lower case), for browsers that report neither
+/// `isFallbackAdapter` nor a CPU device type.
+const SOFTWARE_NAMES: [&str; 5] = [
+    "swiftshader",
+    "llvmpipe",
+    "lavapipe",
+    "software",
+    "microsoft basic render",
+];
+
+/// Whether an adapter renders in software: a CPU device type (what wgpu reports for a
+/// fallback adapter) or a known software renderer's name.
+pub fn is_software(device_type: attnlab_gpu::wgpu::DeviceType, name: &str) -> bool {
+    let name = name.to_lowercase();
+    device_type == attnlab_gpu::wgpu::DeviceType::Cpu
+        || SOFTWARE_NAMES.iter().any(|s| name.contains(s))
+}
+
+pub struct Gpu {
+    /// Out while a forward is in flight.
+    engine: RefCell<Option<GpuEngine>>,
+    lose: Cell<bool>,
+}
+
+impl Gpu {
+    /// A GPU engine for `model` with what the badge says of its adapter, or why there is none.
+    pub async fn start(model: &attnlab_model::Model) -> Result<GpuSide<Gpu>, String> {
+        let engine = GpuEngine::new(model).await.map_err(|e| e.to_string())?;
+        let info = engine.adapter_info();
+        let adapter = info.name.trim().to_string();
+        let software = is_software(info.device_type, &adapter);
+        Ok(GpuSide {
+            compute: Gpu {
+                engine: RefCell::new(Some(engine)),
+                lose: Cell::new(false),
+            },
+            adapter,
+            software,
+        })
+    }
+
+    /// Destroys the device before the next forward (the end-to-end tests' fault injection).
+    pub fn lose(&self) {
+        self.lose.set(true);
+    }
+}
+
+impl Compute for Gpu {
+    async fn forward(
+        &self,
+        ids: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Computed, ComputeError> {
+        let Some(mut engine) = self.engine.borrow_mut().take() else {
+            return Err(ComputeError::Lost("the GPU engine is busy or gone".into()));
+        };
+        if self.lose.replace(false) {
+            engine.destroy_device();
+        }
+        let started = now();
+        let result = engine.forward(ids, opts).await;
+        let ms = now() - started;
+        let incremental = engine.last_was_incremental();
+        match result {
+            Ok(trace) => {
+                *self.engine.borrow_mut() = Some(engine);
+                Ok(Computed {
+                    trace: Rc::new(trace),
+                    incremental,
+                    ms,
+                })
+            }
+            Err(GpuError::Model(e)) => {
+                *self.engine.borrow_mut() = Some(engine);
+                Err(ComputeError::Input(e.to_string()))
+            }
+            Err(e @ GpuError::TooLong { .. }) => {
+                *self.engine.borrow_mut() = Some(engine);
+                Err(ComputeError::TooLong(e.to_string()))
+            }
+            // anything else: the engine is dropped here
+            Err(e) => Err(ComputeError::Lost(e.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use attnlab_gpu::wgpu::DeviceType;
+
+    #[test]
+    fn software_adapters_are_known_by_type_or_by_name() {
+        assert!(is_software(DeviceType::Cpu, ""));
+        assert!(is_software(DeviceType::Other, "Google SwiftShader"));
+        assert!(is_software(
+            DeviceType::IntegratedGpu,
+            "llvmpipe (LLVM 15.0.6, 256 bits)"
+        ));
+        assert!(!is_software(DeviceType::DiscreteGpu, "NVIDIA H200"));
+        assert!(!is_software(DeviceType::IntegratedGpu, ""));
+    }
+}

@@ -1,0 +1,221 @@
+//! How a `Trace` crosses from the CPU worker to the page: a small JSON header (sizes, tokens,
+//! options) and every array of the trace one after another in one `Float32Array`, whose
+//! buffer is transferred, not copied. The order is `Trace::fields`' order; each array's length
+//! follows from the sizes, so the header carries no offsets.
+
+use attnlab_model::{AttentionOptions, Dims, LayerTrace, Trace};
+use serde::{Deserialize, Serialize};
+
+/// The messages' `kind`s. Page → worker: `load` (config + weights), `forward` and
+/// `baseline` (an id, token ids, options), `crash` (a test hook: the worker panics).
+/// Worker → page: `loaded`, `trace` (the id, a `Header` as JSON and the arrays), `error`.
+pub mod kind {
+    pub const LOAD: &str = "load";
+    pub const FORWARD: &str = "forward";
+    pub const BASELINE: &str = "baseline";
+    pub const CRASH: &str = "crash";
+    pub const LOADED: &str = "loaded";
+    pub const TRACE: &str = "trace";
+    pub const ERROR: &str = "error";
+}
+
+/// Everything of a trace but its arrays.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub dims: Dims,
+    pub tokens: Vec<u32>,
+    pub dropped: usize,
+    pub options: AttentionOptions,
+    pub has_ln_f: bool,
+}
+
+impl Header {
+    pub fn of(trace: &Trace) -> Header {
+        Header {
+            dims: trace.dims,
+            tokens: trace.tokens.clone(),
+            dropped: trace.dropped,
+            options: trace.options.clone(),
+            has_ln_f: trace.ln_f.is_some(),
+        }
+    }
+
+    /// The length of every array, in order: embedding, each layer's 20 fields, ln_f (if
+    /// any), logits, probs.
+    pub fn lengths(&self) -> Vec<usize> {
+        let Dims {
+            t,
+            d_model: d,
+            n_head: h,
+            d_k,
+            d_ff: f,
+            n_layer,
+            vocab: v,
+            ..
+        } = self.dims;
+        let (td, hd, tt) = (t * d, h * t * d_k, h * t * t);
+        // input, attn_in, q, k, v, scores, scaled, masked, weights, head_out, concat,
+        // attn_out, resid_attn, ln_1, ffn_in, ffn_hidden, ffn_out, resid_ffn, ln_2, output
+        let layer = [
+            td,
+            td,
+            hd,
+            hd,
+            hd,
+            tt,
+            tt,
+            tt,
+            tt,
+            hd,
+            td,
+            td,
+            td,
+            td,
+            td,
+            t * f,
+            td,
+            td,
+            td,
+            td,
+        ];
+        let mut out = vec![td];
+        for _ in 0..n_layer {
+            out.extend(layer);
+        }
+        if self.has_ln_f {
+            out.push(td);
+        }
+        out.extend([t * v, t * v]);
+        out
+    }
+
+    /// How many floats the arrays take together.
+    pub fn total(&self) -> usize {
+        self.lengths().iter().sum()
+    }
+}
+
+/// The trace's arrays in wire order (what the worker copies out, one after another).
+pub fn arrays(trace: &Trace) -> Vec<&[f32]> {
+    let mut out: Vec<&[f32]> = vec![&trace.embedding];
+    for l in &trace.layers {
+        out.extend(l.fields().into_iter().map(|(_, v)| v));
+    }
+    if let Some(x) = &trace.ln_f {
+        out.push(x);
+    }
+    out.extend([&trace.logits[..], &trace.probs[..]]);
+    out
+}
+
+/// Rebuilds a trace from its header and arrays: `fill(offset, dst)` copies `dst.len()` floats
+/// starting at `offset` of the flat buffer into `dst` (one copy per array, straight from the
+/// transferred buffer). `available` is the buffer's length; a buffer that does not match the
+/// header is an error, never a panic later in a view.
+pub fn rebuild(
+    header: Header,
+    available: usize,
+    mut fill: impl FnMut(usize, &mut [f32]),
+) -> Result<Trace, String> {
+    let lengths = header.lengths();
+    let total: usize = lengths.iter().sum();
+    if total != available {
+        return Err(format!(
+            "the worker sent {available} numbers for a trace of {total}"
+        ));
+    }
+    if header.tokens.len() != header.dims.t {
+        return Err(format!(
+            "the worker sent {} tokens for a trace of {}",
+            header.tokens.len(),
+            header.dims.t
+        ));
+    }
+    let mut trace = Trace {
+        dims: header.dims,
+        tokens: header.tokens,
+        dropped: header.dropped,
+        options: header.options,
+        embedding: Vec::new(),
+        layers: vec![LayerTrace::default(); header.dims.n_layer],
+        ln_f: header.has_ln_f.then(Vec::new),
+        logits: Vec::new(),
+        probs: Vec::new(),
+    };
+    let mut slots: Vec<&mut Vec<f32>> = vec![&mut trace.embedding];
+    for l in trace.layers.iter_mut() {
+        slots.extend(l.fields_mut());
+    }
+    if let Some(x) = trace.ln_f.as_mut() {
+        slots.push(x);
+    }
+    slots.push(&mut trace.logits);
+    slots.push(&mut trace.probs);
+    let mut offset = 0;
+    for (slot, &len) in slots.into_iter().zip(&lengths) {
+        slot.resize(len, 0.0);
+        fill(offset, slot);
+        offset += len;
+    }
+    Ok(trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use attnlab_model::testing::random_model;
+    use attnlab_model::{forward, Config, LnPlacement};
+
+    fn config(ln: LnPlacement) -> Config {
+        Config {
+            n_embd: 16,
+            n_head: 2,
+            n_layer: 2,
+            n_positions: 8,
+            vocab_size: 20,
+            ln_placement: ln,
+            ..Config::bundled(20)
+        }
+    }
+
+    #[test]
+    fn a_trace_survives_the_wire_exactly_for_both_layernorm_placements() {
+        for (seed, ln) in [(1, LnPlacement::Post), (2, LnPlacement::Pre)] {
+            let model = random_model(&config(ln), seed, 0.5);
+            let opts = AttentionOptions {
+                temperature: 0.5,
+                ablate: [(1, 0)].into(),
+                ..AttentionOptions::default()
+            };
+            let trace = forward(&model, &[3, 1, 4, 1, 5], &opts).unwrap();
+            let header = Header::of(&trace);
+            let flat: Vec<f32> = arrays(&trace).concat();
+            assert_eq!(
+                flat.len(),
+                header.total(),
+                "{ln:?}: the sizes say every length"
+            );
+            let back = rebuild(header, flat.len(), |at, dst| {
+                dst.copy_from_slice(&flat[at..at + dst.len()])
+            })
+            .unwrap();
+            assert_eq!(back, trace, "{ln:?}");
+        }
+    }
+
+    #[test]
+    fn a_buffer_that_does_not_match_its_header_is_refused() {
+        let model = random_model(&config(LnPlacement::Post), 3, 0.5);
+        let trace = forward(&model, &[1, 2], &AttentionOptions::default()).unwrap();
+        let header = Header::of(&trace);
+        let n = header.total();
+        let err = rebuild(header.clone(), n - 1, |_, _| {}).unwrap_err();
+        assert!(
+            err.contains(&format!("{} numbers for a trace of {n}", n - 1)),
+            "{err}"
+        );
+        let mut bad = header;
+        bad.tokens.pop();
+        assert!(rebuild(bad, n, |_, _| {}).unwrap_err().contains("1 tokens"));
+    }
+}

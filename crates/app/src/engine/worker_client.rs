@@ -1,0 +1,274 @@
+//! The CPU backend as the page sees it: a Web Worker (`attnlab-worker`, see `crate::worker`)
+//! that runs the CPU reference. Requests go as messages; each Trace comes back as one
+//! transferred buffer and is copied once into the page's memory (`wire::rebuild`). A worker
+//! that crashes is noticed (its `error` event) and replaced by `restart`, which loads the
+//! model into a new one from the copy kept here.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use attnlab_model::AttentionOptions;
+use js_sys::{Array, Float32Array, Promise, Uint32Array, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{ErrorEvent, MessageEvent, Worker};
+
+use super::wire::{self, kind, Header};
+use super::{Compute, ComputeError, Computed, CpuCompute};
+use crate::dom::{get, js_err, now, object};
+
+/// The worker's script (web/cpu-worker.js, beside index.html; it loads the
+/// `attnlab-worker` binary's wasm).
+pub const WORKER_URL: &str = "./cpu-worker.js";
+
+struct Waiting {
+    id: u32,
+    resolve: js_sys::Function,
+    reject: js_sys::Function,
+}
+
+type Handlers = (
+    Closure<dyn FnMut(MessageEvent)>,
+    Closure<dyn FnMut(ErrorEvent)>,
+);
+
+#[derive(Default)]
+struct Inner {
+    worker: RefCell<Option<Worker>>,
+    /// The model files, kept to load a restarted worker.
+    config: RefCell<Option<Uint8Array>>,
+    weights: RefCell<Option<Uint8Array>>,
+    waiting: RefCell<Option<Waiting>>,
+    next_id: Cell<u32>,
+    /// Why the current worker died (until it is restarted).
+    crashed: RefCell<Option<String>>,
+    /// How many workers were started (the first and each restart).
+    started: Cell<u32>,
+    handlers: RefCell<Option<Handlers>>,
+}
+
+/// A copy of `bytes` outside wasm memory, made in pieces with a pause between them (a big
+/// model's weights would otherwise block the page for one long copy).
+async fn js_bytes(bytes: &[u8]) -> Uint8Array {
+    const CHUNK: usize = 16 << 20;
+    let out = Uint8Array::new_with_length(bytes.len() as u32);
+    for (i, chunk) in bytes.chunks(CHUNK).enumerate() {
+        if i > 0 {
+            crate::dom::next_task().await;
+        }
+        let at = (i * CHUNK) as u32;
+        out.subarray(at, at + chunk.len() as u32).copy_from(chunk);
+    }
+    out
+}
+
+/// A rejection that says the worker crashed (not that the request was bad).
+fn crash_value(message: &str) -> JsValue {
+    object(&[("crashed", true.into()), ("message", message.into())]).into()
+}
+
+impl Inner {
+    fn fail_waiting(&self, why: &str) {
+        if let Some(w) = self.waiting.borrow_mut().take() {
+            let _ = w.reject.call1(&JsValue::NULL, &crash_value(why));
+        }
+    }
+
+    fn on_message(&self, data: JsValue) {
+        let id = get(&data, "id").as_f64().map(|x| x as u32);
+        let what = get(&data, "kind").as_string().unwrap_or_default();
+        if what == kind::LOADED {
+            return;
+        }
+        let mine = matches!((&*self.waiting.borrow(), id), (Some(w), Some(id)) if w.id == id);
+        if what == kind::ERROR && !mine {
+            // the model did not load: the next request will hear it from the worker
+            return;
+        }
+        if !mine {
+            return;
+        }
+        let Some(w) = self.waiting.borrow_mut().take() else {
+            return;
+        };
+        if what == kind::TRACE {
+            let _ = w.resolve.call1(&JsValue::NULL, &data);
+        } else {
+            let _ = w.reject.call1(&JsValue::NULL, &get(&data, "message"));
+        }
+    }
+
+    fn on_error(&self, message: String) {
+        let why = format!("the CPU worker stopped: {message}");
+        if let Some(w) = self.worker.borrow_mut().take() {
+            w.terminate();
+        }
+        *self.crashed.borrow_mut() = Some(why.clone());
+        self.fail_waiting(&why);
+    }
+}
+
+#[derive(Clone)]
+pub struct CpuWorker {
+    inner: Rc<Inner>,
+}
+
+impl CpuWorker {
+    /// Starts a worker with this model (the same files the page validated).
+    pub async fn start(config: &[u8], weights: &[u8]) -> Result<CpuWorker, String> {
+        let inner = Rc::new(Inner::default());
+        *inner.config.borrow_mut() = Some(js_bytes(config).await);
+        *inner.weights.borrow_mut() = Some(js_bytes(weights).await);
+        let me = CpuWorker { inner };
+        me.spawn()?;
+        Ok(me)
+    }
+
+    /// How many workers were started so far (1 until the first restart).
+    pub fn started(&self) -> u32 {
+        self.inner.started.get()
+    }
+
+    fn spawn(&self) -> Result<(), String> {
+        let worker = Worker::new(WORKER_URL).map_err(js_err)?;
+        let weak = Rc::downgrade(&self.inner);
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new({
+            let weak = weak.clone();
+            move |e: MessageEvent| {
+                if let Some(inner) = weak.upgrade() {
+                    inner.on_message(e.data());
+                }
+            }
+        });
+        let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |e: ErrorEvent| {
+            e.prevent_default();
+            if let Some(inner) = weak.upgrade() {
+                let msg = e.message();
+                inner.on_error(if msg.is_empty() {
+                    "an error".into()
+                } else {
+                    msg
+                });
+            }
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        // a copy of the model for the worker (this one stays for a restart)
+        let copy =
+            |a: &RefCell<Option<Uint8Array>>| a.borrow().as_ref().map(|a| a.slice(0, a.length()));
+        let (config, weights) = (copy(&self.inner.config), copy(&self.inner.weights));
+        let (Some(config), Some(weights)) = (config, weights) else {
+            return Err("the CPU worker has no model to load".into());
+        };
+        let msg = object(&[
+            ("kind", kind::LOAD.into()),
+            ("config", config.clone().into()),
+            ("weights", weights.clone().into()),
+        ]);
+        worker
+            .post_message_with_transfer(&msg, &Array::of2(&config.buffer(), &weights.buffer()))
+            .map_err(js_err)?;
+        *self.inner.handlers.borrow_mut() = Some((on_message, on_error));
+        if let Some(old) = self.inner.worker.borrow_mut().replace(worker) {
+            old.terminate();
+        }
+        self.inner.crashed.borrow_mut().take();
+        self.inner.started.set(self.inner.started.get() + 1);
+        Ok(())
+    }
+
+    /// Makes the worker panic (the end-to-end tests' fault injection).
+    pub fn crash_for_test(&self) {
+        if let Some(w) = self.inner.worker.borrow().as_ref() {
+            let _ = w.post_message(&object(&[("kind", kind::CRASH.into())]));
+        }
+    }
+
+    async fn request(
+        &self,
+        what: &str,
+        ids: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Computed, ComputeError> {
+        if let Some(why) = self.inner.crashed.borrow().clone() {
+            return Err(ComputeError::Crashed(why));
+        }
+        let worker = self
+            .inner
+            .worker
+            .borrow()
+            .clone()
+            .ok_or_else(|| ComputeError::Crashed("the CPU worker is not running".into()))?;
+        let id = self.inner.next_id.get() + 1;
+        self.inner.next_id.set(id);
+        let opts = serde_json::to_string(opts).map_err(|e| ComputeError::Input(e.to_string()))?;
+        let msg = object(&[
+            ("kind", what.into()),
+            ("id", id.into()),
+            ("ids", Uint32Array::from(ids).into()),
+            ("opts", opts.into()),
+        ]);
+        let inner = self.inner.clone();
+        let promise = Promise::new(&mut |resolve, reject| {
+            // a request still waiting (never, with one forward at a time) is failed
+            inner.fail_waiting("superseded");
+            *inner.waiting.borrow_mut() = Some(Waiting {
+                id,
+                resolve,
+                reject,
+            });
+        });
+        let started = now();
+        worker
+            .post_message(&msg)
+            .map_err(|e| ComputeError::Crashed(js_err(e)))?;
+        let data = JsFuture::from(promise).await.map_err(|e| {
+            if get(&e, "crashed").is_truthy() {
+                ComputeError::Crashed(get(&e, "message").as_string().unwrap_or_default())
+            } else {
+                ComputeError::Input(js_err(e))
+            }
+        })?;
+        let header: Header =
+            serde_json::from_str(&get(&data, "header").as_string().unwrap_or_default())
+                .map_err(|e| ComputeError::Input(format!("the CPU worker's answer: {e}")))?;
+        let flat: Float32Array = get(&data, "data")
+            .dyn_into()
+            .map_err(|_| ComputeError::Input("the CPU worker sent no numbers".into()))?;
+        let trace = wire::rebuild(header, flat.length() as usize, |at, dst| {
+            flat.subarray(at as u32, (at + dst.len()) as u32)
+                .copy_to(dst)
+        })
+        .map_err(ComputeError::Input)?;
+        Ok(Computed {
+            trace: Rc::new(trace),
+            incremental: get(&data, "incremental").is_truthy(),
+            ms: now() - started,
+        })
+    }
+}
+
+impl Compute for CpuWorker {
+    async fn forward(
+        &self,
+        ids: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Computed, ComputeError> {
+        self.request(kind::FORWARD, ids, opts).await
+    }
+}
+
+impl CpuCompute for CpuWorker {
+    async fn baseline(&self, ids: &[u32]) -> Result<Computed, ComputeError> {
+        self.request(kind::BASELINE, ids, &AttentionOptions::default())
+            .await
+    }
+
+    fn restart(&self) {
+        if let Err(e) = self.spawn() {
+            *self.inner.crashed.borrow_mut() =
+                Some(format!("the CPU worker could not restart: {e}"));
+        }
+    }
+}

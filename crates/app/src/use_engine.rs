@@ -1,0 +1,299 @@
+//! The page's engine, as a hook: `use_engine` loads the bundled model, starts the engines
+//! (WebGPU where the browser has it, the CPU worker always), installs them behind the request
+//! queue and hands the page an `EngineHandle` to submit texts, switch backends and load the
+//! user's own model. Results come back as actions on the page's state.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use attnlab_model::{AttentionOptions, Bundle, Tokenizer};
+use yew::prelude::*;
+
+use crate::components::Labels;
+use crate::dom::now;
+use crate::engine::gpu::Gpu;
+use crate::engine::worker_client::CpuWorker;
+use crate::engine::{Engine, Note, Preference};
+use crate::loader::{self, ModelBytes};
+use crate::runner::{Run, Runner};
+use crate::state::{Action, ModelAction, ModelInfo, OwnLoad, Shown, State};
+use crate::test_hooks;
+
+/// A request of the page: a text and the options to run it with.
+pub struct Job {
+    pub text: String,
+    pub opts: AttentionOptions,
+    /// `performance.now()` of the input event, for the latency measurement.
+    pub input_at: f64,
+}
+
+pub enum Outcome {
+    Shown(Shown),
+    /// No result for `text`: why ("" for an empty text).
+    Error {
+        text: String,
+        error: String,
+    },
+}
+
+/// Tokenizes on the page (the tokens are shown), runs the model on the engine.
+pub struct PageEngine {
+    tokenizer: Tokenizer,
+    pub engine: Engine<Gpu, CpuWorker>,
+    /// Notes of results that came too late to be shown, for the next one.
+    carried: RefCell<Vec<Note>>,
+}
+
+impl Run for PageEngine {
+    type Job = Job;
+    type Output = Outcome;
+
+    async fn run(&self, job: &Job) -> Outcome {
+        let error = |error: String| Outcome::Error {
+            text: job.text.clone(),
+            error,
+        };
+        let tokens = match self.tokenizer.encode(&job.text) {
+            Ok(t) => t,
+            Err(e) => return error(e.to_string()),
+        };
+        if tokens.is_empty() {
+            return error(String::new());
+        }
+        let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
+        let reply = match self.engine.forward(&ids, &job.opts).await {
+            Ok(r) => r,
+            Err(e) => return error(e),
+        };
+        let mut notes = std::mem::take(&mut *self.carried.borrow_mut());
+        notes.extend(reply.notes);
+        let cpu_because = notes.iter().rev().find_map(|n| match n {
+            Note::TooLong(e) if !reply.ran_on_gpu => Some(e.clone()),
+            _ => None,
+        });
+        Outcome::Shown(Shown {
+            generation: 0,
+            text: job.text.clone(),
+            tokens: Rc::new(tokens),
+            trace: reply.trace,
+            cpu_because,
+            baseline: reply.baseline,
+            forward_ms: reply.forward_ms,
+            incremental: reply.incremental,
+            ran_on_gpu: reply.ran_on_gpu,
+            backend: reply.backend,
+            notes,
+            input_at: job.input_at,
+            result_at: 0.0,
+        })
+    }
+
+    fn dropped(&self, out: Outcome) {
+        if let Outcome::Shown(s) = out {
+            // a notice (the GPU failed, the worker restarted) is shown with the next result
+            self.carried.borrow_mut().extend(
+                s.notes
+                    .into_iter()
+                    .filter(|n| !matches!(n, Note::TooLong(_))),
+            );
+        }
+    }
+}
+
+struct Inner {
+    dispatch: UseReducerDispatcher<State>,
+    vocab: UseStateSetter<Labels>,
+    runner: RefCell<Option<Rc<Runner<PageEngine>>>>,
+    /// The last text and options asked for (a re-run after an option or model change uses them).
+    text: RefCell<String>,
+    opts: RefCell<AttentionOptions>,
+    preference: RefCell<Preference>,
+}
+
+/// What the page holds of the engine. Equal only to itself: holding it never re-renders.
+#[derive(Clone)]
+pub struct EngineHandle(Rc<Inner>);
+
+impl PartialEq for EngineHandle {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl EngineHandle {
+    /// Runs `text` with `opts`: the newest request runs next, older results are dropped.
+    pub fn submit(&self, text: String, opts: AttentionOptions, input_at: f64) {
+        *self.0.text.borrow_mut() = text.clone();
+        *self.0.opts.borrow_mut() = opts.clone();
+        let runner = self.0.runner.borrow().clone();
+        if let Some(r) = runner {
+            let (_, drain) = r.submit(Job {
+                text,
+                opts,
+                input_at,
+            });
+            if let Some(d) = drain {
+                wasm_bindgen_futures::spawn_local(d);
+            }
+        }
+    }
+
+    /// Runs the last text again with `opts`.
+    pub fn rerun(&self, opts: AttentionOptions) {
+        let text = self.0.text.borrow().clone();
+        self.submit(text, opts, now());
+    }
+
+    /// Switches the backend (Auto, WebGPU, CPU) and shows the text computed there.
+    pub fn set_preference(&self, p: Preference) {
+        *self.0.preference.borrow_mut() = p;
+        if let Some(r) = self.0.runner.borrow().as_ref() {
+            r.engine().engine.set_preference(p);
+        }
+        let opts = self.0.opts.borrow().clone();
+        self.rerun(opts);
+    }
+
+    /// The engine now running (for the tests' fault-injection hooks).
+    pub fn current(&self) -> Option<Rc<Runner<PageEngine>>> {
+        self.0.runner.borrow().clone()
+    }
+
+    /// Starts the engines for `bundle` (whose files are `bytes`) and puts them in place of
+    /// the current ones; then runs the last text on them.
+    async fn install(&self, bundle: Bundle, bytes: ModelBytes) -> Result<(), String> {
+        let Bundle { model, tokenizer } = bundle;
+        let gpu = Gpu::start(&model).await;
+        // the page keeps no weights: the GPU has its copy, the worker gets its own
+        drop(model);
+        let cpu = CpuWorker::start(&bytes.config, &bytes.weights)
+            .await
+            .map_err(|e| format!("the CPU worker did not start: {e}"))?;
+        drop(bytes);
+        self.0.vocab.set(Labels(Rc::new(
+            (0..tokenizer.vocab_size() as u32)
+                .map(|id| tokenizer.display_id(id))
+                .collect(),
+        )));
+        let engine = Engine::new(gpu, cpu, *self.0.preference.borrow());
+        let backend = engine.backend();
+        let dispatch = self.0.dispatch.clone();
+        let runner = Runner::new(
+            PageEngine {
+                tokenizer,
+                engine,
+                carried: RefCell::new(Vec::new()),
+            },
+            move |generation, out| {
+                dispatch.dispatch(match out {
+                    Outcome::Shown(mut s) => {
+                        s.generation = generation;
+                        s.result_at = now();
+                        Action::Result(s)
+                    }
+                    Outcome::Error { text, error } => Action::RunError { text, error },
+                })
+            },
+        );
+        if let Some(old) = self.0.runner.borrow_mut().replace(runner) {
+            old.retire();
+        }
+        self.0
+            .dispatch
+            .dispatch(Action::Model(ModelAction::BackendReady(backend)));
+        let opts = self.0.opts.borrow().clone();
+        self.rerun(opts);
+        Ok(())
+    }
+
+    /// Reads the user's files, validates them as a model and, only if that succeeds, replaces
+    /// the current model. The current model keeps running meanwhile and after any error.
+    pub async fn load_own(self, files: Vec<web_sys::File>) {
+        let d = self.0.dispatch.clone();
+        let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
+        let (bytes, name) = match loader::read_own(&files, &status).await {
+            Ok(x) => x,
+            Err(o) => return status(o),
+        };
+        let bundle = match loader::validate(&bytes, |done, total| {
+            status(OwnLoad::Checking { done, total })
+        })
+        .await
+        {
+            Ok(b) => b,
+            Err(e) => return status(OwnLoad::Failed(e)),
+        };
+        let info = model_info(&bundle);
+        if let Err(e) = self.install(bundle, bytes).await {
+            return status(OwnLoad::Failed(e));
+        }
+        self.0
+            .dispatch
+            .dispatch(Action::Model(ModelAction::OwnLoaded(info, name)));
+    }
+}
+
+fn model_info(bundle: &Bundle) -> ModelInfo {
+    let config = bundle.model.config.clone();
+    let has_ln_f = bundle.model.weights.ln_f.is_some();
+    ModelInfo {
+        n_params: config.n_params(has_ln_f),
+        config,
+        has_ln_f,
+    }
+}
+
+async fn start(handle: EngineHandle) {
+    let d = handle.0.dispatch.clone();
+    let fail = |e: String| d.dispatch(Action::Model(ModelAction::LoadFailed(e)));
+    let progress = {
+        let d = d.clone();
+        move |loaded, total| d.dispatch(Action::Model(ModelAction::Progress { loaded, total }))
+    };
+    let bytes = match loader::fetch_bundled(progress).await {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    let bundle = match loader::validate(&bytes, |_, _| {}).await {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    d.dispatch(Action::Model(ModelAction::Loaded(model_info(&bundle))));
+    if let Err(e) = handle.install(bundle, bytes).await {
+        return fail(e);
+    }
+    test_hooks::expose(&handle);
+}
+
+/// The page's engine: starts loading the bundled model on first render. `text` and
+/// `preference` are the page's starting values (from the URL).
+#[hook]
+pub fn use_engine(
+    dispatch: UseReducerDispatcher<State>,
+    text: &str,
+    opts: AttentionOptions,
+    preference: Preference,
+) -> (EngineHandle, Labels) {
+    let vocab = use_state(|| Labels(Rc::new(Vec::new())));
+    let handle = {
+        let setter = vocab.setter();
+        let text = text.to_string();
+        use_memo((), move |_| {
+            EngineHandle(Rc::new(Inner {
+                dispatch,
+                vocab: setter,
+                runner: RefCell::new(None),
+                text: RefCell::new(text),
+                opts: RefCell::new(opts),
+                preference: RefCell::new(preference),
+            }))
+        })
+    };
+    {
+        let handle = (*handle).clone();
+        use_effect_with((), move |_| {
+            wasm_bindgen_futures::spawn_local(start(handle));
+        });
+    }
+    ((*handle).clone(), (*vocab).clone())
+}
