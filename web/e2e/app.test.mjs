@@ -1,5 +1,5 @@
-// End-to-end tests of the app in real headless Chromium: once on WebGPU (SwiftShader), once
-// without WebGPU (the CPU path). Run by the README's test command after `trunk build --release`.
+// End-to-end tests of the app in real headless Chromium: once on WebGPU (SwiftShader, forced
+// with #backend=webgpu: Auto would pick the CPU here), once without WebGPU (the CPU worker). Run by the README's test command after `trunk build --release`.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -167,7 +167,7 @@ for (const backend of ['webgpu', 'cpu']) {
   describe(`the app on ${backend === 'webgpu' ? 'WebGPU' : 'the CPU (no WebGPU)'}`, () => {
     let app;
     before(async () => {
-      app = await openApp({ webgpu: backend === 'webgpu' });
+      app = await openApp(backend === 'webgpu' ? { webgpu: true, query: '#backend=webgpu' } : { webgpu: false });
     });
     after(async () => {
       await app?.close();

@@ -1,11 +1,13 @@
 // Benchmark of "load your own model": how long reading, validating and starting a large model
-// takes in the page, whether the progress bar moves, and how long the page's main thread is
-// blocked at most (the longest gap of a 20 ms timer).
+// takes in the page, whether the progress bar moves, how long the page's main thread is
+// blocked at most (the longest gap of a 20 ms timer), and then, typing 10 characters with the
+// big model, the longest main-thread task (PerformanceObserver 'longtask') and keystroke
+// latency.
 //   cargo run --release -p attnlab-model --example random_model -- /tmp/big-model
 //   node web/e2e/bench-load.mjs /tmp/big-model [--cpu]
 import path from 'node:path';
 
-import { openApp } from './common.mjs';
+import { openApp, quantile, settled } from './common.mjs';
 
 const dir = process.argv[2];
 if (!dir) {
@@ -13,7 +15,7 @@ if (!dir) {
   process.exit(2);
 }
 const webgpu = !process.argv.includes('--cpu');
-const app = await openApp({ webgpu });
+const app = await openApp(webgpu ? { webgpu, query: '#backend=webgpu' } : { webgpu });
 const { page } = app;
 try {
   await page.evaluate(() => {
@@ -55,6 +57,23 @@ try {
   const shownAt = Date.now();
   const gap = await page.evaluate(() => window.__gap);
   const backend = await page.evaluate(() => window.__attnlab.painted.backend);
+  // typing with the big model: the page's longest task and the latency
+  await page.evaluate(() => {
+    window.__longest = 0;
+    window.__gap.max = 0;
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longest = Math.max(window.__longest, e.duration);
+    }).observe({ type: 'longtask' });
+  });
+  await page.locator('#text').fill('Which do you like better');
+  await settled(page, 600_000);
+  await page.locator('#text').press('End');
+  const typed = [];
+  for (const ch of ' coffee or') {
+    await page.keyboard.type(ch);
+    typed.push(await settled(page, 600_000));
+  }
+  const typing = await page.evaluate(() => ({ longest: window.__longest, gap: window.__gap.max }));
   const why = await page.evaluate(() => (document.querySelector('#notice') ?? document.querySelector('.cpu-reason'))?.textContent ?? null);
   console.log(JSON.stringify({
     backend,
@@ -65,6 +84,15 @@ try {
     progressPercentsSeen: [...progress].sort((a, b) => a - b),
     longestGapWhileLoadingMs: Math.round(gap.loaded),
     longestGapWithFirstForwardMs: Math.round(gap.max),
+    typing: {
+      keystrokes: typed.length,
+      tokens: typed.at(-1).tokens,
+      latencyP50Ms: Math.round(quantile(typed.map((p) => p.latencyMs), 0.5)),
+      forwardP50Ms: Math.round(quantile(typed.map((p) => p.forwardMs), 0.5)),
+      longestTaskMs: Math.round(typing.longest),
+      longestTimerGapMs: Math.round(typing.gap),
+      ranOn: typed.at(-1).backend,
+    },
   }));
 } finally {
   await app.close();

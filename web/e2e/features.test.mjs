@@ -280,7 +280,8 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
 describe('loading a model from files (WebGPU)', () => {
   let app;
   before(async () => {
-    app = await openApp({ webgpu: true });
+    // WebGPU forced: Auto would pick the CPU on this machine's software GPU
+    app = await openApp({ webgpu: true, query: '#backend=webgpu' });
   });
   after(async () => {
     await app?.close();

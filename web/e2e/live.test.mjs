@@ -1,0 +1,129 @@
+// End-to-end tests of the live loop: the backend switch (Auto / WebGPU / CPU, kept in the URL;
+// Auto's choice on this machine's software GPU and its reason in the badge), the CPU worker
+// restarted after a crash with the same numbers, and a hover that redraws a highlight, not
+// the heatmaps. One browser with WebGPU (SwiftShader).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { ARTIFACTS, cliTrace, openApp, painted, setText, settled } from './common.mjs';
+
+fs.mkdirSync(ARTIFACTS, { recursive: true });
+
+const LESSON = '나는 어제 산 커피를 오늘 마셨다';
+
+const draws = (page) => page.evaluate(() => ({ ...(window.__attnlab.draws ?? {}) }));
+const nextTokens = (page) =>
+  page.$$eval('#next-last li', (ls) => ls.map((l) => `${l.dataset.token}:${l.textContent}`));
+
+describe('the live loop (a browser with a software WebGPU adapter)', () => {
+  let app;
+  before(async () => {
+    // no backend in the URL: Auto
+    app = await openApp({ webgpu: true });
+  });
+  after(async () => {
+    await app?.close();
+  });
+
+  test('Auto measures both backends on the software GPU, keeps the CPU and says why', async () => {
+    const { page } = app;
+    assert.equal(await page.locator('#backend-choice').inputValue(), 'auto');
+    // the first results run on both; then the badge names the choice and the two timings
+    for (const t of ['나는', '나는 어제', '나는 어제 산', LESSON]) await setText(page, t);
+    await page.waitForFunction(() => /ms/.test(document.querySelector('#backend').textContent));
+    const badge = await page.locator('#backend').textContent();
+    assert.match(badge, /^CPU · wasm — 이 기기에선 소프트웨어 GPU보다 빠름: \d+ ms 대 \d+ ms$/, badge);
+    const [cpu, gpu] = badge.match(/\d+ ms/g).map((s) => Number(s.split(' ')[0]));
+    assert.ok(cpu < gpu, `the CPU (${cpu} ms) beat the software GPU (${gpu} ms)`);
+    const p = await setText(page, `${LESSON} 다`);
+    assert.equal(p.backend, 'cpu');
+    assert.doesNotMatch(page.url(), /backend=/, 'Auto is the default: not written in the URL');
+    await page.locator('header.top').screenshot({ path: path.join(ARTIFACTS, 'badge-auto.png') });
+  });
+
+  test('the switch forces WebGPU or the CPU, and the URL keeps the choice', async () => {
+    const { page, context } = app;
+    await setText(page, LESSON);
+    const cpuNext = await nextTokens(page);
+    let gen = (await painted(page)).generation;
+    await page.locator('#backend-choice').selectOption('webgpu');
+    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+    assert.equal((await painted(page)).backend, 'webgpu', 'the same text, now on WebGPU');
+    assert.match(await page.locator('#backend').textContent(), /^WebGPU · /);
+    assert.match(page.url(), /&backend=webgpu$/);
+    assert.deepEqual(await nextTokens(page), cpuNext, 'the same next tokens on both backends');
+    // the URL reopens on WebGPU
+    const other = await context.newPage();
+    await other.goto(page.url());
+    await other.waitForFunction(() => window.__attnlab?.painted);
+    assert.equal(await other.locator('#backend-choice').inputValue(), 'webgpu');
+    assert.equal(await other.evaluate(() => window.__attnlab.painted.backend), 'webgpu');
+    await other.close();
+    // and the CPU, chosen
+    gen = (await painted(page)).generation;
+    await page.locator('#backend-choice').selectOption('cpu');
+    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+    assert.equal((await painted(page)).backend, 'cpu');
+    assert.match(page.url(), /&backend=cpu$/);
+    assert.equal(await page.locator('#backend').getAttribute('title'), 'CPU를 골랐습니다 (WebGPU는 위의 선택에서 바꿀 수 있습니다)');
+  });
+
+  test('a CPU worker that crashes is restarted and gives the same numbers', async () => {
+    const { page } = app;
+    await page.locator('#backend-choice').selectOption('cpu');
+    await setText(page, '나는 어제 산 커피를');
+    const before = await nextTokens(page);
+    const starts = await page.evaluate(() => window.__attnlab.workerStarts());
+    await page.evaluate(() => window.__attnlab.crashWorker());
+    // the next request finds the worker gone, starts a new one and runs again
+    await setText(page, '나는 어제 산 커피를 오늘');
+    assert.equal(await page.evaluate(() => window.__attnlab.workerStarts()), starts + 1);
+    await page.locator('#worker-notice').waitFor();
+    assert.match(await page.locator('#worker-notice').textContent(), /CPU 작업자가 멈춰서 새로 시작/);
+    const p = await setText(page, '나는 어제 산 커피를');
+    assert.equal(p.backend, 'cpu');
+    assert.deepEqual(await nextTokens(page), before, 'the restarted worker computes the same');
+    // …and the numbers are still the CLI's
+    const cli = cliTrace('나는 어제 산 커피를', 0, 0);
+    const top = Number(await page.locator('#next-last li').first().getAttribute('data-token'));
+    assert.equal(top, cli.next[0].id);
+    assert.deepEqual(app.errors.filter((e) => !/favicon|CPU worker|panicked|unreachable/i.test(e)), []);
+  });
+
+  test('hovering cells redraws the highlight only, never the heatmaps', async () => {
+    const { page } = app;
+    await setText(page, LESSON);
+    const map = page.locator('#head-map');
+    await map.scrollIntoViewIfNeeded();
+    const box = await map.boundingBox();
+    const margin = Number(await map.getAttribute('data-margin'));
+    const cell = Number(await map.getAttribute('data-cell-size'));
+    const at = (i, j) => ({ x: box.x + margin + (j + 0.5) * cell, y: box.y + margin + (i + 0.5) * cell });
+    let p = at(0, 0);
+    await page.mouse.move(p.x, p.y);
+    await page.waitForFunction(() => document.querySelector('#cell-readout')?.dataset.cell === '0,0');
+    const start = await draws(page);
+    for (const [i, j] of [[1, 0], [2, 1], [3, 3], [4, 2]]) {
+      p = at(i, j);
+      await page.mouse.move(p.x, p.y);
+      await page.waitForFunction((c) => document.querySelector('#cell-readout')?.dataset.cell === c, `${i},${j}`);
+    }
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+    const end = await draws(page);
+    assert.equal(end['head-map'], start['head-map'], 'the large heatmap was not redrawn');
+    assert.equal(end['mini-map'], start['mini-map'], 'the all-heads grid was not redrawn');
+    assert.ok(end.highlight >= start.highlight + 4, `the highlight moved: ${start.highlight} → ${end.highlight}`);
+    // a new result redraws each canvas once
+    await page.locator('#text').focus();
+    await page.keyboard.press('End');
+    await page.keyboard.type('!');
+    const r = await settled(page);
+    assert.ok(r.text.endsWith('!'));
+    const after = await draws(page);
+    assert.equal(after['head-map'], end['head-map'] + 1, 'one draw of the large heatmap per result');
+    const heads = await page.locator('canvas.mini').count();
+    assert.equal(after['mini-map'], end['mini-map'] + heads, 'each small heatmap drawn once');
+  });
+});
