@@ -121,8 +121,17 @@ impl PartialEq for EngineHandle {
 }
 
 impl EngineHandle {
-    /// Runs `text` with `opts`: the newest request runs next, older results are dropped.
+    /// Runs `text` with `opts`: the newest request runs next, older results are dropped. The
+    /// same text with the same options as the last request is not run again (an input event
+    /// that changed nothing).
     pub fn submit(&self, text: String, opts: AttentionOptions, input_at: f64) {
+        if *self.0.text.borrow() == text && *self.0.opts.borrow() == opts {
+            return;
+        }
+        self.send(text, opts, input_at);
+    }
+
+    fn send(&self, text: String, opts: AttentionOptions, input_at: f64) {
         *self.0.text.borrow_mut() = text.clone();
         *self.0.opts.borrow_mut() = opts.clone();
         let runner = self.0.runner.borrow().clone();
@@ -138,10 +147,10 @@ impl EngineHandle {
         }
     }
 
-    /// Runs the last text again with `opts`.
+    /// Runs the last text again with `opts` (after a change of options, backend or model).
     pub fn rerun(&self, opts: AttentionOptions) {
         let text = self.0.text.borrow().clone();
-        self.submit(text, opts, now());
+        self.send(text, opts, now());
     }
 
     /// Switches the backend (Auto, WebGPU, CPU) and shows the text computed there.
@@ -166,9 +175,13 @@ impl EngineHandle {
         let gpu = Gpu::start(&model).await;
         // the page keeps no weights: the GPU has its copy, the worker gets its own
         drop(model);
-        let cpu = CpuWorker::start(&bytes.config, &bytes.weights)
-            .await
-            .map_err(|e| format!("the CPU worker did not start: {e}"))?;
+        // the worker already running takes the new model; the first one is started here
+        let running = self.current().map(|r| r.engine().engine.cpu().clone());
+        let cpu = match running {
+            Some(w) => w.load(&bytes.config, &bytes.weights).await.map(|()| w),
+            None => CpuWorker::start(&bytes.config, &bytes.weights).await,
+        }
+        .map_err(|e| format!("the CPU worker did not start: {e}"))?;
         drop(bytes);
         self.0.vocab.set(Labels(Rc::new(
             (0..tokenizer.vocab_size() as u32)

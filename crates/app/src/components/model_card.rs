@@ -128,6 +128,8 @@ pub fn ModelCard(props: &Props) -> Html {
                     { row(Key::Parameters, fmt_params(props.info.n_params)) }
                     <div><dt>{ "LayerNorm" }</dt><dd>{ placement }</dd></div>
                     { row(Key::Backend, backend) }
+                </dl>
+                <dl class="sizes" id="timings" aria-label={t(Key::Timings)}>
                     <TimingRows {lang} />
                 </dl>
             </div>

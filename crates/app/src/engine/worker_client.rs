@@ -117,12 +117,42 @@ pub struct CpuWorker {
 impl CpuWorker {
     /// Starts a worker with this model (the same files the page validated).
     pub async fn start(config: &[u8], weights: &[u8]) -> Result<CpuWorker, String> {
-        let inner = Rc::new(Inner::default());
-        *inner.config.borrow_mut() = Some(js_bytes(config).await);
-        *inner.weights.borrow_mut() = Some(js_bytes(weights).await);
-        let me = CpuWorker { inner };
+        let me = CpuWorker {
+            inner: Rc::new(Inner::default()),
+        };
+        *me.inner.config.borrow_mut() = Some(js_bytes(config).await);
+        *me.inner.weights.borrow_mut() = Some(js_bytes(weights).await);
         me.spawn()?;
         Ok(me)
+    }
+
+    /// Gives the running worker another model (no new worker, so nothing is fetched again).
+    pub async fn load(&self, config: &[u8], weights: &[u8]) -> Result<(), String> {
+        *self.inner.config.borrow_mut() = Some(js_bytes(config).await);
+        *self.inner.weights.borrow_mut() = Some(js_bytes(weights).await);
+        let worker = self.inner.worker.borrow().clone();
+        match worker {
+            Some(w) => self.post_model(&w),
+            None => self.spawn(),
+        }
+    }
+
+    /// Sends the worker a copy of the model (the one here stays for a restart).
+    fn post_model(&self, worker: &Worker) -> Result<(), String> {
+        let copy =
+            |a: &RefCell<Option<Uint8Array>>| a.borrow().as_ref().map(|a| a.slice(0, a.length()));
+        let (config, weights) = (copy(&self.inner.config), copy(&self.inner.weights));
+        let (Some(config), Some(weights)) = (config, weights) else {
+            return Err("the CPU worker has no model to load".into());
+        };
+        let msg = object(&[
+            ("kind", kind::LOAD.into()),
+            ("config", config.clone().into()),
+            ("weights", weights.clone().into()),
+        ]);
+        worker
+            .post_message_with_transfer(&msg, &Array::of2(&config.buffer(), &weights.buffer()))
+            .map_err(js_err)
     }
 
     /// How many workers were started so far (1 until the first restart).
@@ -211,8 +241,12 @@ impl CpuWorker {
         ]);
         let inner = self.inner.clone();
         let promise = Promise::new(&mut |resolve, reject| {
-            // a request still waiting (never, with one forward at a time) is failed
-            inner.fail_waiting("superseded");
+            // a request still waiting (a replaced model's last one) is answered with an error
+            if let Some(w) = inner.waiting.borrow_mut().take() {
+                let _ = w
+                    .reject
+                    .call1(&JsValue::NULL, &"superseded by another model".into());
+            }
             *inner.waiting.borrow_mut() = Some(Waiting {
                 id,
                 resolve,
