@@ -120,6 +120,8 @@ pub struct Shown {
     /// The unmodified model's trace for the same tokens, when an intervention is on.
     pub baseline: Option<Rc<Trace>>,
     pub forward_ms: f64,
+    /// The forward alone, without the transfer (the CPU worker's own clock).
+    pub engine_ms: Option<f64>,
     pub incremental: bool,
     pub ran_on_gpu: bool,
     /// The backend after this request, and what else happened on the way.
@@ -489,6 +491,7 @@ mod tests {
             baseline: None,
             cpu_because: None,
             forward_ms: 1.0,
+            engine_ms: None,
             incremental: false,
             ran_on_gpu: false,
             backend: Backend::Cpu {

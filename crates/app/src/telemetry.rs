@@ -5,6 +5,7 @@
 
 use std::rc::Rc;
 
+use wasm_bindgen::JsValue;
 use yew::prelude::*;
 
 use crate::dom;
@@ -56,6 +57,7 @@ impl Recorder {
     pub fn painted(&self, shown: &Shown) {
         let d = self.0.clone();
         let s = shown.clone();
+        let rendered = dom::now() - s.result_at;
         dom::after_paint(move || {
             let painted = dom::now();
             let paint_ms = painted - s.result_at;
@@ -65,7 +67,12 @@ impl Recorder {
                 ("tokens", (s.trace.dims.t as f64).into()),
                 ("latencyMs", (painted - s.input_at).into()),
                 ("forwardMs", s.forward_ms.into()),
+                (
+                    "engineMs",
+                    s.engine_ms.map(JsValue::from).unwrap_or(JsValue::NULL),
+                ),
                 ("paintMs", paint_ms.into()),
+                ("renderMs", rendered.into()),
                 ("incremental", s.incremental.into()),
                 (
                     "backend",

@@ -79,6 +79,7 @@ impl Run for PageEngine {
             cpu_because,
             baseline: reply.baseline,
             forward_ms: reply.forward_ms,
+            engine_ms: reply.engine_ms,
             incremental: reply.incremental,
             ran_on_gpu: reply.ran_on_gpu,
             backend: reply.backend,

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 
 use attnlab_model::{forward_incremental, AttentionOptions, Config, Loading, Model, Trace};
-use js_sys::{Array, Float32Array, Uint32Array, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Float32Array, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
@@ -35,10 +35,17 @@ fn load(data: &JsValue) -> Result<Model, String> {
     loading.finish().map_err(|e| e.to_string())
 }
 
-/// The trace's arrays, one after another, in a new `Float32Array` (outside wasm memory, so
-/// its buffer can be transferred).
-fn flatten(trace: &Trace, header: &Header) -> Float32Array {
-    let out = Float32Array::new_with_length(header.total() as u32);
+/// The trace's arrays, one after another, in a `Float32Array` outside wasm memory (so its
+/// buffer can be transferred): in `spare`, the buffer the page sent back after the previous
+/// trace, when it is large enough (a fresh large buffer costs more than the copy), else in a
+/// new one with room to grow.
+fn flatten(trace: &Trace, header: &Header, spare: Option<ArrayBuffer>) -> Float32Array {
+    let total = header.total() as u32;
+    let buffer = match spare {
+        Some(b) if b.byte_length() >= total * 4 => b,
+        _ => ArrayBuffer::new(total.saturating_add(total / 4).saturating_mul(4)),
+    };
+    let out = Float32Array::new_with_byte_offset_and_length(&buffer, 0, total);
     let mut at = 0u32;
     for a in wire::arrays(trace) {
         let end = at + a.len() as u32;
@@ -70,7 +77,7 @@ fn run(state: &mut State, data: &JsValue, baseline: bool) -> Result<(JsValue, Ar
         forward_incremental(model, cache.as_ref(), &ids, &opts).map_err(|e| e.to_string())?;
     let ms = now() - started;
     let header = Header::of(&trace);
-    let flat = flatten(&trace, &header);
+    let flat = flatten(&trace, &header, get(data, "spare").dyn_into().ok());
     *cache = Some(trace);
     let header = serde_json::to_string(&header).map_err(|e| e.to_string())?;
     let msg = object(&[

@@ -80,6 +80,7 @@ impl Compute for Gpu {
                     trace: Rc::new(trace),
                     incremental,
                     ms,
+                    engine_ms: None,
                 })
             }
             Err(GpuError::Model(e)) => {

@@ -59,6 +59,8 @@ pub struct Computed {
     /// How long it took as the page sees it (forward + readback, or + transfer from the
     /// worker), in ms.
     pub ms: f64,
+    /// The forward alone, where the backend measures it apart (the worker's own clock).
+    pub engine_ms: Option<f64>,
 }
 
 /// Why a backend did not answer.
@@ -109,6 +111,8 @@ pub struct Reply {
     pub baseline: Option<Rc<Trace>>,
     pub incremental: bool,
     pub forward_ms: f64,
+    /// The forward alone, without the transfer (the CPU worker's own clock).
+    pub engine_ms: Option<f64>,
     /// Where this result was computed.
     pub ran_on_gpu: bool,
     /// The backend as the badge should show it after this request.
@@ -290,6 +294,7 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
             baseline,
             incremental: c.incremental,
             forward_ms: c.ms,
+            engine_ms: c.engine_ms,
             ran_on_gpu,
             backend: self.backend(),
             notes,
@@ -381,6 +386,7 @@ mod tests {
                 trace: Rc::new(trace),
                 incremental: false,
                 ms,
+                engine_ms: None,
             })
         }
     }

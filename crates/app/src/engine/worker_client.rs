@@ -8,7 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use attnlab_model::AttentionOptions;
-use js_sys::{Array, Float32Array, Promise, Uint32Array, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Float32Array, Promise, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -46,6 +46,9 @@ struct Inner {
     /// How many workers were started (the first and each restart).
     started: Cell<u32>,
     handlers: RefCell<Option<Handlers>>,
+    /// The buffer the last trace came in, sent back with the next request for the worker to
+    /// fill again (transferred both ways, never copied).
+    spare: RefCell<Option<ArrayBuffer>>,
 }
 
 /// A copy of `bytes` outside wasm memory, made in pieces with a pause between them (a big
@@ -239,6 +242,11 @@ impl CpuWorker {
             ("ids", Uint32Array::from(ids).into()),
             ("opts", opts.into()),
         ]);
+        let transfer = Array::new();
+        if let Some(spare) = self.inner.spare.borrow_mut().take() {
+            let _ = js_sys::Reflect::set(&msg, &"spare".into(), &spare);
+            transfer.push(&spare);
+        }
         let inner = self.inner.clone();
         let promise = Promise::new(&mut |resolve, reject| {
             // a request still waiting (a replaced model's last one) is answered with an error
@@ -255,7 +263,7 @@ impl CpuWorker {
         });
         let started = now();
         worker
-            .post_message(&msg)
+            .post_message_with_transfer(&msg, &transfer)
             .map_err(|e| ComputeError::Crashed(js_err(e)))?;
         let data = JsFuture::from(promise).await.map_err(|e| {
             if get(&e, "crashed").is_truthy() {
@@ -275,10 +283,12 @@ impl CpuWorker {
                 .copy_to(dst)
         })
         .map_err(ComputeError::Input)?;
+        *self.inner.spare.borrow_mut() = Some(flat.buffer());
         Ok(Computed {
             trace: Rc::new(trace),
             incremental: get(&data, "incremental").is_truthy(),
             ms: now() - started,
+            engine_ms: get(&data, "workerMs").as_f64(),
         })
     }
 }
