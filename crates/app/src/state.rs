@@ -465,19 +465,11 @@ impl Reducible for State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use attnlab_model::testing::random_model;
+    use attnlab_model::testing::{random_model, tiny_config};
     use attnlab_model::{forward, LnPlacement};
 
     fn config() -> Config {
-        Config {
-            n_embd: 16,
-            n_head: 2,
-            n_layer: 2,
-            n_positions: 8,
-            vocab_size: 20,
-            ln_placement: LnPlacement::Post,
-            ..Config::bundled(20)
-        }
+        tiny_config(LnPlacement::Post)
     }
 
     fn shown(generation: u64, tokens: &[u32]) -> Shown {

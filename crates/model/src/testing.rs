@@ -10,6 +10,20 @@ use serde_json::{json, Map, Value};
 use crate::config::{Config, LnPlacement};
 use crate::weights::{tensor_specs, Model};
 
+/// A tiny model's shape (d_model 16, 2 heads, 2 layers, context 8, vocabulary 20) for tests
+/// that need any model at all.
+pub fn tiny_config(ln_placement: LnPlacement) -> Config {
+    Config {
+        n_embd: 16,
+        n_head: 2,
+        n_layer: 2,
+        n_positions: 8,
+        vocab_size: 20,
+        ln_placement,
+        ..Config::bundled(20)
+    }
+}
+
 /// A model with seeded random weights: matrices uniform in ±`scale`·√(3/fan_in)
 /// (unit-variance outputs for `scale` = 1), LayerNorm gains near 1, small biases.
 /// Pre-LN models get `ln_f`; post-LN models none.

@@ -163,20 +163,8 @@ pub fn rebuild(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use attnlab_model::testing::random_model;
-    use attnlab_model::{forward, Config, LnPlacement};
-
-    fn config(ln: LnPlacement) -> Config {
-        Config {
-            n_embd: 16,
-            n_head: 2,
-            n_layer: 2,
-            n_positions: 8,
-            vocab_size: 20,
-            ln_placement: ln,
-            ..Config::bundled(20)
-        }
-    }
+    use attnlab_model::testing::{random_model, tiny_config as config};
+    use attnlab_model::{forward, LnPlacement};
 
     #[test]
     fn a_trace_survives_the_wire_exactly_for_both_layernorm_placements() {

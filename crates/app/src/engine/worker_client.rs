@@ -187,21 +187,7 @@ impl CpuWorker {
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        // a copy of the model for the worker (this one stays for a restart)
-        let copy =
-            |a: &RefCell<Option<Uint8Array>>| a.borrow().as_ref().map(|a| a.slice(0, a.length()));
-        let (config, weights) = (copy(&self.inner.config), copy(&self.inner.weights));
-        let (Some(config), Some(weights)) = (config, weights) else {
-            return Err("the CPU worker has no model to load".into());
-        };
-        let msg = object(&[
-            ("kind", kind::LOAD.into()),
-            ("config", config.clone().into()),
-            ("weights", weights.clone().into()),
-        ]);
-        worker
-            .post_message_with_transfer(&msg, &Array::of2(&config.buffer(), &weights.buffer()))
-            .map_err(js_err)?;
+        self.post_model(&worker)?;
         *self.inner.handlers.borrow_mut() = Some((on_message, on_error));
         if let Some(old) = self.inner.worker.borrow_mut().replace(worker) {
             old.terminate();
