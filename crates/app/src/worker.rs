@@ -117,7 +117,18 @@ pub fn start() {
                     }
                     Err(e) => error(e),
                 };
-                let _ = reply.post_message(&msg);
+                // the files go back to the page (for a restart), transferred, not copied
+                let (config, weights) = (get(&data, "config"), get(&data, "weights"));
+                let _ = js_sys::Reflect::set(&msg, &"loadId".into(), &get(&data, "loadId"));
+                let _ = js_sys::Reflect::set(&msg, &"config".into(), &config);
+                let _ = js_sys::Reflect::set(&msg, &"weights".into(), &weights);
+                let transfer = Array::new();
+                for a in [&config, &weights] {
+                    if let Some(a) = a.dyn_ref::<Uint8Array>() {
+                        transfer.push(&a.buffer());
+                    }
+                }
+                let _ = reply.post_message_with_transfer(&msg, &transfer);
             }
             kind::FORWARD | kind::BASELINE => {
                 match run(&mut st, &data, what == kind::BASELINE) {

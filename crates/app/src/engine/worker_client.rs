@@ -36,9 +36,13 @@ type Handlers = (
 #[derive(Default)]
 struct Inner {
     worker: RefCell<Option<Worker>>,
-    /// The model files, kept to load a restarted worker.
+    /// The model files, kept to load a restarted worker. They travel to the worker with each
+    /// load and come back once it has read them (transferred both ways: the page never copies
+    /// a big model's weights in one piece).
     config: RefCell<Option<Uint8Array>>,
     weights: RefCell<Option<Uint8Array>>,
+    /// Numbers the loads, so that files coming back from an older load are not kept.
+    load_id: Cell<u32>,
     waiting: RefCell<Option<Waiting>>,
     next_id: Cell<u32>,
     /// Why the current worker died (until it is restarted).
@@ -79,6 +83,16 @@ impl Inner {
     }
 
     fn on_message(&self, data: JsValue) {
+        // the model files, back from the worker after a load (done or failed)
+        if get(&data, "loadId").as_f64() == Some(self.load_id.get() as f64) {
+            if let (Ok(c), Ok(w)) = (
+                get(&data, "config").dyn_into::<Uint8Array>(),
+                get(&data, "weights").dyn_into::<Uint8Array>(),
+            ) {
+                *self.config.borrow_mut() = Some(c);
+                *self.weights.borrow_mut() = Some(w);
+            }
+        }
         let id = get(&data, "id").as_f64().map(|x| x as u32);
         let what = get(&data, "kind").as_string().unwrap_or_default();
         if what == kind::LOADED {
@@ -140,16 +154,20 @@ impl CpuWorker {
         }
     }
 
-    /// Sends the worker a copy of the model (the one here stays for a restart).
+    /// Sends the worker the model files (they come back once it has read them).
     fn post_model(&self, worker: &Worker) -> Result<(), String> {
-        let copy =
-            |a: &RefCell<Option<Uint8Array>>| a.borrow().as_ref().map(|a| a.slice(0, a.length()));
-        let (config, weights) = (copy(&self.inner.config), copy(&self.inner.weights));
+        let (config, weights) = (
+            self.inner.config.borrow_mut().take(),
+            self.inner.weights.borrow_mut().take(),
+        );
         let (Some(config), Some(weights)) = (config, weights) else {
-            return Err("the CPU worker has no model to load".into());
+            return Err("the model files are not here: they were in a worker that stopped while reading them".into());
         };
+        let load_id = self.inner.load_id.get() + 1;
+        self.inner.load_id.set(load_id);
         let msg = object(&[
             ("kind", kind::LOAD.into()),
+            ("loadId", load_id.into()),
             ("config", config.clone().into()),
             ("weights", weights.clone().into()),
         ]);
