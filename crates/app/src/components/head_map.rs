@@ -77,14 +77,20 @@ pub fn HeadMap(props: &Props) -> Html {
             let _ = canvas.set_attribute("data-cell-size", &lay.cell.to_string());
         });
     }
-    // the focused cell's outline, on the canvas above it: a hover redraws only this
+    // the focused cell's outline, on the canvas above it: a hover redraws only this (and an
+    // overlay that is empty and stays empty is not touched)
     {
         let (overlay, layout) = (overlay.clone(), layout.clone());
+        let drawn = use_mut_ref(|| false);
         use_effect_with(
             (props.cell, props.sel.clone(), resized),
             move |(cell, _, _)| {
+                if cell.is_none() && !*drawn.borrow() {
+                    return;
+                }
                 if let Some(canvas) = overlay.cast::<HtmlCanvasElement>() {
                     highlight(&canvas, *layout.borrow(), *cell);
+                    *drawn.borrow_mut() = cell.is_some();
                 }
             },
         );
