@@ -117,6 +117,7 @@ pub fn ModelCard(props: &Props) -> Html {
                     <text class="repeat-label" x="4" y={((y0 + y1) / 2.0).to_string()}
                         transform={format!("rotate(-90 12 {})", (y0 + y1) / 2.0)}>{ format!("× {}", c.n_layer) }</text>
                 </svg>
+                <div class="model-lists">
                 <dl class="sizes" id="model-sizes">
                     { row(Key::Layers, c.n_layer.to_string()) }
                     { row(Key::Heads, c.n_head.to_string()) }
@@ -132,6 +133,7 @@ pub fn ModelCard(props: &Props) -> Html {
                 <dl class="sizes" id="timings" aria-label={t(Key::Timings)}>
                     <TimingRows {lang} />
                 </dl>
+                </div>
             </div>
         </section>
     }
