@@ -25,8 +25,6 @@ pub enum TimingAction {
         incremental: bool,
         paint_ms: f64,
     },
-    /// A new model: no timings yet.
-    Clear,
 }
 
 impl Reducible for Timings {
@@ -42,7 +40,6 @@ impl Reducible for Timings {
                 incremental,
                 paint_ms: Some(paint_ms),
             },
-            TimingAction::Clear => Timings::default(),
         })
     }
 }
@@ -86,10 +83,6 @@ impl Recorder {
                 paint_ms,
             });
         });
-    }
-
-    pub fn clear(&self) {
-        self.0.dispatch(TimingAction::Clear);
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use attnlab_model::{forward_incremental, AttentionOptions, Config, Loading, Model, Trace};
+use attnlab_model::{forward_incremental, AttentionOptions, Model, Trace};
 use js_sys::{Array, ArrayBuffer, Float32Array, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -28,11 +28,7 @@ fn load(data: &JsValue) -> Result<Model, String> {
             .map(|a| a.to_vec())
             .map_err(|_| format!("the page sent no {key}"))
     };
-    let config = Config::from_json(&bytes("config")?).map_err(|e| e.to_string())?;
-    let weights = bytes("weights")?;
-    let mut loading = Loading::new(config, &weights).map_err(|e| e.to_string())?;
-    while !loading.step().map_err(|e| e.to_string())? {}
-    loading.finish().map_err(|e| e.to_string())
+    Model::from_bytes(&bytes("config")?, &bytes("weights")?).map_err(|e| e.to_string())
 }
 
 /// The trace's arrays, one after another, in a `Float32Array` outside wasm memory (so its

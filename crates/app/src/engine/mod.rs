@@ -76,6 +76,18 @@ pub enum ComputeError {
     Crashed(String),
 }
 
+impl ComputeError {
+    /// What went wrong, in words.
+    pub fn into_message(self) -> String {
+        match self {
+            ComputeError::Input(e)
+            | ComputeError::TooLong(e)
+            | ComputeError::Lost(e)
+            | ComputeError::Crashed(e) => e,
+        }
+    }
+}
+
 /// A backend that runs the model: the GPU engine or the CPU worker.
 pub trait Compute {
     fn forward(
@@ -169,10 +181,6 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
             preference: Cell::new(preference),
             trial: RefCell::new(Trial::default()),
         }
-    }
-
-    pub fn preference(&self) -> Preference {
-        self.preference.get()
     }
 
     /// The user's choice; takes effect with the next request.
@@ -308,20 +316,12 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
         Fut: Future<Output = Result<Computed, ComputeError>>,
     {
         match f(&self.cpu).await {
-            Ok(c) => Ok(c),
             Err(ComputeError::Crashed(e)) => {
                 self.cpu.restart();
                 notes.push(Note::WorkerRestarted(e));
-                f(&self.cpu).await.map_err(|e| match e {
-                    ComputeError::Input(e)
-                    | ComputeError::TooLong(e)
-                    | ComputeError::Lost(e)
-                    | ComputeError::Crashed(e) => e,
-                })
+                f(&self.cpu).await.map_err(ComputeError::into_message)
             }
-            Err(ComputeError::Input(e) | ComputeError::TooLong(e) | ComputeError::Lost(e)) => {
-                Err(e)
-            }
+            other => other.map_err(ComputeError::into_message),
         }
     }
 }

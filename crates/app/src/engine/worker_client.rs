@@ -98,11 +98,9 @@ impl Inner {
         if what == kind::LOADED {
             return;
         }
+        // an answer to no waiting request (e.g. a load error: the next request hears of it
+        // from the worker) is dropped
         let mine = matches!((&*self.waiting.borrow(), id), (Some(w), Some(id)) if w.id == id);
-        if what == kind::ERROR && !mine {
-            // the model did not load: the next request will hear it from the worker
-            return;
-        }
         if !mine {
             return;
         }
