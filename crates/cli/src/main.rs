@@ -1,5 +1,6 @@
 //! `attnlab`: run the model from the command line and look at its attention.
 
+mod heads;
 mod heatmap;
 mod output;
 
@@ -73,6 +74,32 @@ enum Command {
         #[command(flatten)]
         attn: AttnArgs,
     },
+    /// Score every head's role (previous-token, first-token, self, broad, local from the
+    /// text; induction and duplicate-token from a repeated random-token probe).
+    Heads {
+        /// A text to read the text roles from ("-" reads standard input)
+        #[arg(conflicts_with = "corpus")]
+        text: Option<String>,
+        /// A file of texts, one per line: the text roles are averaged over its lines
+        #[arg(long, value_name = "FILE")]
+        corpus: Option<PathBuf>,
+        /// Tokens per copy of the probe (two copies must fit the context)
+        #[arg(long, default_value_t = attnlab_model::roles::PROBE_LEN)]
+        probe_len: usize,
+        /// Seed of the probe's random tokens
+        #[arg(long, default_value_t = attnlab_model::roles::PROBE_SEED)]
+        seed: u64,
+        #[arg(long, value_enum, default_value_t = HeadsFormat::Table)]
+        format: HeadsFormat,
+        #[command(flatten)]
+        attn: AttnArgs,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum HeadsFormat {
+    Json,
+    Table,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -222,6 +249,32 @@ fn run(cli: Cli) -> Result<(), String> {
             let (tokens, tr) = trace(text, &attn)?;
             output::write_predictions(&mut out, &bundle, &tokens, &tr, top, format == Format::Json)
                 .or_else(quiet_broken_pipe)
+        }
+        Command::Heads {
+            text,
+            corpus,
+            probe_len,
+            seed,
+            format,
+            attn,
+        } => {
+            let texts = match (text, corpus) {
+                (_, Some(path)) => heads::read_corpus(&path)?,
+                (Some(text), None) => vec![read_text(text)?],
+                (None, None) => Vec::new(),
+            };
+            let opts = attn.options();
+            opts.validate(&bundle.model.config)
+                .map_err(|e| e.to_string())?;
+            heads::run(
+                &mut out,
+                &bundle,
+                &texts,
+                probe_len,
+                seed,
+                &opts,
+                format == HeadsFormat::Json,
+            )
         }
     }
 }

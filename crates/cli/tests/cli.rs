@@ -329,3 +329,129 @@ fn bad_text_gives_json_or_a_clear_error() {
         }
     }
 }
+
+#[test]
+fn heads_scores_match_the_library_for_a_text_and_average_a_corpus() {
+    use attnlab_model::roles::{text_scores, Probe, Role, PROBE_SEED};
+    let (tmp, dir) = model_dir();
+    let b = Bundle::load_dir(&dir).unwrap();
+    let json = |args: &[&str]| -> Value {
+        serde_json::from_str(&ok(&attnlab(
+            &dir,
+            &[&["heads", "--format", "json"], args].concat(),
+        )))
+        .unwrap()
+    };
+    let lib = |text: &str| {
+        let (_, tr) = b.trace(text, &Default::default()).unwrap();
+        text_scores(&tr)
+    };
+    let probe = Probe::new(&b.tokenizer, 32, PROBE_SEED, 64);
+    let probe_scores =
+        probe.scores(&attnlab_model::forward(&b.model, &probe.ids, &Default::default()).unwrap());
+    let close = |v: &Value, x: Option<f32>| match x {
+        Some(x) => (v.as_f64().unwrap() as f32 - x).abs() < 1e-6,
+        None => v.is_null(),
+    };
+
+    let one = json(&[LESSON]);
+    let heads = one["heads"].as_array().unwrap();
+    assert_eq!(heads.len(), 8, "2 layers × 4 heads");
+    let expected = lib(LESSON);
+    for (i, h) in heads.iter().enumerate() {
+        assert_eq!(
+            (h["layer"].as_u64(), h["head"].as_u64()),
+            (Some(i as u64 / 4), Some(i as u64 % 4))
+        );
+        for role in Role::ALL {
+            let want = if role.needs_probe() {
+                probe_scores[i].get(role)
+            } else {
+                expected[i].get(role)
+            };
+            assert!(
+                close(&h["scores"][role.code()], want),
+                "head {i} {role:?}: {} vs {want:?}",
+                h["scores"][role.code()]
+            );
+            let v = h["scores"][role.code()].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&v));
+        }
+    }
+    // the fixture's vocabulary has fewer usable tokens than the default probe asks for
+    assert!(one["probe"]["clamped"]
+        .as_str()
+        .unwrap()
+        .contains("usable tokens"));
+    assert_eq!(
+        one["probe"]["tokens_per_copy"].as_u64(),
+        Some(probe.half as u64)
+    );
+
+    // a corpus of two lines gives the mean of the two texts
+    let corpus = tmp.path().join("corpus.txt");
+    std::fs::write(&corpus, "나는 어제 산 커피를\n\n coffee tea 마셨다 나는\n").unwrap();
+    let avg = json(&["--corpus", corpus.to_str().unwrap()]);
+    assert_eq!(avg["texts"].as_u64(), Some(2));
+    let (a, c) = (lib("나는 어제 산 커피를"), lib("coffee tea 마셨다 나는"));
+    for (i, h) in avg["heads"].as_array().unwrap().iter().enumerate() {
+        let want = (a[i].get(Role::Previous).unwrap() + c[i].get(Role::Previous).unwrap()) / 2.0;
+        assert!(close(&h["scores"]["previous"], Some(want)), "head {i}");
+    }
+
+    // the table has the same numbers, three decimals
+    let table = ok(&attnlab(&dir, &["heads", LESSON]));
+    let row = table.lines().nth(2).unwrap();
+    assert!(
+        row.starts_with(&format!(
+            "| 0 | 0 | {:.3} |",
+            expected[0].get(Role::Previous).unwrap()
+        )),
+        "{row}"
+    );
+}
+
+#[test]
+fn heads_says_what_it_did_with_bad_or_long_input() {
+    let (tmp, dir) = model_dir();
+    let empty = tmp.path().join("empty.txt");
+    std::fs::write(&empty, "\n  \n").unwrap();
+    fails_cleanly(
+        &attnlab(&dir, &["heads", "--corpus", empty.to_str().unwrap()]),
+        "the corpus is empty",
+    );
+    let binary = tmp.path().join("model.bin");
+    std::fs::write(&binary, [0u8, 159, 146, 150, 0, 1]).unwrap();
+    fails_cleanly(
+        &attnlab(&dir, &["heads", "--corpus", binary.to_str().unwrap()]),
+        "not UTF-8 text",
+    );
+    fails_cleanly(
+        &attnlab(&dir, &["heads", "--corpus", "/nonexistent/x.txt"]),
+        "/nonexistent/x.txt",
+    );
+    // a line longer than the context (64) is cut, and said so
+    let long = tmp.path().join("long.txt");
+    std::fs::write(&long, format!("{}\n나는 커피\n", "나는 어제 ".repeat(40))).unwrap();
+    let out = attnlab(
+        &dir,
+        &[
+            "heads",
+            "--corpus",
+            long.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let v: Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(v["truncated"].as_u64(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1 of 2 texts were longer than the context"),
+        "{err}"
+    );
+    // a probe longer than the context is clamped, and said so
+    let out = attnlab(&dir, &["heads", "--probe-len", "500"]);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("probe shortened from 500"));
+}

@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod error;
 pub mod export;
 pub mod forward;
+pub mod roles;
 pub mod testing;
 pub mod tokenizer;
 pub mod trace;

@@ -109,6 +109,29 @@ impl Tokenizer {
         }
     }
 
+    /// Ids a probe text may be drawn from: every vocabulary entry that is not a special
+    /// (added) token, stands for at least two bytes of whole UTF-8 characters (no single-byte
+    /// base or byte-fallback token, no part of a character), and holds no control character.
+    pub fn probe_candidates(&self) -> Vec<u32> {
+        let added = self.inner.get_added_tokens_decoder();
+        let mut ids: Vec<u32> = self
+            .inner
+            .get_vocab(false)
+            .into_iter()
+            .filter(|(piece, id)| {
+                if added.contains_key(id) || byte_fallback(piece).is_some() {
+                    return false;
+                }
+                let bytes = self.piece_bytes(piece);
+                bytes.len() >= 2
+                    && std::str::from_utf8(&bytes).is_ok_and(|s| !s.chars().any(char::is_control))
+            })
+            .map(|(_, id)| id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// The bytes a vocabulary entry stands for.
     pub fn piece_bytes(&self, piece: &str) -> Vec<u8> {
         if let Some(b) = byte_fallback(piece) {
@@ -284,5 +307,36 @@ mod tests {
         let d = display_strings(&[vec![0xFF, b'a']]);
         assert_eq!(d[0], ("‹0xFF›a".to_string(), true));
         assert!(d.iter().all(|(s, _)| !s.contains('\u{FFFD}')));
+    }
+
+    #[test]
+    fn probe_candidates_are_whole_multi_byte_pieces() {
+        use crate::testing::{byte_level_tokenizer_json, char_bpe_tokenizer_json};
+        // byte-level: the 256 byte tokens and the half of 산 are left out
+        let tok =
+            Tokenizer::from_bytes(byte_level_tokenizer_json(&["커피", " tea"], &["산"]).as_bytes())
+                .unwrap();
+        let shown: Vec<String> = tok
+            .probe_candidates()
+            .iter()
+            .map(|&id| tok.display_id(id))
+            .collect();
+        assert!(
+            shown.contains(&"커피".to_string()) && shown.contains(&"␣tea".to_string()),
+            "{shown:?}"
+        );
+        assert!(
+            shown.iter().all(|s| !s.contains('‹')),
+            "no partial character: {shown:?}"
+        );
+        assert!(tok.probe_candidates().iter().all(|&id| id >= 256));
+        // byte fallback: the <0xNN> tokens are left out, whole syllables stay
+        let tok = Tokenizer::from_bytes(char_bpe_tokenizer_json("가나a").as_bytes()).unwrap();
+        let shown: Vec<String> = tok
+            .probe_candidates()
+            .iter()
+            .map(|&id| tok.display_id(id))
+            .collect();
+        assert_eq!(shown, ["가", "나"]);
     }
 }

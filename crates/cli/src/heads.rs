@@ -1,0 +1,135 @@
+//! `attnlab heads`: every head's role scores (attnlab_model::roles) for a text or averaged
+//! over a corpus, plus the repeated random-token probe.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use attnlab_model::roles::{self, Probe, Report, Role};
+use attnlab_model::{AttentionOptions, Bundle};
+use serde_json::{json, Value};
+
+/// The lines of a corpus file: UTF-8 text, at least one non-empty line.
+pub fn read_corpus(path: &Path) -> Result<Vec<String>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = match String::from_utf8(bytes) {
+        Ok(t) if !t.contains('\0') => t,
+        _ => {
+            return Err(format!(
+                "{} is not UTF-8 text (a binary file?); --corpus takes one text per line",
+                path.display()
+            ))
+        }
+    };
+    let lines: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    if lines.is_empty() {
+        return Err(format!(
+            "{} has no text: the corpus is empty",
+            path.display()
+        ));
+    }
+    Ok(lines)
+}
+
+/// A progress bar on stderr for long corpora (a redrawn line on a terminal, a line per
+/// tenth otherwise).
+fn progress(done: usize, total: usize) {
+    if total < 20 {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    if err.is_terminal() {
+        let w = 30 * done / total;
+        let _ = write!(
+            err,
+            "\r[{}{}] {done}/{total} lines",
+            "#".repeat(w),
+            ".".repeat(30 - w)
+        );
+        if done == total {
+            let _ = writeln!(err);
+        }
+    } else if done * 10 / total != (done - 1) * 10 / total {
+        let _ = writeln!(err, "{done}/{total} lines");
+    }
+}
+
+pub fn run(
+    out: &mut impl Write,
+    bundle: &Bundle,
+    texts: &[String],
+    probe_len: usize,
+    seed: u64,
+    opts: &AttentionOptions,
+    json_out: bool,
+) -> Result<(), String> {
+    let context = bundle.model.config.n_positions;
+    let probe = Probe::new(&bundle.tokenizer, probe_len, seed, context);
+    if let Some(why) = &probe.clamped {
+        eprintln!("note: {why}");
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let report =
+        roles::measure(bundle, &refs, &probe, opts, progress).map_err(|e| e.to_string())?;
+    if report.truncated > 0 {
+        eprintln!(
+            "note: {} of {} texts were longer than the context and were cut to their first {context} tokens",
+            report.truncated,
+            texts.len()
+        );
+    }
+    if !texts.is_empty() && report.texts == 0 {
+        eprintln!("note: no text has two tokens or more; only the probe's roles are shown");
+    }
+    let text = if json_out {
+        serde_json::to_string_pretty(&to_json(bundle, &report)).map_err(|e| e.to_string())? + "\n"
+    } else {
+        roles::markdown_table(&report.scores, report.n_head)
+    };
+    match out.write_all(text.as_bytes()) {
+        // a reader that closed the pipe early (`attnlab heads | head`) is not an error
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(()),
+    }
+}
+
+/// A score as JSON, with the digits of the f32 (not the f64 it widens to).
+fn number(v: Option<f32>) -> Value {
+    v.and_then(|v| v.to_string().parse::<f64>().ok())
+        .map_or(Value::Null, Value::from)
+}
+
+fn to_json(bundle: &Bundle, r: &Report) -> Value {
+    let heads: Vec<Value> = r
+        .scores
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let scores: serde_json::Map<String, Value> = Role::ALL
+                .iter()
+                .map(|&role| (role.code().to_string(), number(s.get(role))))
+                .collect();
+            json!({
+                "layer": i / r.n_head, "head": i % r.n_head, "scores": scores,
+                "role": s.strongest().map(|(role, _)| role.code()),
+            })
+        })
+        .collect();
+    let thresholds: serde_json::Map<String, Value> = Role::ALL
+        .iter()
+        .map(|&role| (role.code().to_string(), number(Some(role.threshold()))))
+        .collect();
+    json!({
+        "texts": r.texts, "truncated": r.truncated, "context": r.context,
+        "probe": {
+            "tokens_per_copy": r.probe.half, "seed": r.probe.seed, "clamped": r.probe.clamped,
+            "tokens": r.probe.ids[..r.probe.half].iter().map(|&id| bundle.tokenizer.display_id(id)).collect::<Vec<_>>(),
+        },
+        "thresholds": thresholds,
+        "heads": heads,
+    })
+}
