@@ -49,6 +49,48 @@ async function loadFiles(page, selector, files) {
   return { state: await el.getAttribute('data-state'), text: await el.textContent() };
 }
 
+const ROLES = ['previous', 'first', 'self', 'broad', 'local', 'induction', 'duplicate'];
+
+/** The head roles table as the page shows it, once the probe ran: { 'l.h': { role: score|null, role: code|null } }. */
+async function pageRoles(page, heads) {
+  await page.waitForFunction(
+    (n) => document.querySelectorAll('#head-roles tbody tr').length === n && !/…/.test(document.querySelector('#probe-status')?.textContent ?? '…'),
+    heads,
+    { timeout: 60_000 },
+  );
+  const rows = await page.$$eval('#head-roles tbody tr', (trs) =>
+    trs.map((tr) => ({
+      head: tr.dataset.head,
+      cells: [...tr.querySelectorAll('td')].map((td) => ({ text: td.textContent.trim(), badge: td.querySelector('.role-badge')?.dataset.role ?? null })),
+    })),
+  );
+  return Object.fromEntries(
+    rows.map(({ head, cells }) => [
+      head,
+      {
+        scores: Object.fromEntries(ROLES.map((r, i) => [r, cells[i].text === '—' ? null : Number(cells[i].text)])),
+        role: cells[ROLES.length].badge,
+      },
+    ]),
+  );
+}
+
+/** Checks the page's head roles against `attnlab heads TEXT` on the same model (three decimals shown). */
+function assertRolesMatchCli(shown, modelDir, text) {
+  const cli = JSON.parse(execFileSync(CLI, ['--model', modelDir, 'heads', text, '--format', 'json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+  assert.equal(Object.keys(shown).length, cli.heads.length);
+  for (const h of cli.heads) {
+    const got = shown[`${h.layer}.${h.head}`];
+    for (const r of ROLES) {
+      const want = h.scores[r];
+      if (want === null) assert.equal(got.scores[r], null, `${h.layer}.${h.head} ${r}`);
+      else assert.ok(Math.abs(got.scores[r] - want) <= 0.0011, `${h.layer}.${h.head} ${r}: page ${got.scores[r]}, CLI ${want}`);
+    }
+    assert.equal(got.role, h.role, `${h.layer}.${h.head}'s role`);
+  }
+  return cli;
+}
+
 /** Width and height from a PNG's IHDR, after checking the signature. */
 function pngSize(bytes) {
   assert.deepEqual([...bytes.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10], 'PNG signature');
@@ -275,6 +317,34 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     assert.equal(await page.locator('#head-table tbody tr:first-child td.masked').count(), t - 1);
     await page.locator('#table-view').uncheck();
   });
+  test('head roles: the table and the grid badges agree with attnlab heads; sorting and the filter work', async () => {
+    const { page } = app;
+    await setText(page, LESSON);
+    const shown = await pageRoles(page, 16);
+    const cli = assertRolesMatchCli(shown, path.join(ROOT, 'assets', 'model'), LESSON);
+    // the grid's badge is each head's role
+    for (const h of cli.heads) {
+      const badge = await page.locator(`.head-cell[data-head="${h.layer}.${h.head}"] .role-badge`).getAttribute('data-role').catch(() => null);
+      assert.equal(badge, h.role, `badge of ${h.layer}.${h.head}`);
+    }
+    // sorting by previous-token puts the highest first
+    await page.locator('#head-roles thead button.sort').nth(1).click();
+    const firstRow = await page.locator('#head-roles tbody tr').first().getAttribute('data-head');
+    const best = cli.heads.reduce((a, b) => (b.scores.previous > a.scores.previous ? b : a));
+    assert.equal(firstRow, `${best.layer}.${best.head}`);
+    assert.equal(await page.locator('#head-roles thead th[aria-sort=descending]').count(), 1);
+    // clicking a row's button selects that head
+    await page.locator('#head-roles tbody tr').first().locator('button').click();
+    assert.equal(await page.locator(`.head-cell[data-head="${firstRow}"]`).getAttribute('aria-pressed'), 'true');
+    // the filter dims every head without the role
+    await page.selectOption('#role-filter', 'broad');
+    const broad = cli.heads.filter((h) => h.scores.broad >= cli.thresholds.broad).length;
+    assert.equal(await page.locator('.head-cell:not(.dim)').count(), broad);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'head-roles.png'), fullPage: true });
+    await page.selectOption('#role-filter', '');
+    assert.equal(await page.locator('.head-cell.dim').count(), 0);
+    await page.locator('#head-roles thead button.sort').first().click();
+  });
 });
 
 describe('loading a model from files (WebGPU)', () => {
@@ -347,6 +417,9 @@ describe('loading a model from files (WebGPU)', () => {
     assert.ok(newSizes.includes(`d_model${cfg.n_embd}`), newSizes);
     assert.equal(await page.locator('.heads-row:not(.head-labels)').count(), cfg.n_layer);
     assert.equal((await painted(page)).backend, 'webgpu');
+    // its probe ran again: the roles table (WebGPU) equals the CLI's on the same files
+    await setText(page, 'abcabc');
+    assertRolesMatchCli(await pageRoles(page, cfg.n_layer * cfg.n_head), path.join(MALFORMED, 'valid'), 'abcabc');
     // the new model's numbers equal the CLI's on the same files
     const p = await setText(page, 'abc');
     const out = JSON.parse(execFileSync(CLI, ['--model', path.join(MALFORMED, 'valid'), 'trace', 'abc', '--layer', '0', '--head', '0', '--format', 'json'], { encoding: 'utf8' }));

@@ -8,6 +8,7 @@ use yew::prelude::*;
 
 use crate::components::exports::Exports;
 use crate::components::head_map::HeadMap;
+use crate::components::head_roles::HeadRoles;
 use crate::components::header::Header;
 use crate::components::heads_grid::HeadsGrid;
 use crate::components::legend::Legend;
@@ -61,6 +62,7 @@ struct Callbacks {
     tau: Callback<f32>,
     apply: Callback<bool>,
     mask: Callback<bool>,
+    role_filter: Callback<Option<attnlab_model::roles::Role>>,
 }
 
 impl Callbacks {
@@ -76,6 +78,7 @@ impl Callbacks {
             tau: send(d, |x| Action::Intervene(IA::SetTau(x))),
             apply: send(d, |x| Action::Intervene(IA::SetApply(x))),
             mask: send(d, |x| Action::Intervene(IA::SetMask(x))),
+            role_filter: send(d, |r| Action::View(VA::FilterRole(r))),
         }
     }
 }
@@ -150,6 +153,28 @@ fn Page() -> Html {
             })
         }
     });
+    // every head's roles: the text's, with the probe's once it ran
+    let roles = use_memo(
+        (
+            state.results.shown.as_ref().map(|s| s.generation),
+            state.results.probe.clone(),
+        ),
+        {
+            let shown = state.results.shown.clone();
+            move |(_, probe)| {
+                let text = shown.map(|s| s.roles).unwrap_or_default();
+                match probe {
+                    Some(Ok(p)) => Rc::new(
+                        text.iter()
+                            .zip(&p.scores)
+                            .map(|(t, p)| t.with_probe(p))
+                            .collect::<Vec<_>>(),
+                    ),
+                    _ => text,
+                }
+            }
+        },
+    );
     let lang = state.lang;
     let t = |k: Key| k.text(lang);
     let cb = use_memo((), {
@@ -287,13 +312,17 @@ fn Page() -> Html {
                         on_select={cb.query.clone()} />
                     <div class="grid two">
                         <HeadsGrid {lang} trace={trace.clone()} selected={(l, h)}
-                            on_select={cb.head.clone()} />
+                            on_select={cb.head.clone()} roles={(*roles).clone()}
+                            filter={v.role_filter} on_filter={cb.role_filter.clone()} />
                         <HeadMap {lang} sel={sel.clone()}
                             cell={v.cell} on_cell={cb.cell.clone()}
                             ablated={iv.ablate.contains(&(l, h))}
                             on_ablate={(*on_ablate).clone()} />
                     </div>
                     <Legend {lang} />
+                    <HeadRoles {lang} roles={(*roles).clone()} n_head={s.trace.dims.n_head}
+                        probe={state.results.probe.clone()} selected={(l, h)}
+                        on_select={cb.head.clone()} />
                     <Steps {lang} sel={sel.clone()} />
                     <SoftmaxCompare {lang} sel={sel.clone()}
                         variant={iv.variant} tau={iv.tau} apply={iv.apply} mask={iv.mask} query={q}

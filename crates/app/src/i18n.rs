@@ -216,6 +216,53 @@ strings! {
     WorkerRestarted => ("CPU 작업자가 멈춰서 새로 시작하고 다시 계산했습니다", "The CPU worker stopped; it was restarted and the result computed again"),
     SoftwareGpuNote => ("소프트웨어 GPU (그래픽 드라이버 없이 CPU가 흉내 냄)", "software GPU (the CPU emulating one, no graphics driver)"),
     Timings => ("시간", "Timings"),
+    RolePrevious => ("이전 토큰", "previous-token"),
+    RoleFirst => ("첫 토큰 (싱크)", "first-token (sink)"),
+    RoleSelf => ("자기 자신", "self"),
+    RoleBroad => ("넓게 봄", "broad"),
+    RoleLocal => ("가까운 토큰", "local"),
+    RoleInduction => ("유도 (induction)", "induction"),
+    RoleDuplicate => ("같은 토큰", "duplicate-token"),
+    BadgePrevious => ("이전", "prev"),
+    BadgeFirst => ("첫", "first"),
+    BadgeSelf => ("자기", "self"),
+    BadgeBroad => ("넓음", "broad"),
+    BadgeLocal => ("근처", "local"),
+    BadgeInduction => ("유도", "ind"),
+    BadgeDuplicate => ("같은", "dup"),
+    RulePrevious => ("바로 앞 키(i−1)에 준 가중치의 평균", "mean weight on the key just before the query (i−1)"),
+    RuleFirst => ("첫 키(0번)에 준 가중치의 평균", "mean weight on the first key (0)"),
+    RuleSelf => ("자기 자신(i)에 준 가중치의 평균", "mean weight on the query's own key (i)"),
+    RuleBroad => ("행 엔트로피 ÷ ln(볼 수 있는 키 수): 고르게 볼수록 1", "row entropy ÷ ln(keys the row sees): 1 for a uniform row"),
+    RuleLocal => ("자기와 앞의 3개 키(i−3…i)에 준 가중치 합의 평균", "mean weight within the query and the 3 keys before it (i−3…i)"),
+    RuleInduction => ("반복된 무작위 토큰에서, 앞서 나온 같은 토큰의 다음 토큰에 준 가중치", "on repeated random tokens: weight on the token after the query's earlier occurrence"),
+    RuleDuplicate => ("반복된 무작위 토큰에서, 앞서 나온 같은 토큰에 준 가중치", "on repeated random tokens: weight on the query's earlier occurrence"),
+    HeadRoles => ("헤드 역할", "Head roles"),
+    HeadRolesHelp => ("각 헤드가 무엇을 하는지 0–1 점수로: 위 다섯은 지금 문장에서, 유도·같은 토큰은 모델을 불러올 때 돌린 탐침(무작위 토큰을 두 번 반복)에서 잽니다. 점수가 기준을 넘는 역할 중 가장 뚜렷한 것이 그 헤드의 역할입니다. 열 제목을 누르면 정렬합니다.",
+                      "What each head does, as scores from 0 to 1: the first five from the current text, induction and duplicate-token from the probe run when the model loaded (random tokens, repeated twice). A head's role is the clearest of the roles whose score reaches its threshold. Click a column title to sort."),
+    RoleColumn => ("역할", "role"),
+    RoleFilter => ("강조", "Show"),
+    RoleFilterAll => ("모든 헤드", "all heads"),
+    RoleFilterHeads => ("헤드만", "heads only"),
+    ProbeRunning => ("탐침을 돌리는 중…", "running the probe…"),
+    ProbeFailed => ("탐침을 돌리지 못했습니다", "The probe did not run"),
+    ProbeAbout => ("탐침: 무작위 토큰 {n}개 × 2번, 시드 {seed}, 수정하지 않은 모델", "Probe: {n} random tokens × 2, seed {seed}, the unmodified model"),
+    Threshold => ("기준", "threshold"),
+    NoRole => ("뚜렷한 역할 없음", "no clear role"),
+}
+
+/// A head role's name, badge and rule in the interface language.
+pub fn role_text(role: attnlab_model::roles::Role) -> (Key, Key, Key) {
+    use attnlab_model::roles::Role::*;
+    match role {
+        Previous => (Key::RolePrevious, Key::BadgePrevious, Key::RulePrevious),
+        First => (Key::RoleFirst, Key::BadgeFirst, Key::RuleFirst),
+        SelfToken => (Key::RoleSelf, Key::BadgeSelf, Key::RuleSelf),
+        Broad => (Key::RoleBroad, Key::BadgeBroad, Key::RuleBroad),
+        Local => (Key::RoleLocal, Key::BadgeLocal, Key::RuleLocal),
+        Induction => (Key::RoleInduction, Key::BadgeInduction, Key::RuleInduction),
+        Duplicate => (Key::RoleDuplicate, Key::BadgeDuplicate, Key::RuleDuplicate),
+    }
 }
 
 impl fmt::Display for Lang {

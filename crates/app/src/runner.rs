@@ -1,8 +1,10 @@
 //! The page's request queue: one forward at a time, the newest request next, older results
-//! dropped. What runs a request (and where, and what happens when a backend fails) is the
+//! dropped; background jobs (the head-role probe) run when no request waits and are always
+//! reported. What runs a request (and where, and what happens when a backend fails) is the
 //! engine's business (`crate::engine`); this file only orders and drops.
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -25,6 +27,7 @@ pub struct Runner<E: Run> {
     engine: E,
     latest: Cell<u64>,
     pending: RefCell<Option<(u64, E::Job)>>,
+    background: RefCell<VecDeque<(u64, E::Job)>>,
     busy: Cell<bool>,
     /// Set when another model replaced this runner's: its results are no longer reported.
     retired: Cell<bool>,
@@ -41,6 +44,7 @@ impl<E: Run + 'static> Runner<E> {
             engine,
             latest: Cell::new(0),
             pending: RefCell::new(None),
+            background: RefCell::new(VecDeque::new()),
             busy: Cell::new(false),
             retired: Cell::new(false),
             report: Box::new(report),
@@ -55,19 +59,36 @@ impl<E: Run + 'static> Runner<E> {
     pub fn retire(&self) {
         self.retired.set(true);
         self.pending.borrow_mut().take();
+        self.background.borrow_mut().clear();
+    }
+
+    fn next_generation() -> u64 {
+        NEXT_GENERATION.with(|g| {
+            let n = g.get() + 1;
+            g.set(n);
+            n
+        })
     }
 
     /// Queues `job`, replacing any queued one that has not started. Returns its generation
     /// (numbered across runners, so a new model's results come after the old one's) and,
     /// when nothing was running, the work to spawn.
     pub fn submit(self: &Rc<Self>, job: E::Job) -> (u64, Option<Drain>) {
-        let generation = NEXT_GENERATION.with(|g| {
-            let n = g.get() + 1;
-            g.set(n);
-            n
-        });
+        let generation = Self::next_generation();
         self.latest.set(generation);
         *self.pending.borrow_mut() = Some((generation, job));
+        self.start(generation)
+    }
+
+    /// Queues a job that runs once no request is waiting and whose output is reported even
+    /// though newer requests came after it (it answers no request: nothing makes it stale).
+    pub fn submit_background(self: &Rc<Self>, job: E::Job) -> (u64, Option<Drain>) {
+        let generation = Self::next_generation();
+        self.background.borrow_mut().push_back((generation, job));
+        self.start(generation)
+    }
+
+    fn start(self: &Rc<Self>, generation: u64) -> (u64, Option<Drain>) {
         if self.busy.replace(true) {
             return (generation, None);
         }
@@ -77,10 +98,16 @@ impl<E: Run + 'static> Runner<E> {
 
     async fn drain(&self) {
         loop {
-            let next = self.pending.borrow_mut().take();
-            let Some((generation, job)) = next else { break };
+            let next = self.pending.borrow_mut().take().map(|(g, j)| (g, j, false));
+            let next = next.or_else(|| {
+                let b = self.background.borrow_mut().pop_front();
+                b.map(|(g, j)| (g, j, true))
+            });
+            let Some((generation, job, background)) = next else {
+                break;
+            };
             let out = self.engine.run(&job).await;
-            if generation == self.latest.get() && !self.retired.get() {
+            if (background || generation == self.latest.get()) && !self.retired.get() {
                 (self.report)(generation, out);
             } else {
                 self.engine.dropped(out);
@@ -203,6 +230,46 @@ mod tests {
             ["a"],
             "the queued request is dropped too"
         );
+    }
+
+    #[test]
+    fn background_jobs_wait_for_requests_and_are_never_stale() {
+        let (r, shown) = setup();
+        let (ga, drain) = r.submit("a");
+        let mut drain = drain.unwrap();
+        assert!(!poll(&mut drain));
+        let (gp, none) = r.submit_background("probe");
+        assert!(none.is_none(), "a is running");
+        let (gb, _) = r.submit("b");
+        r.engine().open.set(1);
+        assert!(!poll(&mut drain), "a done (stale); b runs before the probe");
+        assert_eq!(*r.engine().ran.borrow(), ["a", "b"]);
+        r.engine().open.set(1);
+        assert!(!poll(&mut drain), "b done; the probe runs");
+        let (gc, _) = r.submit("c");
+        r.engine().open.set(2);
+        assert!(poll(&mut drain));
+        assert_eq!(*r.engine().ran.borrow(), ["a", "b", "probe", "c"]);
+        assert!(gp > ga && gp < gb && gc > gb);
+        assert_eq!(
+            *shown.borrow(),
+            [(gb, "b"), (gp, "probe"), (gc, "c")],
+            "the probe is reported though c was asked for after it"
+        );
+        // a retired runner drops its queued background jobs
+        let (_, drain) = r.submit("d");
+        let mut drain = drain.unwrap();
+        assert!(!poll(&mut drain), "d is running");
+        r.submit_background("probe 2");
+        r.retire();
+        r.engine().open.set(5);
+        assert!(poll(&mut drain));
+        assert_eq!(
+            r.engine().ran.borrow().last(),
+            Some(&"d"),
+            "probe 2 never ran"
+        );
+        assert_eq!(shown.borrow().len(), 3);
     }
 
     #[test]

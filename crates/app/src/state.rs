@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
+use attnlab_model::roles::{Role, Scores};
 use attnlab_model::{AttentionOptions, Config, TokenInfo, Trace};
 use yew::Reducible;
 
@@ -114,6 +115,8 @@ pub struct Shown {
     pub text: String,
     pub tokens: Rc<Vec<TokenInfo>>,
     pub trace: Rc<Trace>,
+    /// The text roles of every head in `trace` (`layer * n_head + head`).
+    pub roles: Rc<Vec<Scores>>,
     /// Why this result was computed on the CPU although the GPU engine runs (a text longer
     /// than a big model's GPU buffers hold).
     pub cpu_because: Option<String>,
@@ -139,6 +142,18 @@ impl PartialEq for Shown {
     }
 }
 
+/// The head-role probe of the loaded model: induction and duplicate-token scores from a
+/// repeated random-token text, run once per model with default options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeResult {
+    /// `layer * n_head + head`; only the probe's roles are set.
+    pub scores: Vec<Scores>,
+    /// Tokens per copy, the seed of their draw, and why fewer than asked (if so).
+    pub half: usize,
+    pub seed: u64,
+    pub clamped: Option<String>,
+}
+
 /// What the loaded model is.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelInfo {
@@ -162,6 +177,8 @@ pub struct View {
     pub lesson: Option<usize>,
     /// Counts the texts the page put in the text box (lesson presets).
     pub preset_n: u32,
+    /// Only heads with this role stand out in the all-heads grid.
+    pub role_filter: Option<Role>,
 }
 
 pub enum ViewAction {
@@ -172,6 +189,7 @@ pub enum ViewAction {
     SetLesson(Option<usize>),
     /// Put a text in the text box (a lesson preset).
     Preset(String),
+    FilterRole(Option<Role>),
 }
 
 /// What the user changed in the model.
@@ -271,6 +289,8 @@ pub struct Results {
     pub shown: Option<Shown>,
     /// Why the current text produced no result (empty input, tokenizer error).
     pub error: Option<String>,
+    /// The model's head-role probe: None while it runs, else its result or why it failed.
+    pub probe: Option<Result<Rc<ProbeResult>, String>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -294,6 +314,7 @@ impl State {
                 cell: None,
                 lesson: None,
                 preset_n: 0,
+                role_filter: None,
             },
             interventions: Interventions {
                 variant: Variant::Scaled,
@@ -347,6 +368,7 @@ impl State {
                 v.query = None;
                 v.text = text;
             }
+            ViewAction::FilterRole(r) => v.role_filter = r,
         }
     }
 
@@ -415,10 +437,8 @@ impl State {
             }
         }
         self.view.text = shown.text.clone();
-        self.results = Results {
-            shown: Some(shown),
-            error: None,
-        };
+        self.results.shown = Some(shown);
+        self.results.error = None;
     }
 }
 
@@ -434,6 +454,8 @@ pub enum Action {
         text: String,
         error: String,
     },
+    /// The loaded model's head-role probe finished (or failed).
+    Probe(Result<Rc<ProbeResult>, String>),
 }
 
 impl Reducible for State {
@@ -449,11 +471,10 @@ impl Reducible for State {
             Action::Result(shown) => s.show(shown),
             Action::RunError { text, error } => {
                 s.view.text = text;
-                s.results = Results {
-                    shown: None,
-                    error: Some(error),
-                };
+                s.results.shown = None;
+                s.results.error = Some(error);
             }
+            Action::Probe(p) => s.results.probe = Some(p),
         }
         if s == *self {
             return self; // nothing changed: no render
@@ -479,6 +500,7 @@ mod tests {
             generation,
             text: format!("text {generation}"),
             tokens: Rc::new(vec![]),
+            roles: Rc::new(attnlab_model::roles::text_scores(&trace)),
             trace: Rc::new(trace),
             baseline: None,
             cpu_because: None,

@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use attnlab_model::roles::{self, Probe, PROBE_LEN, PROBE_SEED};
 use attnlab_model::{AttentionOptions, Bundle, Tokenizer};
 use yew::prelude::*;
 
@@ -16,15 +17,20 @@ use crate::engine::worker_client::CpuWorker;
 use crate::engine::{Engine, Note, Preference};
 use crate::loader::{self, ModelBytes};
 use crate::runner::{Run, Runner};
-use crate::state::{Action, ModelAction, ModelInfo, OwnLoad, Shown, State};
+use crate::state::{Action, ModelAction, ModelInfo, OwnLoad, ProbeResult, Shown, State};
 use crate::test_hooks;
 
-/// A request of the page: a text and the options to run it with.
-pub struct Job {
-    pub text: String,
-    pub opts: AttentionOptions,
-    /// `performance.now()` of the input event, for the latency measurement.
-    pub input_at: f64,
+/// A request of the page.
+pub enum Job {
+    /// A text and the options to run it with; `input_at` is `performance.now()` of the input
+    /// event, for the latency measurement.
+    Text {
+        text: String,
+        opts: AttentionOptions,
+        input_at: f64,
+    },
+    /// The head-role probe of a newly loaded model (run in the background, default options).
+    Probe(Probe),
 }
 
 pub enum Outcome {
@@ -34,6 +40,7 @@ pub enum Outcome {
         text: String,
         error: String,
     },
+    Probe(Result<ProbeResult, String>),
 }
 
 /// Tokenizes on the page (the tokens are shown), runs the model on the engine.
@@ -44,16 +51,13 @@ pub struct PageEngine {
     carried: RefCell<Vec<Note>>,
 }
 
-impl Run for PageEngine {
-    type Job = Job;
-    type Output = Outcome;
-
-    async fn run(&self, job: &Job) -> Outcome {
+impl PageEngine {
+    async fn run_text(&self, text: &str, opts: &AttentionOptions, input_at: f64) -> Outcome {
         let error = |error: String| Outcome::Error {
-            text: job.text.clone(),
+            text: text.to_string(),
             error,
         };
-        let tokens = match self.tokenizer.encode(&job.text) {
+        let tokens = match self.tokenizer.encode(text) {
             Ok(t) => t,
             Err(e) => return error(e.to_string()),
         };
@@ -61,7 +65,7 @@ impl Run for PageEngine {
             return error(String::new());
         }
         let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
-        let reply = match self.engine.forward(&ids, &job.opts).await {
+        let reply = match self.engine.forward(&ids, opts).await {
             Ok(r) => r,
             Err(e) => return error(e),
         };
@@ -73,8 +77,9 @@ impl Run for PageEngine {
         });
         Outcome::Shown(Shown {
             generation: 0,
-            text: job.text.clone(),
+            text: text.to_string(),
             tokens: Rc::new(tokens),
+            roles: Rc::new(roles::text_scores(&reply.trace)),
             trace: reply.trace,
             cpu_because,
             baseline: reply.baseline,
@@ -84,9 +89,48 @@ impl Run for PageEngine {
             ran_on_gpu: reply.ran_on_gpu,
             backend: reply.backend,
             notes,
-            input_at: job.input_at,
+            input_at,
             result_at: 0.0,
         })
+    }
+
+    async fn run_probe(&self, probe: &Probe) -> Result<ProbeResult, String> {
+        if probe.half == 0 {
+            return Err(probe.clamped.clone().unwrap_or_default());
+        }
+        let reply = self
+            .engine
+            .forward(&probe.ids, &AttentionOptions::default())
+            .await?;
+        // notices (a GPU failure on the way) go with the next shown result
+        self.carried.borrow_mut().extend(
+            reply
+                .notes
+                .into_iter()
+                .filter(|n| !matches!(n, Note::TooLong(_))),
+        );
+        Ok(ProbeResult {
+            scores: probe.scores(&reply.trace),
+            half: probe.half,
+            seed: probe.seed,
+            clamped: probe.clamped.clone(),
+        })
+    }
+}
+
+impl Run for PageEngine {
+    type Job = Job;
+    type Output = Outcome;
+
+    async fn run(&self, job: &Job) -> Outcome {
+        match job {
+            Job::Text {
+                text,
+                opts,
+                input_at,
+            } => self.run_text(text, opts, *input_at).await,
+            Job::Probe(probe) => Outcome::Probe(self.run_probe(probe).await),
+        }
     }
 
     fn dropped(&self, out: Outcome) {
@@ -137,7 +181,7 @@ impl EngineHandle {
         *self.0.opts.borrow_mut() = opts.clone();
         let runner = self.0.runner.borrow().clone();
         if let Some(r) = runner {
-            let (_, drain) = r.submit(Job {
+            let (_, drain) = r.submit(Job::Text {
                 text,
                 opts,
                 input_at,
@@ -173,6 +217,7 @@ impl EngineHandle {
     /// the current ones; then runs the last text on them.
     async fn install(&self, bundle: Bundle, bytes: ModelBytes) -> Result<(), String> {
         let Bundle { model, tokenizer } = bundle;
+        let probe = Probe::new(&tokenizer, PROBE_LEN, PROBE_SEED, model.config.n_positions);
         let gpu = Gpu::start(&model).await;
         // the page keeps no weights: the GPU has its copy, the worker gets its own
         drop(model);
@@ -206,6 +251,7 @@ impl EngineHandle {
                         Action::Result(s)
                     }
                     Outcome::Error { text, error } => Action::RunError { text, error },
+                    Outcome::Probe(p) => Action::Probe(p.map(Rc::new)),
                 })
             },
         );
@@ -217,6 +263,12 @@ impl EngineHandle {
             .dispatch(Action::Model(ModelAction::BackendReady(backend)));
         let opts = self.0.opts.borrow().clone();
         self.rerun(opts);
+        // the head-role probe runs once the text's result is in
+        if let Some(r) = self.current() {
+            if let (_, Some(d)) = r.submit_background(Job::Probe(probe)) {
+                wasm_bindgen_futures::spawn_local(d);
+            }
+        }
         Ok(())
     }
 

@@ -77,7 +77,7 @@ pub fn run(
         roles::measure(bundle, &refs, &probe, opts, progress).map_err(|e| e.to_string())?;
     if report.truncated > 0 {
         eprintln!(
-            "note: {} of {} texts were longer than the context and were cut to their first {context} tokens",
+            "note: {} of {} texts were longer than the context: their start was dropped, keeping the last {context} tokens (as the page does)",
             report.truncated,
             texts.len()
         );

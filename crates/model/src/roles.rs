@@ -325,7 +325,8 @@ pub struct Report {
     pub n_head: usize,
     /// Texts that gave at least two tokens (shorter ones say nothing about a head).
     pub texts: usize,
-    /// Texts longer than the context, cut to their first `context` tokens.
+    /// Texts longer than the context: their start was dropped, as the forward pass (and the
+    /// page) does, keeping the last `context` tokens.
     pub truncated: usize,
     pub context: usize,
     pub probe: Probe,
@@ -344,10 +345,9 @@ pub fn measure(
     let context = model.config.n_positions;
     let (mut mean, mut truncated) = (Mean::default(), 0);
     for (i, text) in texts.iter().enumerate() {
-        let mut ids = bundle.tokenizer.ids(text)?;
+        let ids = bundle.tokenizer.ids(text)?;
         if ids.len() > context {
-            ids.truncate(context);
-            truncated += 1;
+            truncated += 1; // the forward keeps the last `context` tokens
         }
         if ids.len() >= 2 {
             mean.add(&text_scores(&forward(model, &ids, opts)?));

@@ -8,6 +8,7 @@ use attnlab_model::Trace;
 pub mod drill;
 pub mod exports;
 pub mod head_map;
+pub mod head_roles;
 pub mod header;
 pub mod heads_grid;
 pub mod legend;

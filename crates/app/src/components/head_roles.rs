@@ -1,0 +1,162 @@
+//! The head roles table: every head's role scores (attnlab_model::roles), sortable by any
+//! column; a row's button selects its head.
+
+use std::rc::Rc;
+
+use attnlab_model::roles::{Role, Scores};
+use yew::prelude::*;
+
+use crate::i18n::{role_text, Key, Lang};
+use crate::state::ProbeResult;
+
+/// What the rows are ordered by: layer and head, or one role's score (highest first).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SortBy {
+    Head,
+    Role(Role),
+}
+
+/// The order of rows (indices into `scores`): by head, or by a role's score, highest first,
+/// undefined scores last, ties by head.
+pub fn order(scores: &[Scores], by: SortBy) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..scores.len()).collect();
+    if let SortBy::Role(r) = by {
+        idx.sort_by(|&a, &b| {
+            let key = |i: usize| scores[i].get(r).unwrap_or(f32::NEG_INFINITY);
+            key(b).total_cmp(&key(a)).then(a.cmp(&b))
+        });
+    }
+    idx
+}
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub lang: Lang,
+    pub roles: Rc<Vec<Scores>>,
+    pub n_head: usize,
+    /// None while the probe runs; its result or why it failed.
+    pub probe: Option<Result<Rc<ProbeResult>, String>>,
+    pub selected: (usize, usize),
+    pub on_select: Callback<(usize, usize)>,
+}
+
+#[function_component]
+pub fn HeadRoles(props: &Props) -> Html {
+    let lang = props.lang;
+    let sort = use_state(|| SortBy::Head);
+    let nh = props.n_head.max(1);
+    let header = |by: SortBy, label: String, title: String, class: &'static str| {
+        let active = *sort == by;
+        let onclick = {
+            let sort = sort.clone();
+            Callback::from(move |_| sort.set(by))
+        };
+        html! {
+            <th scope="col" class={class} aria-sort={match (active, by) { (false, _) => "none", (true, SortBy::Head) => "ascending", _ => "descending" }} {title}>
+                <button type="button" class={classes!("sort", active.then_some("active"))} {onclick}>
+                    { label }{ match (active, by) { (false, _) => "", (true, SortBy::Head) => " ▴", _ => " ▾" } }
+                </button>
+            </th>
+        }
+    };
+    let cols = Role::ALL.iter().map(|&r| {
+        let (name, _, rule) = role_text(r);
+        let title = format!(
+            "{} ({} {:.2})",
+            rule.text(lang),
+            Key::Threshold.text(lang),
+            r.threshold()
+        );
+        header(
+            SortBy::Role(r),
+            name.text(lang).to_string(),
+            title,
+            if r.needs_probe() { "probe" } else { "" },
+        )
+    });
+    let rows = order(&props.roles, *sort).into_iter().map(|i| {
+        let (l, h) = (i / nh, i % nh);
+        let s = props.roles[i];
+        let selected = props.selected == (l, h);
+        let onclick = {
+            let cb = props.on_select.clone();
+            Callback::from(move |_| cb.emit((l, h)))
+        };
+        let cells = Role::ALL.iter().map(|&r| match s.get(r) {
+            Some(v) => html! {
+                <td class={classes!("num", s.has(r).then_some("passes"))}
+                    style={format!("--score: {v:.3}")}>{ format!("{v:.3}") }</td>
+            },
+            None => html! { <td class="num none">{ "—" }</td> },
+        });
+        let role = match s.strongest() {
+            Some((r, _)) => html! {
+                <td><span class="role-badge" data-role={r.code()}>{ role_text(r).0.text(lang) }</span></td>
+            },
+            None => html! { <td class="none">{ Key::NoRole.text(lang) }</td> },
+        };
+        html! {
+            <tr class={classes!(selected.then_some("selected"))} data-head={format!("{l}.{h}")}>
+                <th scope="row">
+                    <button type="button" {onclick} aria-pressed={selected.to_string()}>
+                        { format!("L{l} H{h}") }
+                    </button>
+                </th>
+                { for cells }
+                { role }
+            </tr>
+        }
+    });
+    let probe = match &props.probe {
+        None => {
+            html! { <p class="help" id="probe-status" role="status">{ Key::ProbeRunning.text(lang) }</p> }
+        }
+        Some(Err(e)) => html! {
+            <p class="help" id="probe-status" role="status">{ format!("{}: {e}", Key::ProbeFailed.text(lang)) }</p>
+        },
+        Some(Ok(p)) => {
+            let about = Key::ProbeAbout
+                .text(lang)
+                .replace("{n}", &p.half.to_string())
+                .replace("{seed}", &p.seed.to_string());
+            html! {
+                <p class="help" id="probe-status">
+                    { about }
+                    if let Some(why) = &p.clamped { { format!(" — {why}") } }
+                </p>
+            }
+        }
+    };
+    html! {
+        <section class="card roles-card" aria-labelledby="roles-h">
+            <h2 id="roles-h">{ Key::HeadRoles.text(lang) }</h2>
+            <p class="help">{ Key::HeadRolesHelp.text(lang) }</p>
+            { probe }
+            <div class="table-scroll">
+                <table id="head-roles" class="roles">
+                    <thead><tr>
+                        { header(SortBy::Head, format!("{} · {}", Key::Layer.text(lang), Key::Head.text(lang)), String::new(), "") }
+                        { for cols }
+                        <th scope="col">{ Key::RoleColumn.text(lang) }</th>
+                    </tr></thead>
+                    <tbody>{ for rows }</tbody>
+                </table>
+            </div>
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_sort_by_a_role_highest_first_with_undefined_last() {
+        let mut s = vec![Scores::default(); 4];
+        s[0].set(Role::Previous, Some(0.2));
+        s[1].set(Role::Previous, Some(0.9));
+        s[3].set(Role::Previous, Some(0.2));
+        assert_eq!(order(&s, SortBy::Role(Role::Previous)), [1, 0, 3, 2]);
+        assert_eq!(order(&s, SortBy::Head), [0, 1, 2, 3]);
+    }
+}
