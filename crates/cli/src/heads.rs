@@ -20,10 +20,8 @@ pub fn read_corpus(path: &Path) -> Result<Vec<String>, String> {
             ))
         }
     };
-    let lines: Vec<String> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
+    let lines: Vec<String> = roles::corpus_lines(&text)
+        .into_iter()
         .map(String::from)
         .collect();
     if lines.is_empty() {

@@ -332,6 +332,15 @@ pub struct Report {
     pub probe: Probe,
 }
 
+/// The texts of a corpus: one per line, trimmed, empty lines left out (what `attnlab heads
+/// --corpus` and the model card average over).
+pub fn corpus_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
 /// Runs every text and the probe through the CPU reference and reports the roles.
 /// `progress(done, total)` is called after each text.
 pub fn measure(

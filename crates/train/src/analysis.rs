@@ -1,103 +1,53 @@
-//! Honest measurements of a trained model: per-head attention statistics and the unigram
-//! baseline.
+//! Honest measurements of a trained model: its heads' roles (the same code as `attnlab
+//! heads`), the lesson sentence's top keys, and the unigram baseline.
 
-use attnlab_model::{forward, AttentionOptions, Bundle};
-
-/// Per-head statistics over a set of texts.
-#[derive(Debug, Clone)]
-pub struct HeadStats {
-    pub layer: usize,
-    pub head: usize,
-    /// Mean entropy (nats) of the attention rows.
-    pub entropy: f64,
-    /// Mean weight on the previous token (rows i ≥ 1).
-    pub prev: f64,
-    /// Mean weight on the first token (rows i ≥ 1).
-    pub first: f64,
-    /// The key "마셨다" attends to most in the lesson sentence, with its weight.
-    pub top_for_masyeotda: (String, f32),
-}
+use attnlab_model::roles::{self, Probe};
+use attnlab_model::{AttentionOptions, Bundle};
 
 pub const LESSON: &str = "나는 어제 산 커피를 오늘 마셨다";
 
-pub fn head_stats(b: &Bundle, texts: &[&str]) -> Result<Vec<HeadStats>, String> {
-    let c = &b.model.config;
-    let (nl, nh) = (c.n_layer, c.n_head);
-    let mut acc = vec![(0f64, 0f64, 0f64, 0usize, 0usize); nl * nh];
-    for text in texts {
-        let ids = b.tokenizer.ids(text).map_err(|e| e.to_string())?;
-        if ids.len() < 2 {
-            continue;
-        }
-        let tr =
-            forward(&b.model, &ids, &AttentionOptions::default()).map_err(|e| e.to_string())?;
-        let t = tr.dims.t;
-        for l in 0..nl {
-            for h in 0..nh {
-                let w = tr.head(l, h).weights;
-                let a = &mut acc[l * nh + h];
-                for i in 0..t {
-                    let row = &w[i * t..(i + 1) * t];
-                    a.0 += attnlab_model::cpu::entropy(row) as f64;
-                    a.3 += 1;
-                    if i >= 1 {
-                        a.1 += row[i - 1] as f64;
-                        a.2 += row[0] as f64;
-                        a.4 += 1;
-                    }
-                }
-            }
-        }
-    }
-    let toks = b.tokenizer.encode(LESSON).map_err(|e| e.to_string())?;
-    let tr = forward(
-        &b.model,
-        &toks.iter().map(|t| t.id).collect::<Vec<_>>(),
+/// Every head's roles over the held-out lines and the probe: the same code and defaults as
+/// `attnlab heads --corpus FILE` (attnlab_model::roles), as a markdown table.
+pub fn head_roles(b: &Bundle, corpus: &str) -> Result<(roles::Report, String), String> {
+    let probe = Probe::new(
+        &b.tokenizer,
+        roles::PROBE_LEN,
+        roles::PROBE_SEED,
+        b.model.config.n_positions,
+    );
+    let report = roles::measure(
+        b,
+        &roles::corpus_lines(corpus),
+        &probe,
         &AttentionOptions::default(),
+        |_, _| {},
     )
     .map_err(|e| e.to_string())?;
-    // the query is the last token of 마셨다 (the word ends the sentence)
-    let q = toks.len() - 1;
-    let t = tr.dims.t;
-    let mut out = Vec::new();
-    for l in 0..nl {
-        for h in 0..nh {
-            let a = acc[l * nh + h];
+    let table = roles::markdown_table(&report.scores, report.n_head);
+    Ok((report, table))
+}
+
+/// For every head, the key that "마셨다" (the lesson sentence's last token) attends to most,
+/// with its weight, as a markdown table.
+pub fn lesson_top_keys(b: &Bundle) -> Result<String, String> {
+    let (toks, tr) = b
+        .trace(LESSON, &AttentionOptions::default())
+        .map_err(|e| e.to_string())?;
+    let (t, q) = (tr.dims.t, toks.len() - 1);
+    let mut s =
+        String::from("| layer | head | top key for “마셨다” | weight |\n|---|---|---|---:|\n");
+    for l in 0..tr.dims.n_layer {
+        for h in 0..tr.dims.n_head {
             let row = &tr.head(l, h).weights[q * t..(q + 1) * t];
             let (j, &w) = row
                 .iter()
                 .enumerate()
                 .max_by(|x, y| x.1.total_cmp(y.1))
                 .expect("non-empty");
-            out.push(HeadStats {
-                layer: l,
-                head: h,
-                entropy: a.0 / a.3.max(1) as f64,
-                prev: a.1 / a.4.max(1) as f64,
-                first: a.2 / a.4.max(1) as f64,
-                top_for_masyeotda: (toks[j].display.clone(), w),
-            });
+            s.push_str(&format!("| {l} | {h} | {} | {w:.3} |\n", toks[j].display));
         }
     }
-    Ok(out)
-}
-
-/// A markdown table of the head statistics.
-pub fn head_table(stats: &[HeadStats]) -> String {
-    let mut s = String::from("| layer | head | mean entropy (nats) | on previous token | on first token | top key for “마셨다” (weight) |\n|---|---|---|---|---|---|\n");
-    for h in stats {
-        s.push_str(&format!(
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {} ({:.3}) |\n",
-            h.layer,
-            h.head,
-            h.entropy,
-            h.prev,
-            h.first,
-            h.top_for_masyeotda.0,
-            h.top_for_masyeotda.1
-        ));
-    }
-    s
+    Ok(s)
 }
 
 /// Cross-entropy (nats/token) of `valid` under the add-one-smoothed unigram distribution

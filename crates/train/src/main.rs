@@ -214,13 +214,12 @@ fn run(cli: Cli) -> Result<(), String> {
             let dir = &cli.model_dir;
             let b = Bundle::load_dir(dir).map_err(|e| e.to_string())?;
             let valid = read(&cli.corpus.join("valid.txt"))?;
-            let texts: Vec<&str> = valid
-                .lines()
-                .filter(|l| l.chars().count() > 8)
-                .take(200)
-                .collect();
-            let stats = analysis::head_stats(&b, &texts)?;
-            let table = analysis::head_table(&stats);
+            let (report, roles) = analysis::head_roles(&b, &valid)?;
+            let top_keys = analysis::lesson_top_keys(&b)?;
+            let table = format!(
+                "Head roles over {} held-out lines (`attnlab heads --corpus data/corpus/valid.txt`):\n\n{roles}\nIn the lesson sentence:\n\n{top_keys}",
+                report.texts
+            );
             std::fs::write(dir.join("head-analysis.md"), &table).map_err(|e| e.to_string())?;
             let manifest = read(&cli.corpus.join("manifest.json"))?;
             std::fs::write(dir.join("corpus-manifest.json"), &manifest)
