@@ -345,6 +345,84 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     assert.equal(await page.locator('.head-cell.dim').count(), 0);
     await page.locator('#head-roles thead button.sort').first().click();
   });
+  test('comparing two texts: side by side, the difference and row changes equal the CLI, both texts in the URL', async () => {
+    const { page } = app;
+    const A = '나는 커피를 마셨다';
+    await setText(page, A);
+    await page.locator('#compare-toggle').check();
+    assert.equal(await page.locator('#text-b').inputValue(), '나는 차를 마셨다');
+    await page.waitForSelector('#compare-rows');
+    const B = '나는 차를 마셨다';
+    assert.ok((await page.evaluate(() => location.hash)).includes(`&b=${encodeURIComponent(B).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())}`));
+    // per-row change = ½·Σ|B − A| of the selected head's weights, as the CLI computes them
+    const wa = cliTrace(A, 0, 0).heads[0].weights;
+    const cb = cliTrace(B, 0, 0);
+    const wb = cb.heads[0].weights;
+    assert.equal(wa.length, wb.length);
+    const tv = await page.$$eval('#compare-rows tbody td.tv', (tds) => tds.map((td) => Number(td.textContent)));
+    assert.equal(tv.length, wa.length);
+    wa.forEach((row, i) => {
+      const want = row.reduce((s, x, k) => s + Math.abs(wb[i][k] - x), 0) / 2;
+      assert.ok(Math.abs(tv[i] - want) < 6e-4, `row ${i}: ${tv[i]} vs ${want}`);
+    });
+    assert.equal(tv[0], 0, 'the first row sees only the first token in both');
+    assert.equal(await page.locator('#compare-diff').count(), 1);
+    // B's next-token list is the CLI's
+    assert.equal(Number(await page.locator('#compare-next-b li').first().getAttribute('data-token')), cb.next[0].id);
+    // B typed: a different token count has no difference map, and says so
+    await page.locator('#text-b').fill('나는 오늘 차를 마셨다');
+    await page.waitForSelector('#compare-status');
+    assert.match(await page.locator('#compare-status').textContent(), /A 3개, B 4개/);
+    assert.equal(await page.locator('#compare-diff').count(), 0);
+    await page.locator('#compare').screenshot({ path: path.join(ARTIFACTS, 'compare.png') });
+    // the link restores both texts
+    const hash = await page.evaluate(() => location.hash);
+    assert.ok(hash.includes('&b='), hash);
+    await page.locator('#compare-toggle').uncheck();
+    assert.equal(await page.locator('#compare').count(), 0);
+    assert.ok(!(await page.evaluate(() => location.hash)).includes('&b='));
+  });
+
+  test('a pinned query row stays highlighted across keystrokes until the text before it changes; Esc unpins', async () => {
+    const { page } = app;
+    await setText(page, LESSON);
+    const map = page.locator('#head-map');
+    // a click on row i's label (the geometry changes with the token count)
+    const clickLabel = async (i) => {
+      const m = Number(await map.getAttribute('data-margin'));
+      const c = Number(await map.getAttribute('data-cell-size'));
+      await map.click({ position: { x: m / 2, y: m + (i + 0.5) * c } });
+    };
+    await clickLabel(3); // ␣커피를
+    const pinned = () => page.locator('#token-strip .tok.pinned').textContent().catch(() => null);
+    await page.waitForSelector('#token-strip .tok.pinned');
+    assert.match(await pinned(), /커피를/);
+    assert.match(await page.evaluate(() => location.hash), /&q=3/);
+    // the drill-down follows the pin: the pinned row at its largest weight
+    assert.match(await page.locator('#drill-h').textContent(), /^[^·]*커피를/);
+    // typing after it keeps the pin on the same token
+    await setText(page, `${LESSON} 정말`);
+    assert.match(await pinned(), /커피를/);
+    // a second click on the same label unpins
+    await clickLabel(3);
+    await page.waitForFunction(() => !document.querySelector('#token-strip .tok.pinned'));
+    // pin again; a change before the token lets it go
+    await clickLabel(3);
+    await page.waitForSelector('#token-strip .tok.pinned');
+    await setText(page, '나는 그제 산 커피를 오늘 마셨다');
+    assert.equal(await page.locator('#token-strip .tok.pinned').count(), 0);
+    // keyboard: Enter on a focused cell pins its row, Esc unpins
+    await map.focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    const row = Number((await page.locator('#cell-readout').getAttribute('data-cell')).split(',')[0]);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#token-strip .tok.pinned');
+    const strip = await page.$$eval('#token-strip .tok .piece', (els) => els.map((e) => e.textContent));
+    assert.ok((await pinned()).startsWith(strip[row]), `row ${row} pinned`);
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !document.querySelector('#token-strip .tok.pinned'));
+  });
 });
 
 describe('loading a model from files (WebGPU)', () => {

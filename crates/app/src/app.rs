@@ -18,6 +18,7 @@ use crate::components::model_loader::ModelLoader;
 use crate::components::next_token::NextToken;
 use crate::components::softmax_compare::SoftmaxCompare;
 use crate::components::steps::Steps;
+use crate::components::text_compare::TextCompare;
 use crate::components::text_input::TextInput;
 use crate::components::token_strip::TokenStrip;
 use crate::components::weighted_sum::WeightedSum;
@@ -63,6 +64,7 @@ struct Callbacks {
     apply: Callback<bool>,
     mask: Callback<bool>,
     role_filter: Callback<Option<attnlab_model::roles::Role>>,
+    pin: Callback<Option<usize>>,
 }
 
 impl Callbacks {
@@ -79,6 +81,7 @@ impl Callbacks {
             apply: send(d, |x| Action::Intervene(IA::SetApply(x))),
             mask: send(d, |x| Action::Intervene(IA::SetMask(x))),
             role_filter: send(d, |r| Action::View(VA::FilterRole(r))),
+            pin: send(d, |r| Action::View(VA::Pin(r))),
         }
     }
 }
@@ -97,6 +100,7 @@ fn Page() -> Html {
         &state.view.text,
         state.options(),
         state.model.preference,
+        state.view.compare.clone(),
     );
     let recorder = use_recorder();
     {
@@ -198,6 +202,28 @@ fn Page() -> Html {
                 engine.submit(text, opts.clone(), dom::now());
             })
         }
+    });
+    let on_compare_toggle = use_memo((), {
+        let (engine, d) = (engine.clone(), state.dispatcher());
+        move |_| {
+            Callback::from(move |(on, a): (bool, String)| {
+                // B starts as A with 커피 → 차 (the lesson's pair), else as A itself
+                let b = on.then(|| match a.contains("커피") {
+                    true => a.replacen("커피", "차", 1),
+                    false => a,
+                });
+                d.dispatch(Action::View(VA::SetCompare(b.clone())));
+                engine.set_compare(b);
+            })
+        }
+    });
+    let on_text_b = use_memo((), {
+        let engine = engine.clone();
+        move |_| Callback::from(move |(b, _at): (String, f64)| engine.set_compare(Some(b)))
+    });
+    let initial_b = use_memo(state.view.compare.is_some(), {
+        let b = state.view.compare.clone();
+        move |_| AttrValue::from(b.unwrap_or_default())
     });
     let on_preference = use_memo((), {
         let (engine, d) = (engine.clone(), state.dispatcher());
@@ -308,7 +334,7 @@ fn Page() -> Html {
             let (l, h) = (v.layer, v.head);
             html! {
                 <>
-                    <TokenStrip {lang} tokens={s.tokens.clone()} {dropped} query={Some(q)}
+                    <TokenStrip {lang} tokens={s.tokens.clone()} {dropped} query={Some(q)} pinned={v.pin.is_some()}
                         on_select={cb.query.clone()} />
                     <div class="grid two">
                         <HeadsGrid {lang} trace={trace.clone()} selected={(l, h)}
@@ -317,8 +343,13 @@ fn Page() -> Html {
                         <HeadMap {lang} sel={sel.clone()}
                             cell={v.cell} on_cell={cb.cell.clone()}
                             ablated={iv.ablate.contains(&(l, h))}
-                            on_ablate={(*on_ablate).clone()} />
+                            on_ablate={(*on_ablate).clone()}
+                            pin={v.pin.as_ref().map(|_| q)} on_pin={cb.pin.clone()} />
                     </div>
+                    if v.compare.is_some() {
+                        <TextCompare {lang} a={sel.clone()} b={s.b.clone()} vocab={vocab.clone()}
+                            initial={(*initial_b).clone()} on_text={(*on_text_b).clone()} />
+                    }
                     <Legend {lang} />
                     <HeadRoles {lang} roles={(*roles).clone()} n_head={s.trace.dims.n_head}
                         probe={state.results.probe.clone()} selected={(l, h)}
@@ -366,6 +397,18 @@ fn Page() -> Html {
                 { for url_notice }
                 <TextInput initial={(*initial).clone()} label={t(Key::InputLabel)}
                     on_text={(*on_text).clone()} preset={(*preset).clone()} />
+                <label class="compare-toggle">
+                    <input type="checkbox" id="compare-toggle" checked={v.compare.is_some()}
+                        onchange={{
+                            let (cb, text) = ((*on_compare_toggle).clone(), v.text.clone());
+                            Callback::from(move |e: Event| {
+                                if let Some(i) = crate::components::target_as::<web_sys::HtmlInputElement>(&e) {
+                                    cb.emit((i.checked(), text.clone()));
+                                }
+                            })
+                        }} />
+                    { t(Key::CompareToggle) }
+                </label>
                 if let Some(section) = v.lesson {
                     <Lesson {lang} {section} on_section={cb.lesson.clone()}
                         sel={head_sel.clone()} query={state.query_index().unwrap_or(0)} info={state.model.info.clone()}

@@ -168,6 +168,13 @@ impl Layout {
     pub fn size(&self) -> f64 {
         self.margin + self.cell * self.n as f64
     }
+
+    /// The query row whose label (in the left margin) is under a point, if any.
+    pub fn row_label(&self, x: f64, y: f64) -> Option<usize> {
+        let r = (y - self.margin) / self.cell;
+        (self.labels() && (0.0..self.margin).contains(&x) && r >= 0.0 && (r as usize) < self.n)
+            .then_some(r as usize)
+    }
 }
 
 /// Sizes `canvas` for `layout` at the screen's pixel density and returns its context, cleared.
@@ -273,12 +280,25 @@ pub fn heatmap(
 
 /// Outlines the focused cell of the large heatmap on its overlay canvas (cleared when there
 /// is none).
-pub fn highlight(overlay: &HtmlCanvasElement, layout: Layout, focus: Option<(usize, usize)>) {
+pub fn highlight(
+    overlay: &HtmlCanvasElement,
+    layout: Layout,
+    focus: Option<(usize, usize)>,
+    pinned: Option<usize>,
+) {
     crate::dom::count_draw("highlight");
     let Some(ctx) = sized(overlay, layout) else {
         return;
     };
     let (n, m, c) = (layout.n, layout.margin, layout.cell);
+    if let Some(i) = pinned.filter(|&i| i < n) {
+        // the pinned row: a band across it and a mark in its label
+        ctx.set_fill_style_str("rgba(59, 82, 139, 0.18)");
+        ctx.fill_rect(0.0, m + i as f64 * c, m + n as f64 * c, c);
+        ctx.set_line_width(2.0);
+        ctx.set_stroke_style_str("#3b528b");
+        ctx.stroke_rect(m, m + i as f64 * c + 1.0, n as f64 * c, (c - 2.0).max(1.0));
+    }
     if let Some((i, j)) = focus.filter(|&(i, j)| i < n && j < n) {
         ctx.set_line_width(2.0);
         ctx.set_stroke_style_str("#ffffff");

@@ -80,8 +80,8 @@ strings! {
     Layer => ("층", "Layer"),
     Head => ("헤드", "Head"),
     SelectedHead => ("선택한 헤드", "Selected head"),
-    SelectedHeadHelp => ("행은 쿼리(보는 토큰), 열은 키(보이는 토큰)입니다. 칸에 마우스를 올리거나 화살표 키로 움직이세요.",
-                         "Rows are queries (the token looking), columns are keys (the token looked at). Hover a cell or move with the arrow keys."),
+    SelectedHeadHelp => ("행은 쿼리(보는 토큰), 열은 키(보이는 토큰)입니다. 칸에 마우스를 올리거나 화살표 키로 움직이세요. 행 이름을 누르거나 Enter를 누르면 그 쿼리를 고정하고, 다시 누르거나 Esc를 누르면 풉니다.",
+                         "Rows are queries (the token looking), columns are keys (the token looked at). Hover a cell or move with the arrow keys. Click a row's label (or press Enter) to pin that query; click again or press Esc to unpin."),
     Query => ("쿼리", "Query"),
     KeyToken => ("키", "Key"),
     RawScore => ("QKᵀ", "QKᵀ"),
@@ -249,6 +249,17 @@ strings! {
     ProbeAbout => ("탐침: 무작위 토큰 {n}개 × 2번, 시드 {seed}, 수정하지 않은 모델", "Probe: {n} random tokens × 2, seed {seed}, the unmodified model"),
     Threshold => ("기준", "threshold"),
     NoRole => ("뚜렷한 역할 없음", "no clear role"),
+    Pinned => ("고정됨", "pinned"),
+    CompareToggle => ("두 문장 비교", "Compare two texts"),
+    CompareTexts => ("두 문장 비교", "Two texts compared"),
+    CompareTextsHelp => ("같은 헤드에서 A(위 입력)와 B(아래 입력)의 어텐션을 나란히 봅니다. 토큰 수가 같으면 차이(B − A)와 각 쿼리 행이 얼마나 바뀌었는지도 보여 줍니다.",
+                         "A (the text above) and B (the text below) on the same head, side by side. Where both have as many tokens: the difference B − A and how much each query row changed."),
+    SecondText => ("두 번째 문장 (B)", "Second text (B)"),
+    DifferenceMap => ("차이 B − A (주황: B에서 더 큼, 보라: A에서 더 큼)", "Difference B − A (orange: more in B, purple: more in A)"),
+    RowChange => ("행의 변화", "row change"),
+    RowChangeHelp => ("½·Σ|B − A|: 0이면 같은 가중치, 1이면 완전히 다른 키를 봄", "½·Σ|B − A|: 0 = the same weights, 1 = entirely different keys"),
+    MostChangedKey => ("가장 바뀐 키", "key that changed most"),
+    TokenCountsDiffer => ("토큰 수가 달라서(A {a}개, B {b}개) 차이 지도는 없습니다.", "The token counts differ (A {a}, B {b}): no difference map."),
 }
 
 /// A head role's name, badge and rule in the interface language.

@@ -117,6 +117,8 @@ pub struct Shown {
     pub trace: Rc<Trace>,
     /// The text roles of every head in `trace` (`layer * n_head + head`).
     pub roles: Rc<Vec<Scores>>,
+    /// The second text's run, when comparing.
+    pub b: Option<Rc<Side>>,
     /// Why this result was computed on the CPU although the GPU engine runs (a text longer
     /// than a big model's GPU buffers hold).
     pub cpu_because: Option<String>,
@@ -134,6 +136,25 @@ pub struct Shown {
     /// for the latency measurement.
     pub input_at: f64,
     pub result_at: f64,
+}
+
+/// The second text of a comparison, run with the same options as the first.
+#[derive(Debug)]
+pub struct Side {
+    pub text: String,
+    /// Its tokens and trace, or why there are none ("" for an empty text).
+    pub run: Result<(Rc<Vec<TokenInfo>>, Rc<Trace>), String>,
+}
+
+impl PartialEq for Side {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+            && match (&self.run, &other.run) {
+                (Ok((_, a)), Ok((_, b))) => Rc::ptr_eq(a, b),
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            }
+    }
 }
 
 impl PartialEq for Shown {
@@ -179,6 +200,38 @@ pub struct View {
     pub preset_n: u32,
     /// Only heads with this role stand out in the all-heads grid.
     pub role_filter: Option<Role>,
+    /// The second text compared with the first (None: comparing is off).
+    pub compare: Option<String>,
+    /// A pinned query token: it stays the query, highlighted, across keystrokes while the
+    /// text up to it is unchanged.
+    pub pin: Option<Pin>,
+}
+
+/// A pinned query: the token's index in the text's tokens and the text up to its end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pin {
+    pub token: usize,
+    pub before: String,
+}
+
+impl Pin {
+    /// The pin of `tokens[token]` in `text`, if it exists.
+    pub fn of(text: &str, tokens: &[TokenInfo], token: usize) -> Option<Pin> {
+        let end = tokens.get(token)?.span.1;
+        Some(Pin {
+            token,
+            before: text.chars().take(end).collect(),
+        })
+    }
+
+    /// Whether `tokens` of `text` still hold the pinned token: the text up to it is unchanged
+    /// and the token there ends where it did.
+    pub fn holds(&self, text: &str, tokens: &[TokenInfo]) -> bool {
+        text.starts_with(&self.before)
+            && tokens
+                .get(self.token)
+                .is_some_and(|t| t.span.1 == self.before.chars().count())
+    }
 }
 
 pub enum ViewAction {
@@ -190,6 +243,10 @@ pub enum ViewAction {
     /// Put a text in the text box (a lesson preset).
     Preset(String),
     FilterRole(Option<Role>),
+    /// Compare with a second text (its starting value), or stop comparing.
+    SetCompare(Option<String>),
+    /// Pin a query row of the run on screen (a second pin of the same row, or None, unpins).
+    Pin(Option<usize>),
 }
 
 /// What the user changed in the model.
@@ -315,6 +372,8 @@ impl State {
                 lesson: None,
                 preset_n: 0,
                 role_filter: None,
+                compare: None,
+                pin: None,
             },
             interventions: Interventions {
                 variant: Variant::Scaled,
@@ -360,7 +419,12 @@ impl State {
                     v.head = h.min(m.config.n_head - 1);
                 }
             }
-            ViewAction::SelectQuery(q) => v.query = Some(q),
+            ViewAction::SelectQuery(q) => {
+                if v.query != Some(q) {
+                    v.pin = None; // another query chosen: the pin lets go
+                }
+                v.query = Some(q);
+            }
             ViewAction::FocusCell(c) => v.cell = c,
             ViewAction::SetLesson(l) => v.lesson = l.map(|i| i.min(LESSON_SECTIONS - 1)),
             ViewAction::Preset(text) => {
@@ -369,6 +433,22 @@ impl State {
                 v.text = text;
             }
             ViewAction::FilterRole(r) => v.role_filter = r,
+            ViewAction::SetCompare(b) => v.compare = b,
+            ViewAction::Pin(row) => {
+                let shown = self.results.shown.as_ref();
+                let token = row.zip(shown).map(|(r, s)| r + s.trace.dropped);
+                let same = token.is_some() && v.pin.as_ref().map(|p| p.token) == token;
+                match (token, shown) {
+                    (Some(tok), Some(s)) if !same => {
+                        v.pin = Pin::of(&s.text, &s.tokens, tok);
+                        v.query = v.pin.as_ref().map(|p| p.token - s.trace.dropped);
+                    }
+                    _ => {
+                        v.pin = None;
+                        v.query = None;
+                    }
+                }
+            }
         }
     }
 
@@ -437,6 +517,20 @@ impl State {
             }
         }
         self.view.text = shown.text.clone();
+        // the pin follows its token while the text before it is unchanged, else it goes
+        if let Some(pin) = &self.view.pin {
+            let row = pin.token.checked_sub(shown.trace.dropped);
+            match row.filter(|_| pin.holds(&shown.text, &shown.tokens)) {
+                Some(r) => self.view.query = Some(r),
+                None => {
+                    self.view.pin = None;
+                    self.view.query = None;
+                }
+            }
+        }
+        if let (Some(_), Some(b)) = (&self.view.compare, &shown.b) {
+            self.view.compare = Some(b.text.clone());
+        }
         self.results.shown = Some(shown);
         self.results.error = None;
     }
@@ -501,6 +595,7 @@ mod tests {
             text: format!("text {generation}"),
             tokens: Rc::new(vec![]),
             roles: Rc::new(attnlab_model::roles::text_scores(&trace)),
+            b: None,
             trace: Rc::new(trace),
             baseline: None,
             cpu_because: None,
@@ -584,6 +679,70 @@ mod tests {
         assert_eq!(s.interventions.tau, 1.0);
         let s = reduce(s, Action::Intervene(InterventionAction::SetTau(100.0)));
         assert_eq!(s.interventions.tau, TAU_MAX);
+    }
+
+    fn shown_text(generation: u64, text: &str, spans: &[(usize, usize)]) -> Shown {
+        let mut s = shown(generation, &vec![1; spans.len()]);
+        s.text = text.into();
+        s.tokens = Rc::new(
+            spans
+                .iter()
+                .map(|&span| TokenInfo {
+                    id: 1,
+                    piece: String::new(),
+                    display: String::new(),
+                    span,
+                    partial: false,
+                })
+                .collect(),
+        );
+        s
+    }
+
+    #[test]
+    fn a_pin_follows_its_token_while_the_text_before_it_is_unchanged() {
+        let s = Rc::new(State::new(Lang::Ko));
+        // "나는 커피를 마셨다": tokens 나는 | ␣커피를 | ␣마셨다
+        let s = reduce(
+            s,
+            Action::Result(shown_text(
+                1,
+                "나는 커피를 마셨다",
+                &[(0, 2), (2, 6), (6, 10)],
+            )),
+        );
+        let s = reduce(s, Action::View(ViewAction::Pin(Some(1))));
+        assert_eq!(
+            s.view.pin.as_ref().map(|p| p.before.as_str()),
+            Some("나는 커피를")
+        );
+        assert_eq!(s.query_index(), Some(1));
+        // typing after it: the pin stays on the same token
+        let s = reduce(
+            s,
+            Action::Result(shown_text(
+                2,
+                "나는 커피를 마셨다 오늘",
+                &[(0, 2), (2, 6), (6, 10), (10, 13)],
+            )),
+        );
+        assert_eq!(s.query_index(), Some(1));
+        assert!(s.view.pin.is_some());
+        // a second click on the same row unpins; pin again
+        let s = reduce(s, Action::View(ViewAction::Pin(Some(1))));
+        assert_eq!((s.view.pin.clone(), s.query_index()), (None, Some(3)));
+        let s = reduce(s, Action::View(ViewAction::Pin(Some(1))));
+        // the text before the pin changes: the pin goes, the query is the last token again
+        let s = reduce(
+            s,
+            Action::Result(shown_text(3, "나는 차를 마셨다", &[(0, 2), (2, 5), (5, 9)])),
+        );
+        assert_eq!((s.view.pin.clone(), s.query_index()), (None, Some(2)));
+        // Esc (None) unpins too
+        let s = reduce(s, Action::View(ViewAction::Pin(Some(0))));
+        assert!(s.view.pin.is_some());
+        let s = reduce(s, Action::View(ViewAction::Pin(None)));
+        assert_eq!(s.view.pin, None);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The page's state in the URL fragment, so a link restores exactly what was on screen:
-//! `#t=<text>&lang=ko&l=1&h=2&q=3&v=temperature&tau=0.5&apply=1&mask=0&ablate=0.1,2.3&backend=cpu`.
+//! `#t=<text>&b=<second text>&lang=ko&l=1&h=2&q=3&v=temperature&tau=0.5&apply=1&mask=0&ablate=0.1,2.3&backend=cpu`.
 //! Parsing never fails: unknown or malformed parameters are skipped and reported as notices
 //! (plain text, never markup).
 
@@ -30,6 +30,8 @@ pub struct UrlState {
     pub lesson: Option<usize>,
     /// The backend asked for (`auto`, `webgpu`, `cpu`).
     pub backend: Option<Preference>,
+    /// The second text of a comparison (`b=`).
+    pub compare: Option<String>,
 }
 
 /// `%XX` and `+` decoding; invalid escapes are kept as they are, invalid UTF-8 replaced.
@@ -93,12 +95,17 @@ pub fn parse(fragment: &str) -> (UrlState, Vec<String>) {
             ))
         };
         match key.as_str() {
-            "t" => {
-                if val.chars().count() > MAX_TEXT {
-                    notices.push(format!("t: longer than {MAX_TEXT} characters, cut"));
-                    st.text = Some(val.chars().take(MAX_TEXT).collect());
+            "t" | "b" => {
+                let text = if val.chars().count() > MAX_TEXT {
+                    notices.push(format!("{key}: longer than {MAX_TEXT} characters, cut"));
+                    val.chars().take(MAX_TEXT).collect()
                 } else {
-                    st.text = Some(val);
+                    val
+                };
+                if key == "t" {
+                    st.text = Some(text);
+                } else {
+                    st.compare = Some(text);
                 }
             }
             "lang" => match val.as_str() {
@@ -199,6 +206,9 @@ impl UrlState {
         if let Some(p) = self.backend {
             s.model.preference = p;
         }
+        if self.compare.is_some() {
+            v.compare = self.compare.clone();
+        }
     }
 }
 
@@ -206,12 +216,15 @@ impl UrlState {
 pub fn fragment(s: &State) -> String {
     let (v, iv) = (&s.view, &s.interventions);
     let ablate: Vec<String> = iv.ablate.iter().map(|(l, h)| format!("{l}.{h}")).collect();
-    let mut parts = vec![
-        format!("t={}", percent_encode(&v.text)),
+    let mut parts = vec![format!("t={}", percent_encode(&v.text))];
+    if let Some(b) = &v.compare {
+        parts.push(format!("b={}", percent_encode(b)));
+    }
+    parts.extend([
         format!("lang={}", s.lang.code()),
         format!("l={}", v.layer),
         format!("h={}", v.head),
-    ];
+    ]);
     if let Some(q) = v.query {
         parts.push(format!("q={q}"));
     }
@@ -250,6 +263,7 @@ mod tests {
         s.interventions.ablate = [(0, 1), (2, 3)].into();
         s.model.preference = Preference::Cpu;
         s.view.lesson = Some(3);
+        s.view.compare = Some("나는 차를 & 물을 마셨다".into());
         assert!(fragment(&s).ends_with("&lesson=4&backend=cpu"));
         let (u, notices) = parse(&fragment(&s));
         assert_eq!(notices, Vec::<String>::new());

@@ -17,7 +17,7 @@ use crate::engine::worker_client::CpuWorker;
 use crate::engine::{Engine, Note, Preference};
 use crate::loader::{self, ModelBytes};
 use crate::runner::{Run, Runner};
-use crate::state::{Action, ModelAction, ModelInfo, OwnLoad, ProbeResult, Shown, State};
+use crate::state::{Action, ModelAction, ModelInfo, OwnLoad, ProbeResult, Shown, Side, State};
 use crate::test_hooks;
 
 /// A request of the page.
@@ -26,6 +26,8 @@ pub enum Job {
     /// event, for the latency measurement.
     Text {
         text: String,
+        /// The second text, when comparing (run after the first, same options).
+        b: Option<String>,
         opts: AttentionOptions,
         input_at: f64,
     },
@@ -52,7 +54,36 @@ pub struct PageEngine {
 }
 
 impl PageEngine {
-    async fn run_text(&self, text: &str, opts: &AttentionOptions, input_at: f64) -> Outcome {
+    /// The second text of a comparison.
+    async fn run_side(&self, text: &str, opts: &AttentionOptions) -> Side {
+        let run = async {
+            let tokens = self.tokenizer.encode(text).map_err(|e| e.to_string())?;
+            if tokens.is_empty() {
+                return Err(String::new());
+            }
+            let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
+            let reply = self.engine.forward(&ids, opts).await?;
+            self.carried.borrow_mut().extend(
+                reply
+                    .notes
+                    .into_iter()
+                    .filter(|n| !matches!(n, Note::TooLong(_))),
+            );
+            Ok((Rc::new(tokens), reply.trace))
+        };
+        Side {
+            text: text.to_string(),
+            run: run.await,
+        }
+    }
+
+    async fn run_text(
+        &self,
+        text: &str,
+        b: Option<&str>,
+        opts: &AttentionOptions,
+        input_at: f64,
+    ) -> Outcome {
         let error = |error: String| Outcome::Error {
             text: text.to_string(),
             error,
@@ -69,6 +100,10 @@ impl PageEngine {
             Ok(r) => r,
             Err(e) => return error(e),
         };
+        let b = match b {
+            Some(b) => Some(Rc::new(self.run_side(b, opts).await)),
+            None => None,
+        };
         let mut notes = std::mem::take(&mut *self.carried.borrow_mut());
         notes.extend(reply.notes);
         let cpu_because = notes.iter().rev().find_map(|n| match n {
@@ -80,6 +115,7 @@ impl PageEngine {
             text: text.to_string(),
             tokens: Rc::new(tokens),
             roles: Rc::new(roles::text_scores(&reply.trace)),
+            b,
             trace: reply.trace,
             cpu_because,
             baseline: reply.baseline,
@@ -126,9 +162,10 @@ impl Run for PageEngine {
         match job {
             Job::Text {
                 text,
+                b,
                 opts,
                 input_at,
-            } => self.run_text(text, opts, *input_at).await,
+            } => self.run_text(text, b.as_deref(), opts, *input_at).await,
             Job::Probe(probe) => Outcome::Probe(self.run_probe(probe).await),
         }
     }
@@ -153,6 +190,8 @@ struct Inner {
     text: RefCell<String>,
     opts: RefCell<AttentionOptions>,
     preference: RefCell<Preference>,
+    /// The second text, when comparing.
+    compare: RefCell<Option<String>>,
 }
 
 /// What the page holds of the engine. Equal only to itself: holding it never re-renders.
@@ -181,8 +220,10 @@ impl EngineHandle {
         *self.0.opts.borrow_mut() = opts.clone();
         let runner = self.0.runner.borrow().clone();
         if let Some(r) = runner {
+            let b = self.0.compare.borrow().clone();
             let (_, drain) = r.submit(Job::Text {
                 text,
+                b,
                 opts,
                 input_at,
             });
@@ -195,6 +236,16 @@ impl EngineHandle {
     /// Runs the last text again with `opts` (after a change of options, backend or model).
     pub fn rerun(&self, opts: AttentionOptions) {
         let text = self.0.text.borrow().clone();
+        self.send(text, opts, now());
+    }
+
+    /// Compares the text with `b` from now on (or stops comparing), and runs both.
+    pub fn set_compare(&self, b: Option<String>) {
+        if *self.0.compare.borrow() == b {
+            return;
+        }
+        *self.0.compare.borrow_mut() = b;
+        let (text, opts) = (self.0.text.borrow().clone(), self.0.opts.borrow().clone());
         self.send(text, opts, now());
     }
 
@@ -339,6 +390,7 @@ pub fn use_engine(
     text: &str,
     opts: AttentionOptions,
     preference: Preference,
+    compare: Option<String>,
 ) -> (EngineHandle, Labels) {
     let vocab = use_state(|| Labels(Rc::new(Vec::new())));
     let handle = {
@@ -352,6 +404,7 @@ pub fn use_engine(
                 text: RefCell::new(text),
                 opts: RefCell::new(opts),
                 preference: RefCell::new(preference),
+                compare: RefCell::new(compare),
             }))
         })
     };

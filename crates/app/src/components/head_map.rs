@@ -21,6 +21,11 @@ pub struct Props {
     /// Whether the selected head is switched off, and the switch.
     pub ablated: bool,
     pub on_ablate: Callback<bool>,
+    /// The pinned query row, and the pin's switch (a row, or None to unpin).
+    #[prop_or_default]
+    pub pin: Option<usize>,
+    #[prop_or_default]
+    pub on_pin: Callback<Option<usize>>,
 }
 
 /// Redraw counter bumped by window resizes.
@@ -83,14 +88,15 @@ pub fn HeadMap(props: &Props) -> Html {
         let (overlay, layout) = (overlay.clone(), layout.clone());
         let drawn = use_mut_ref(|| false);
         use_effect_with(
-            (props.cell, props.sel.clone(), resized),
-            move |(cell, _, _)| {
-                if cell.is_none() && !*drawn.borrow() {
+            (props.cell, props.pin, props.sel.clone(), resized),
+            move |(cell, pin, _, _)| {
+                let empty = cell.is_none() && pin.is_none();
+                if empty && !*drawn.borrow() {
                     return;
                 }
                 if let Some(canvas) = overlay.cast::<HtmlCanvasElement>() {
-                    highlight(&canvas, *layout.borrow(), *cell);
-                    *drawn.borrow_mut() = cell.is_some();
+                    highlight(&canvas, *layout.borrow(), *cell, *pin);
+                    *drawn.borrow_mut() = !empty;
                 }
             },
         );
@@ -108,12 +114,32 @@ pub fn HeadMap(props: &Props) -> Html {
             }
         })
     };
+    // a click on a row's label pins that query (a second click unpins)
+    let onclick = {
+        let layout = layout.clone();
+        let on_pin = props.on_pin.clone();
+        Callback::from(move |e: MouseEvent| {
+            if let Some(r) = layout
+                .borrow()
+                .row_label(e.offset_x() as f64, e.offset_y() as f64)
+            {
+                on_pin.emit(Some(r));
+            }
+        })
+    };
     let onkeydown = {
         let on_cell = props.on_cell.clone();
+        let on_pin = props.on_pin.clone();
         let current = props.cell;
+        let pinned = props.pin.is_some();
         Callback::from(move |e: KeyboardEvent| {
             let (i, j) = current.unwrap_or((0, 0));
             let next = match e.key().as_str() {
+                "Enter" | " " if current.is_some() => {
+                    e.prevent_default();
+                    on_pin.emit(Some(i));
+                    return;
+                }
                 "ArrowUp" => Some((i.saturating_sub(1), j)),
                 "ArrowDown" => Some(((i + 1).min(t - 1), j)),
                 "ArrowLeft" => Some((i, j.saturating_sub(1))),
@@ -121,6 +147,9 @@ pub fn HeadMap(props: &Props) -> Html {
                 "Home" => Some((i, 0)),
                 "End" => Some((i, t - 1)),
                 "Escape" => {
+                    if pinned {
+                        on_pin.emit(None);
+                    }
                     on_cell.emit(None);
                     return;
                 }
@@ -151,6 +180,13 @@ pub fn HeadMap(props: &Props) -> Html {
     };
     let table = use_state(|| false);
     let hv = props.sel.view();
+    // the drill-down follows the focused cell, else the pinned row at its largest weight
+    let drill_cell = props.cell.filter(|&(i, j)| i < t && j < t).or_else(|| {
+        let i = props.pin.filter(|&i| i < t)?;
+        let row = &hv.weights[i * t..(i + 1) * t];
+        let j = (0..t).max_by(|&a, &b| row[a].total_cmp(&row[b]).then(b.cmp(&a)))?;
+        Some((i, j))
+    });
     let readout = match props.cell.filter(|&(i, j)| i < t && j < t) {
         Some((i, j)) => {
             let e = i * t + j;
@@ -185,11 +221,11 @@ pub fn HeadMap(props: &Props) -> Html {
             <div class="heatmap-wrap">
                 <canvas id="head-map" ref={node} tabindex="0" role="img" aria-label={title}
                     aria-describedby="cell-readout" data-t={t.to_string()}
-                    {onmousemove} {onkeydown} {onfocus} />
+                    {onmousemove} {onkeydown} {onfocus} {onclick} />
                 <canvas id="head-highlight" class="overlay" ref={overlay} aria-hidden="true" />
             </div>
             <div aria-live="polite">{ readout }</div>
-            if let Some(cell) = props.cell.filter(|&(i, j)| i < t && j < t) {
+            if let Some(cell) = drill_cell {
                 <super::drill::Drill {lang} sel={props.sel.clone()} {cell} />
             }
             <label class="check ablate">

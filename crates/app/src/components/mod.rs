@@ -18,6 +18,7 @@ pub mod model_loader;
 pub mod next_token;
 pub mod softmax_compare;
 pub mod steps;
+pub mod text_compare;
 pub mod text_input;
 pub mod token_strip;
 pub mod weighted_sum;

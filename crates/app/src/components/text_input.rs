@@ -16,6 +16,9 @@ pub struct Props {
     #[prop_or_default]
     pub preset: (u32, AttrValue),
     pub label: AttrValue,
+    /// The textarea's id ("text" for the main box).
+    #[prop_or(AttrValue::Static("text"))]
+    pub id: AttrValue,
     /// (text, performance.now() of the event)
     pub on_text: Callback<(String, f64)>,
 }
@@ -104,8 +107,8 @@ pub fn TextInput(props: &Props) -> Html {
     }
     html! {
         <div class="input">
-            <label for="text">{ props.label.clone() }</label>
-            <textarea id="text" ref={node} rows="2" spellcheck="false" autocomplete="off"
+            <label for={props.id.clone()}>{ props.label.clone() }</label>
+            <textarea id={props.id.clone()} ref={node} rows="2" spellcheck="false" autocomplete="off"
                 {oninput} />
         </div>
     }

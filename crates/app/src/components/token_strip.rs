@@ -19,6 +19,9 @@ pub struct Props {
     pub dropped: usize,
     /// The selected query, as a position in the run (after the dropped tokens).
     pub query: Option<usize>,
+    /// Whether the query is pinned (it then stays across keystrokes).
+    #[prop_or_default]
+    pub pinned: bool,
     pub on_select: Callback<usize>,
 }
 
@@ -48,13 +51,14 @@ pub fn TokenStrip(props: &Props) -> Html {
             })
         };
         let class = classes!("tok", dropped.then_some("dropped"), tok.partial.then_some("partial"),
-            selected.then_some("selected"));
+            selected.then_some("selected"), (selected && props.pinned).then_some("pinned"));
         html! {
             <li>
                 <button {class} {title} {onclick} disabled={dropped} aria-pressed={selected.to_string()}
                     data-id={tok.id.to_string()}>
                     <span class="piece">{ tok.display.clone() }</span>
                     <span class="tid">{ tok.id }</span>
+                    if selected && props.pinned { <span class="pin-mark">{ Key::Pinned.text(lang) }</span> }
                 </button>
             </li>
         }
