@@ -109,6 +109,12 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
 
   test('the lesson walks through its nine sections on the live model, in Korean and English', async () => {
     const { page } = app;
+    // the page opened on the clearest head for its text: the lowest broad score among non-sinks
+    const roles = JSON.parse(execFileSync(CLI, ['--model', path.join(ROOT, 'assets', 'model'), 'heads', LESSON, '--format', 'json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    const clearest = roles.heads
+      .filter((h) => h.scores.first < roles.thresholds.first)
+      .reduce((a, b) => (b.scores.broad < a.scores.broad ? b : a));
+    assert.equal(await page.locator('.head-cell[aria-pressed=true]').getAttribute('data-head'), `${clearest.layer}.${clearest.head}`);
     await setText(page, LESSON);
     await page.locator('#lesson-toggle').click();
     await page.locator('#lesson').waitFor();
@@ -127,9 +133,12 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     assert.match(await page.locator('#qkv-shapes').textContent(), /W_Q, W_K, W_V/);
     const full = JSON.parse(execFileSync(CLI, ['--model', path.join(ROOT, 'assets/model'), 'trace', LESSON, '--format', 'json', '--full'], { encoding: 'utf8', maxBuffer: 256 << 20 }));
     const { t, d_k: dk } = full.trace.dims;
-    const q = full.trace.layers[0].q; // heads × T × d_k, head 0 first
+    // the selected head (the page opened on the clearest one)
+    const [sl, sh] = (await page.locator('.head-cell[aria-pressed=true]').getAttribute('data-head')).split('.').map(Number);
+    const q = full.trace.layers[sl].q; // heads × T × d_k
+    const at = (d) => q[sh * t * dk + (t - 1) * dk + d];
     const shown = (await page.$$eval('#qkv-table tr[data-row=q] td', (tds) => tds.map((td) => td.textContent))).map(num);
-    shown.forEach((x, d) => assert.ok(Math.abs(x - q[(t - 1) * dk + d]) < 2e-4, `q[${d}]: ${x} vs ${q[(t - 1) * dk + d]}`));
+    shown.forEach((x, d) => assert.ok(Math.abs(x - at(d)) < 2e-4, `q[${d}]: ${x} vs ${at(d)}`));
 
     // section 4: the lesson's example, exact, then edited; the variance demo
     await page.locator('.lesson-dots .dot').nth(3).click();
@@ -169,9 +178,21 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     await settled(page);
     const mix = await page.locator('#lesson-mix').textContent();
     assert.match(mix, /마셨다/);
-    const w0 = cliTrace(LESSON, 0, 0).heads[0].weights.at(-1);
-    const top = Math.max(...w0);
-    assert.ok(mix.includes(top.toFixed(2)), `the largest weight ${top.toFixed(2)} in «${mix}»`);
+    // the section picks the head where 마셨다's largest weight is highest, and names it
+    const all = JSON.parse(execFileSync(CLI, ['--model', path.join(ROOT, 'assets', 'model'), 'trace', LESSON, '--format', 'json'], { encoding: 'utf8', maxBuffer: 64 << 20 }));
+    const best = all.heads
+      .map((hd) => ({ hd, w: Math.max(...hd.weights.at(-1)) }))
+      .reduce((a, b) => (b.w > a.w ? b : a));
+    assert.ok(mix.includes(best.w.toFixed(2)), `the largest weight ${best.w.toFixed(2)} in «${mix}»`);
+    assert.match(await page.locator('#lesson-head-name').textContent(), new RegExp(`층 ${best.hd.layer} · 헤드 ${best.hd.head}: '마셨다'에서 가장 뚜렷한 헤드`));
+    // the lesson's pattern is reported either way, with real numbers
+    assert.match(await page.locator('#lesson-pattern').textContent(), /커피를.*\d\.\d\d/);
+    // the picker shows any other head
+    const other = all.heads.find((hd) => hd !== best.hd);
+    await page.selectOption('#lesson-head', String(other.layer * all.dims.n_head + other.head));
+    assert.match(await page.locator('#lesson-head-name').textContent(), new RegExp(`층 ${other.layer} · 헤드 ${other.head} \\(직접 고른 헤드\\)`));
+    const otherTop = Math.max(...other.weights.at(-1));
+    assert.ok((await page.locator('#lesson-mix').textContent()).includes(otherTop.toFixed(2)));
 
     // section 7: switching the mask off changes the prediction, with Δ against the unmodified model
     await page.locator('#lesson-next').click();
@@ -189,12 +210,14 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
     assert.equal(await page.locator('#delta-help').count(), 0, 'no Δ without an intervention');
 
-    // section 8: the lesson's English question, one line per head
+    // section 8: the lesson's English question, one line per head of every layer, strongest first
     await page.locator('#lesson-next').click();
     await page.locator('#lesson-preset').click();
     await settled(page);
-    const heads = await page.locator('#head-picks li').count();
-    assert.equal(heads, full.trace.dims.n_head);
+    const picks = await page.$$eval('#head-picks li', (ls) => ls.map((l) => Number(l.textContent.match(/ (\d\.\d\d)/)[1])));
+    assert.equal(picks.length, full.trace.dims.n_head * full.trace.dims.n_layer);
+    assert.ok(picks.every((w, i) => i === 0 || picks[i - 1] >= w), `sorted: ${picks}`);
+    assert.equal(await page.locator('#head-picks li.clearest').count(), 1);
 
     // section 9: the block follows the loaded model; then English
     await page.locator('#lesson-next').click();
@@ -349,6 +372,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     const { page } = app;
     const A = '나는 커피를 마셨다';
     await setText(page, A);
+    await page.locator('.head-cell[data-head="0.0"]').click();
     await page.locator('#compare-toggle').check();
     assert.equal(await page.locator('#text-b').inputValue(), '나는 차를 마셨다');
     await page.waitForSelector('#compare-rows');

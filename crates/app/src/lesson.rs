@@ -4,6 +4,8 @@
 //! in [`crate::lesson_text`]; everything here is pure and unit-tested.
 
 use attnlab_model::cpu::softmax_rows;
+use attnlab_model::roles::{Role, Scores};
+use attnlab_model::Trace;
 
 /// The sections, in the lesson's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,6 +145,59 @@ pub fn dot_variance(d_k: usize, samples: usize, seed: u64) -> (f64, f64) {
 /// The d_k values the variance demo compares.
 pub const VARIANCE_DKS: [usize; 5] = [1, 4, 16, 64, 256];
 
+/// The head a text shows most clearly: among heads that are not attention sinks (their
+/// first-token score under its threshold), the one whose rows are least spread out (the
+/// lowest `broad` score: mean row entropy ÷ its maximum). Ties go to the earlier head; None
+/// when the text is too short to say or every head is a sink.
+pub fn clearest_head(roles: &[Scores], n_head: usize) -> Option<(usize, usize)> {
+    roles
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.has(Role::First))
+        .filter_map(|(i, s)| Some((i, s.get(Role::Broad)?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+        .map(|(i, _)| (i / n_head.max(1), i % n_head.max(1)))
+}
+
+/// One head's strongest key from a query: (layer, head, key, weight).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TopKey {
+    pub layer: usize,
+    pub head: usize,
+    pub key: usize,
+    pub weight: f32,
+}
+
+/// Every head's largest weight from query `q`, largest first (ties: earlier head first).
+/// Section 6 shows the first (the head where the query's largest weight is highest);
+/// section 8 lists them all.
+pub fn top_keys(trace: &Trace, q: usize) -> Vec<TopKey> {
+    let d = trace.dims;
+    let mut out = Vec::with_capacity(d.n_layer * d.n_head);
+    for layer in 0..d.n_layer {
+        for head in 0..d.n_head {
+            let row = &trace.head(layer, head).weights[q * d.t..(q + 1) * d.t];
+            let (key, &weight) = row
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(&a.0)))
+                .expect("a row has a key");
+            out.push(TopKey {
+                layer,
+                head,
+                key,
+                weight,
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        b.weight
+            .total_cmp(&a.weight)
+            .then((a.layer, a.head).cmp(&(b.layer, b.head)))
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +270,40 @@ mod tests {
             assert!(s.panel().ends_with("-card"));
         }
         assert_eq!(Section::at(99), Section::Block);
+    }
+
+    #[test]
+    fn the_clearest_head_is_the_most_focused_non_sink() {
+        let mut r = vec![Scores::default(); 4];
+        for (i, (broad, first)) in [(0.2, 0.9), (0.5, 0.1), (0.3, 0.2), (0.9, 0.0)]
+            .iter()
+            .enumerate()
+        {
+            r[i].set(Role::Broad, Some(*broad));
+            r[i].set(Role::First, Some(*first));
+        }
+        // head 0 is a sink (first 0.9 ≥ 0.5): the clearest other is head 2 (broad 0.3)
+        assert_eq!(clearest_head(&r, 2), Some((1, 0)));
+        assert_eq!(
+            clearest_head(&[Scores::default()], 1),
+            None,
+            "too short to say"
+        );
+    }
+
+    #[test]
+    fn top_keys_are_sorted_by_weight_over_every_head() {
+        use attnlab_model::testing::{random_model, tiny_config};
+        use attnlab_model::{forward, AttentionOptions, LnPlacement};
+        let model = random_model(&tiny_config(LnPlacement::Post), 3, 2.0);
+        let tr = forward(&model, &[1, 4, 2, 8], &AttentionOptions::default()).unwrap();
+        let keys = top_keys(&tr, 3);
+        assert_eq!(keys.len(), 4, "2 layers × 2 heads");
+        assert!(keys.windows(2).all(|w| w[0].weight >= w[1].weight));
+        for k in &keys {
+            let row = &tr.head(k.layer, k.head).weights[12..16];
+            assert_eq!(row[k.key], k.weight);
+            assert!(row.iter().all(|&w| w <= k.weight));
+        }
     }
 }

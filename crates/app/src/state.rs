@@ -205,6 +205,9 @@ pub struct View {
     /// A pinned query token: it stays the query, highlighted, across keystrokes while the
     /// text up to it is unchanged.
     pub pin: Option<Pin>,
+    /// The first result picks the head to show (`lesson::clearest_head`): nobody chose one
+    /// yet (no head in the link, no click).
+    pub auto_head: bool,
 }
 
 /// A pinned query: the token's index in the text's tokens and the text up to its end.
@@ -374,6 +377,7 @@ impl State {
                 role_filter: None,
                 compare: None,
                 pin: None,
+                auto_head: true,
             },
             interventions: Interventions {
                 variant: Variant::Scaled,
@@ -414,6 +418,7 @@ impl State {
         let v = &mut self.view;
         match a {
             ViewAction::SelectHead(l, h) => {
+                v.auto_head = false;
                 if let Some(m) = &self.model.info {
                     v.layer = l.min(m.config.n_layer - 1);
                     v.head = h.min(m.config.n_head - 1);
@@ -485,6 +490,7 @@ impl State {
                 self.view.query = None;
                 self.view.layer = 0;
                 self.view.head = 0;
+                self.view.auto_head = true;
                 self.interventions.ablate.clear();
                 m.info = Some(info);
                 m.model_id += 1;
@@ -517,6 +523,13 @@ impl State {
             }
         }
         self.view.text = shown.text.clone();
+        if self.view.auto_head {
+            let d = shown.trace.dims;
+            if let Some((l, h)) = crate::lesson::clearest_head(&shown.roles, d.n_head) {
+                (self.view.layer, self.view.head) = (l, h);
+            }
+            self.view.auto_head = false;
+        }
         // the pin follows its token while the text before it is unchanged, else it goes
         if let Some(pin) = &self.view.pin {
             let row = pin.token.checked_sub(shown.trace.dropped);

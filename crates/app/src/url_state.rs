@@ -178,9 +178,11 @@ impl UrlState {
         }
         if let Some(l) = self.layer {
             v.layer = l;
+            v.auto_head = false;
         }
         if let Some(h) = self.head {
             v.head = h;
+            v.auto_head = false;
         }
         if self.query.is_some() {
             v.query = self.query;
@@ -264,6 +266,7 @@ mod tests {
         s.model.preference = Preference::Cpu;
         s.view.lesson = Some(3);
         s.view.compare = Some("나는 차를 & 물을 마셨다".into());
+        s.view.auto_head = false; // a link names its head: the page does not pick one
         assert!(fragment(&s).ends_with("&lesson=4&backend=cpu"));
         let (u, notices) = parse(&fragment(&s));
         assert_eq!(notices, Vec::<String>::new());

@@ -4,7 +4,6 @@
 
 use std::rc::Rc;
 
-use attnlab_model::cpu::MASKED;
 use attnlab_model::LnPlacement;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
@@ -142,6 +141,8 @@ pub fn Lesson(props: &Props) -> Html {
     let dk = use_state(|| lesson::SCALING_DK.to_string());
     let soft = use_state(|| "1.2, 0.3, 2.1, -0.4".to_string());
     let seed = use_state(|| 1u64);
+    // section 6's head, when the learner picked one instead of the clearest
+    let picked = use_state(|| None::<(usize, usize)>);
     // the variance demo's draws, once per seed (not on every render)
     let variance = use_memo(*seed, |&seed| {
         lesson::VARIANCE_DKS.map(|d| (d, lesson::dot_variance(d, 2000, seed)))
@@ -309,7 +310,12 @@ pub fn Lesson(props: &Props) -> Html {
         }
         Section::WeightedSum => match sel {
             Some(s) => {
-                let hv = s.view();
+                let tr = &s.trace.0;
+                // the head where the query's largest weight is highest, unless one was picked
+                let tops = lesson::top_keys(tr, q);
+                let best = tops[0];
+                let (l, h) = (*picked).unwrap_or((best.layer, best.head));
+                let hv = tr.head(l, h);
                 let mut w: Vec<(usize, f32)> = hv.weights[q * hv.t..(q + 1) * hv.t]
                     .iter()
                     .copied()
@@ -322,11 +328,89 @@ pub fn Lesson(props: &Props) -> Html {
                     .filter(|(_, x)| *x > 0.0)
                     .map(|(j, x)| format!("{:.2} × V({})", x, s.labels.get(*j)))
                     .collect();
+                let qlabel = s.labels.get(q).trim_start_matches('␣').to_string();
+                let name = format!(
+                    "{} {l} · {} {h}",
+                    Key::Layer.text(lang),
+                    Key::Head.text(lang)
+                );
+                let why = if (l, h) == (best.layer, best.head) {
+                    format!(
+                        "{name}: {} ({:.2} → {})",
+                        Key::ClearestFor.text(lang).replace("{q}", &qlabel),
+                        best.weight,
+                        s.labels.get(best.key)
+                    )
+                } else {
+                    format!("{name} ({})", Key::PickedHead.text(lang))
+                };
+                // the lesson's own pattern: does any head look from 마셨다 to 커피를 most?
+                let coffee = (0..q).find(|&j| s.labels.get(j).contains("커피를"));
+                let pattern = (qlabel == "마셨다").then_some(()).and(coffee).map(|c| {
+                    let on_coffee: Vec<&lesson::TopKey> =
+                        tops.iter().filter(|k| k.key == c).collect();
+                    let text = match on_coffee.first() {
+                        Some(k) => Key::PatternFound
+                            .text(lang)
+                            .replace("{n}", &on_coffee.len().to_string())
+                            .replace(
+                                "{head}",
+                                &format!(
+                                    "{} {} · {} {}",
+                                    Key::Layer.text(lang),
+                                    k.layer,
+                                    Key::Head.text(lang),
+                                    k.head
+                                ),
+                            )
+                            .replace("{w}", &format!("{:.2}", k.weight)),
+                        None => {
+                            let (bl, bh, bw) = (0..tr.dims.n_layer)
+                                .flat_map(|l| (0..tr.dims.n_head).map(move |h| (l, h)))
+                                .map(|(l, h)| (l, h, tr.head(l, h).weights[q * tr.dims.t + c]))
+                                .max_by(|a, b| a.2.total_cmp(&b.2))
+                                .unwrap_or((0, 0, 0.0));
+                            Key::PatternMissing
+                                .text(lang)
+                                .replace(
+                                    "{head}",
+                                    &format!(
+                                        "{} {bl} · {} {bh}",
+                                        Key::Layer.text(lang),
+                                        Key::Head.text(lang)
+                                    ),
+                                )
+                                .replace("{w}", &format!("{bw:.2}"))
+                        }
+                    };
+                    html! { <p class="help" id="lesson-pattern">{ text }</p> }
+                });
+                let onchange = {
+                    let picked = picked.clone();
+                    let nh = tr.dims.n_head;
+                    Callback::from(move |e: Event| {
+                        if let Some(sel) = target_as::<web_sys::HtmlSelectElement>(&e) {
+                            picked.set(sel.value().parse::<usize>().ok().map(|i| (i / nh, i % nh)));
+                        }
+                    })
+                };
+                let options = tops.iter().map(|k| {
+                    let i = k.layer * tr.dims.n_head + k.head;
+                    html! {
+                        <option value={i.to_string()} selected={(k.layer, k.head) == (l, h)}>
+                            { format!("L{} H{} — {:.2} → {}", k.layer, k.head, k.weight, s.labels.get(k.key)) }
+                        </option>
+                    }
+                });
                 html! {
                     <>
+                        <p class="help" id="lesson-head-name">{ why }</p>
                         <p class="formula" id="lesson-mix">{ format!("{}({}) = {}{}", Key::LessonNewRepr.text(lang), s.labels.get(q),
                             terms.join(" + "), if w.len() > 6 { " + …" } else { "" }) }</p>
-                        <p class="help">{ format!("{} {} · {} {}", Key::Layer.text(lang), s.layer, Key::Head.text(lang), s.head) }</p>
+                        { for pattern }
+                        <label class="lesson-field">{ Key::OtherHead.text(lang) }
+                            <select id="lesson-head" {onchange}>{ for options }</select>
+                        </label>
                     </>
                 }
             }
@@ -366,16 +450,18 @@ pub fn Lesson(props: &Props) -> Html {
         }
         Section::MultiHead => match sel {
             Some(s) => {
+                // every head's strongest key from the last token, strongest first
                 let tr = &s.trace.0;
                 let last = tr.dims.t - 1;
-                let items = (0..tr.dims.n_head).map(|h| {
-                    let hv = tr.head(s.layer, h);
-                    let r = &hv.weights[last * hv.t..(last + 1) * hv.t];
-                    let (j, w) = r.iter().copied().enumerate().filter(|(j, _)| hv.masked[last * hv.t + j] != MASKED)
-                        .max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or((0, 0.0));
-                    html! { <li data-head={h.to_string()}>{ format!("H{h}: «{}» → «{}» {:.2}", s.labels.get(last), s.labels.get(j), w) }</li> }
+                let items = lesson::top_keys(tr, last).into_iter().enumerate().map(|(rank, k)| {
+                    html! {
+                        <li data-head={format!("{}.{}", k.layer, k.head)} class={classes!((rank == 0).then_some("clearest"))}>
+                            { format!("L{} H{}: «{}» → «{}» {:.2}", k.layer, k.head, s.labels.get(last), s.labels.get(k.key), k.weight) }
+                            if rank == 0 { { format!(" — {}", Key::ClearestHead.text(lang)) } }
+                        </li>
+                    }
                 });
-                html! { <ul class="head-picks" id="head-picks">{ for items }</ul> }
+                html! { <ol class="head-picks" id="head-picks">{ for items }</ol> }
             }
             None => waiting(),
         },
