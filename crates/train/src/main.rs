@@ -66,6 +66,15 @@ enum Cmd {
     },
     /// Analyse the trained model's heads and write the model card.
     Card,
+    /// A model's loss on a text file (one paragraph per line), by attnlab's own forward pass.
+    Eval {
+        /// The text to measure on
+        file: PathBuf,
+        /// At most this many windows of context + 1 tokens from the start (48: the trainer's
+        /// validation measure)
+        #[arg(long, default_value_t = usize::MAX)]
+        windows: usize,
+    },
 }
 
 fn read(path: &Path) -> Result<String, String> {
@@ -83,6 +92,7 @@ fn fmt_secs(s: f64) -> String {
 
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
+        Cmd::Eval { file, windows } => eval(&cli.model_dir, &file, windows),
         Cmd::Tokenizer { vocab } => {
             let train = cli.corpus.join("train.txt");
             let t0 = Instant::now();
@@ -263,6 +273,13 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+fn eval(dir: &Path, file: &Path, windows: usize) -> Result<(), String> {
+    let b = Bundle::load_dir(dir).map_err(|e| e.to_string())?;
+    let loss = analysis::text_loss(&b, &read(file)?, windows)?;
+    println!("{}", serde_json::to_string(&loss).map_err(|e| e.to_string())?);
+    Ok(())
 }
 
 fn main() -> ExitCode {
