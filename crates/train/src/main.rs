@@ -5,7 +5,7 @@
 //! python3 corpus/build_corpus.py                       # data/corpus/{train,valid}.txt
 //! cargo run -p attnlab-train --release -- tokenizer    # assets/model/tokenizer.json
 //! cargo run -p attnlab-train --release -- train        # config.json, model.safetensors, logs
-//! cargo run -p attnlab-train --release -- card         # head analysis + model card README.md
+//! cargo run -p attnlab-train --release -- card --baseline DIR   # head roles, the fixed-set comparison, README.md
 //! ```
 
 use std::io::{IsTerminal, Write};
@@ -65,7 +65,11 @@ enum Cmd {
         stop_after: Option<usize>,
     },
     /// Analyse the trained model's heads and write the model card.
-    Card,
+    Card {
+        /// The previous bundled model's folder, measured beside this one on the fixed set
+        #[arg(long)]
+        baseline: Option<PathBuf>,
+    },
     /// A model's loss on a text file (one paragraph per line), by attnlab's own forward pass.
     Eval {
         /// The text to measure on
@@ -76,6 +80,12 @@ enum Cmd {
         windows: usize,
     },
 }
+
+/// The previous bundled model's validation lines, frozen for comparisons.
+const FIXED_SET: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../corpus/fixed-valid-v1.txt"
+);
 
 fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
@@ -220,7 +230,7 @@ fn run(cli: Cli) -> Result<(), String> {
             println!("\ndone: {}", summary);
             Ok(())
         }
-        Cmd::Card => {
+        Cmd::Card { baseline } => {
             let dir = &cli.model_dir;
             let b = Bundle::load_dir(dir).map_err(|e| e.to_string())?;
             let valid = read(&cli.corpus.join("valid.txt"))?;
@@ -257,13 +267,59 @@ fn run(cli: Cli) -> Result<(), String> {
                     shown.join(", ")
                 ));
             }
+            let fixed = read(Path::new(FIXED_SET))?;
+            let mut comparison = String::from("| model | fixed set, nats/token (48 windows) | fixed set, nats/token (all windows) | fixed set, nats/char | new held-out set, nats/token (48 windows) |\n|---|---:|---:|---:|---:|\n");
+            let mut measure = |name: &str, m: &Bundle| -> Result<(), String> {
+                let (f48, fall) = (
+                    analysis::text_loss(m, &fixed, 48)?,
+                    analysis::text_loss(m, &fixed, usize::MAX)?,
+                );
+                let v48 = analysis::text_loss(m, &valid, 48)?;
+                comparison.push_str(&format!(
+                    "| {name} | {:.3} | {:.3} ({} windows) | {:.3} | {:.3} |\n",
+                    f48.nats_per_token,
+                    fall.nats_per_token,
+                    fall.windows,
+                    fall.nats_per_char,
+                    v48.nats_per_token
+                ));
+                Ok(())
+            };
+            measure("this model", &b)?;
+            if let Some(base) = &baseline {
+                let old = Bundle::load_dir(base).map_err(|e| format!("{}: {e}", base.display()))?;
+                measure("the previous bundled model", &old)?;
+            }
+            let log = read(&dir.join("training-log.csv"))?;
+            let best_valid = log
+                .lines()
+                .skip(1)
+                .filter_map(|l| {
+                    let f: Vec<&str> = l.split(',').collect();
+                    Some((
+                        f.first()?.parse::<usize>().ok()?,
+                        f.get(2)?.parse::<f64>().ok()?,
+                    ))
+                })
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap_or((0, f64::NAN));
+            let lesson_tokens = b
+                .tokenizer
+                .encode(analysis::LESSON)
+                .map_err(|e| e.to_string())?
+                .len();
             let card = card::render(
                 &b.model.config,
                 &training,
                 &tok_stats,
                 &manifest,
-                &table,
-                &preds,
+                &card::Measured {
+                    heads: &table,
+                    predictions: &preds,
+                    comparison: &comparison,
+                    lesson_tokens,
+                    best_valid,
+                },
             );
             std::fs::write(dir.join("README.md"), card).map_err(|e| e.to_string())?;
             println!(
@@ -278,7 +334,10 @@ fn run(cli: Cli) -> Result<(), String> {
 fn eval(dir: &Path, file: &Path, windows: usize) -> Result<(), String> {
     let b = Bundle::load_dir(dir).map_err(|e| e.to_string())?;
     let loss = analysis::text_loss(&b, &read(file)?, windows)?;
-    println!("{}", serde_json::to_string(&loss).map_err(|e| e.to_string())?);
+    println!(
+        "{}",
+        serde_json::to_string(&loss).map_err(|e| e.to_string())?
+    );
     Ok(())
 }
 

@@ -345,8 +345,11 @@ pub fn Lesson(props: &Props) -> Html {
                     format!("{name} ({})", Key::PickedHead.text(lang))
                 };
                 // the lesson's own pattern: does any head look from 마셨다 to 커피를 most?
-                let coffee = (0..q).find(|&j| s.labels.get(j).contains("커피를"));
-                let pattern = (qlabel == "마셨다").then_some(()).and(coffee).map(|c| {
+                // (the query ends the word 마셨다; the key is the first token of 커피를, however
+                // the tokenizer splits the words)
+                let upto: String = (0..=q).map(|j| s.labels.get(j)).collect();
+                let coffee = (0..q).find(|&j| s.labels.get(j).contains("커피"));
+                let pattern = upto.ends_with("마셨다").then_some(()).and(coffee).map(|c| {
                     let on_coffee: Vec<&lesson::TopKey> =
                         tops.iter().filter(|k| k.key == c).collect();
                     let text = match on_coffee.first() {

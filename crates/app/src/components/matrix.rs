@@ -59,6 +59,9 @@ pub struct TableProps {
     /// What the rows and columns are, for screen readers (the empty corner cell).
     #[prop_or_default]
     pub corner: AttrValue,
+    /// A pinned row, highlighted.
+    #[prop_or_default]
+    pub pinned: Option<usize>,
 }
 
 /// The numbers themselves, each cell tinted with its colour.
@@ -84,7 +87,11 @@ pub fn MatrixTable(props: &TableProps) -> Html {
             );
             html! { <td {style}>{ fmt_num(x) }</td> }
         });
-        html! { <tr><th scope="row">{ props.row_labels.get(i).to_string() }</th>{ for cells }</tr> }
+        html! {
+            <tr class={classes!((props.pinned == Some(i)).then_some("pinned"))}>
+                <th scope="row">{ props.row_labels.get(i).to_string() }</th>{ for cells }
+            </tr>
+        }
     });
     html! {
         <table class="numbers">

@@ -20,6 +20,9 @@ pub struct Props {
     pub lang: Lang,
     /// The head shown, in the trace shown.
     pub sel: HeadSel,
+    /// The pinned query row, highlighted in the number tables.
+    #[prop_or_default]
+    pub pin: Option<usize>,
 }
 
 #[function_component]
@@ -63,7 +66,7 @@ pub fn Steps(props: &Props) -> Html {
                 <figcaption>{ caption }</figcaption>
                 if numbers {
                     <MatrixTable values={values.clone()} rows={t} cols={c} scale={scale}
-                        row_labels={props.sel.labels.clone()} col_labels={col_labels} caption={caption}
+                        row_labels={props.sel.labels.clone()} col_labels={col_labels} caption={caption} pinned={props.pin}
                         corner={format!("{} \\ {}", Key::Query.text(lang), Key::KeyToken.text(lang))} />
                 } else {
                     <MatrixCanvas values={values.clone()} rows={t} cols={c} scale={scale} label={caption} />
