@@ -407,6 +407,10 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     await page.locator('#compare-toggle').uncheck();
     assert.equal(await page.locator('#compare').count(), 0);
     assert.ok(!(await page.evaluate(() => location.hash)).includes('&b='));
+    // switched on again, B is what it was
+    await page.locator('#compare-toggle').check();
+    assert.equal(await page.locator('#text-b').inputValue(), '나는 오늘 차를 마셨다');
+    await page.locator('#compare-toggle').uncheck();
   });
 
   test('a pinned query row stays highlighted across keystrokes until the text before it changes; Esc unpins', async () => {
@@ -443,6 +447,11 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     await page.waitForSelector('#token-strip .tok.pinned');
     await setText(page, '나는 그제 산 커피를 오늘 마셨다');
     assert.equal(await page.locator('#token-strip .tok.pinned').count(), 0);
+    // Esc in the text box lets go too
+    await clickLabel(1);
+    await page.waitForSelector('#token-strip .tok.pinned');
+    await page.locator('#text').press('Escape');
+    await page.waitForFunction(() => !document.querySelector('#token-strip .tok.pinned'));
     // keyboard: Enter on a focused cell pins its row, Esc unpins
     await map.focus();
     await page.keyboard.press('ArrowDown');

@@ -131,6 +131,33 @@ fn Page() -> Html {
         );
         use_effect_with(frag, move |frag| dom::replace_hash(frag));
     }
+    // Esc anywhere lets go of a pinned query (typing happens in the text box, not the map)
+    {
+        let d = state.dispatcher();
+        use_effect_with((), move |_| {
+            use wasm_bindgen::JsCast;
+            let cb = wasm_bindgen::closure::Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(
+                move |e: web_sys::KeyboardEvent| {
+                    if e.key() == "Escape" && !e.is_composing() {
+                        d.dispatch(Action::View(VA::Pin(None)));
+                    }
+                },
+            );
+            let doc = web_sys::window().and_then(|w| w.document());
+            if let Some(doc) = &doc {
+                let _ =
+                    doc.add_event_listener_with_callback("keydown", cb.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(doc) = doc {
+                    let _ = doc.remove_event_listener_with_callback(
+                        "keydown",
+                        cb.as_ref().unchecked_ref(),
+                    );
+                }
+            }
+        });
+    }
     // a change of options re-runs the text (typing submits directly: see `on_text`)
     {
         let engine = engine.clone();
@@ -206,11 +233,13 @@ fn Page() -> Html {
     let on_compare_toggle = use_memo((), {
         let (engine, d) = (engine.clone(), state.dispatcher());
         move |_| {
-            Callback::from(move |(on, a): (bool, String)| {
-                // B starts as A with 커피 → 차 (the lesson's pair), else as A itself
-                let b = on.then(|| match a.contains("커피") {
-                    true => a.replacen("커피", "차", 1),
-                    false => a,
+            Callback::from(move |(on, a, last): (bool, String, String)| {
+                // B is the last second text; the first time, A with 커피 → 차 (the lesson's
+                // pair), else A itself
+                let b = on.then(|| match (last.is_empty(), a.contains("커피")) {
+                    (false, _) => last,
+                    (true, true) => a.replacen("커피", "차", 1),
+                    (true, false) => a,
                 });
                 d.dispatch(Action::View(VA::SetCompare(b.clone())));
                 engine.set_compare(b);
@@ -218,8 +247,13 @@ fn Page() -> Html {
         }
     });
     let on_text_b = use_memo((), {
-        let engine = engine.clone();
-        move |_| Callback::from(move |(b, _at): (String, f64)| engine.set_compare(Some(b)))
+        let (engine, d) = (engine.clone(), state.dispatcher());
+        move |_| {
+            Callback::from(move |(b, _at): (String, f64)| {
+                d.dispatch(Action::View(VA::SetCompare(Some(b.clone()))));
+                engine.set_compare(Some(b));
+            })
+        }
     });
     let initial_b = use_memo(state.view.compare.is_some(), {
         let b = state.view.compare.clone();
@@ -348,6 +382,7 @@ fn Page() -> Html {
                     </div>
                     if v.compare.is_some() {
                         <TextCompare {lang} a={sel.clone()} b={s.b.clone()} vocab={vocab.clone()}
+                            a_tokens={s.tokens.len()} pin={v.pin.as_ref().map(|_| q)}
                             initial={(*initial_b).clone()} on_text={(*on_text_b).clone()} />
                     }
                     <Legend {lang} />
@@ -400,10 +435,10 @@ fn Page() -> Html {
                 <label class="compare-toggle">
                     <input type="checkbox" id="compare-toggle" checked={v.compare.is_some()}
                         onchange={{
-                            let (cb, text) = ((*on_compare_toggle).clone(), v.text.clone());
+                            let (cb, text, last) = ((*on_compare_toggle).clone(), v.text.clone(), v.compare_last.clone());
                             Callback::from(move |e: Event| {
                                 if let Some(i) = crate::components::target_as::<web_sys::HtmlInputElement>(&e) {
-                                    cb.emit((i.checked(), text.clone()));
+                                    cb.emit((i.checked(), text.clone(), last.clone()));
                                 }
                             })
                         }} />

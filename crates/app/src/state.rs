@@ -202,6 +202,8 @@ pub struct View {
     pub role_filter: Option<Role>,
     /// The second text compared with the first (None: comparing is off).
     pub compare: Option<String>,
+    /// The last second text, kept while comparing is off (switching it on again restores it).
+    pub compare_last: String,
     /// A pinned query token: it stays the query, highlighted, across keystrokes while the
     /// text up to it is unchanged.
     pub pin: Option<Pin>,
@@ -376,6 +378,7 @@ impl State {
                 preset_n: 0,
                 role_filter: None,
                 compare: None,
+                compare_last: String::new(),
                 pin: None,
                 auto_head: true,
             },
@@ -435,22 +438,35 @@ impl State {
             ViewAction::Preset(text) => {
                 v.preset_n += 1;
                 v.query = None;
+                v.pin = None;
                 v.text = text;
             }
             ViewAction::FilterRole(r) => v.role_filter = r,
-            ViewAction::SetCompare(b) => v.compare = b,
+            ViewAction::SetCompare(b) => {
+                if let Some(b) = &b {
+                    v.compare_last = b.clone();
+                }
+                v.compare = b;
+            }
             ViewAction::Pin(row) => {
                 let shown = self.results.shown.as_ref();
-                let token = row.zip(shown).map(|(r, s)| r + s.trace.dropped);
+                let token = row
+                    .zip(shown)
+                    .filter(|(r, s)| *r < s.trace.dims.t)
+                    .map(|(r, s)| r + s.trace.dropped);
                 let same = token.is_some() && v.pin.as_ref().map(|p| p.token) == token;
                 match (token, shown) {
                     (Some(tok), Some(s)) if !same => {
                         v.pin = Pin::of(&s.text, &s.tokens, tok);
                         v.query = v.pin.as_ref().map(|p| p.token - s.trace.dropped);
                     }
+                    // a row that is not there changes nothing
+                    (None, _) if row.is_some() => {}
+                    // unpin (Esc, or a second click on the pinned row)
                     _ => {
-                        v.pin = None;
-                        v.query = None;
+                        if v.pin.take().is_some() {
+                            v.query = None;
+                        }
                     }
                 }
             }
@@ -488,6 +504,7 @@ impl State {
                 self.results = Results::default();
                 self.view.cell = None;
                 self.view.query = None;
+                self.view.pin = None;
                 self.view.layer = 0;
                 self.view.head = 0;
                 self.view.auto_head = true;
@@ -524,11 +541,12 @@ impl State {
         }
         self.view.text = shown.text.clone();
         if self.view.auto_head {
+            // (a text too short to say leaves the choice to the next result)
             let d = shown.trace.dims;
             if let Some((l, h)) = crate::lesson::clearest_head(&shown.roles, d.n_head) {
                 (self.view.layer, self.view.head) = (l, h);
+                self.view.auto_head = false;
             }
-            self.view.auto_head = false;
         }
         // the pin follows its token while the text before it is unchanged, else it goes
         if let Some(pin) = &self.view.pin {
@@ -543,6 +561,7 @@ impl State {
         }
         if let (Some(_), Some(b)) = (&self.view.compare, &shown.b) {
             self.view.compare = Some(b.text.clone());
+            self.view.compare_last = b.text.clone();
         }
         self.results.shown = Some(shown);
         self.results.error = None;
@@ -756,6 +775,30 @@ mod tests {
         assert!(s.view.pin.is_some());
         let s = reduce(s, Action::View(ViewAction::Pin(None)));
         assert_eq!(s.view.pin, None);
+    }
+
+    #[test]
+    fn a_pin_counts_dropped_tokens_and_lets_go_when_its_token_is_dropped() {
+        // the tiny model's context is 8: 10 tokens run the last 8 (2 dropped)
+        let spans = |n: usize| (0..n).map(|i| (i, i + 1)).collect::<Vec<_>>();
+        let text = |n: usize| "가".repeat(n);
+        let s = Rc::new(State::new(Lang::Ko));
+        let s = reduce(s, Action::Result(shown_text(1, &text(10), &spans(10))));
+        assert_eq!(s.results.shown.as_ref().unwrap().trace.dropped, 2);
+        let s = reduce(s, Action::View(ViewAction::Pin(Some(1)))); // row 1 = token 3
+        assert_eq!(s.view.pin.as_ref().map(|p| p.token), Some(3));
+        // one more token: one more dropped, the same token is one row up
+        let s = reduce(s, Action::Result(shown_text(2, &text(11), &spans(11))));
+        assert_eq!(
+            (s.view.pin.as_ref().map(|p| p.token), s.query_index()),
+            (Some(3), Some(0))
+        );
+        // another: the pinned token is dropped, and the pin goes
+        let s = reduce(s, Action::Result(shown_text(3, &text(12), &spans(12))));
+        assert_eq!((s.view.pin.clone(), s.query_index()), (None, Some(7)));
+        // a row that is not there changes nothing
+        let same = reduce(s.clone(), Action::View(ViewAction::Pin(Some(99))));
+        assert!(Rc::ptr_eq(&s, &same));
     }
 
     #[test]

@@ -208,8 +208,9 @@ impl UrlState {
         if let Some(p) = self.backend {
             s.model.preference = p;
         }
-        if self.compare.is_some() {
-            v.compare = self.compare.clone();
+        if let Some(b) = &self.compare {
+            v.compare = Some(b.clone());
+            v.compare_last = b.clone();
         }
     }
 }
@@ -266,6 +267,7 @@ mod tests {
         s.model.preference = Preference::Cpu;
         s.view.lesson = Some(3);
         s.view.compare = Some("나는 차를 & 물을 마셨다".into());
+        s.view.compare_last = "나는 차를 & 물을 마셨다".into();
         s.view.auto_head = false; // a link names its head: the page does not pick one
         assert!(fragment(&s).ends_with("&lesson=4&backend=cpu"));
         let (u, notices) = parse(&fragment(&s));

@@ -453,5 +453,16 @@ fn heads_says_what_it_did_with_bad_or_long_input() {
     // a probe longer than the context is clamped, and said so
     let out = attnlab(&dir, &["heads", "--probe-len", "500"]);
     ok(&out);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("probe shortened from 500"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("probe shortened from 500") && err.contains("context of 64"),
+        "{err}"
+    );
+    // valid UTF-8 with NUL bytes is a binary file too
+    let nul = tmp.path().join("nul.txt");
+    std::fs::write(&nul, "나는\0커피\n").unwrap();
+    fails_cleanly(
+        &attnlab(&dir, &["heads", "--corpus", nul.to_str().unwrap()]),
+        "not UTF-8 text",
+    );
 }

@@ -218,16 +218,20 @@ impl Probe {
         let fit = (context / 2).min(candidates.len());
         let half = len.min(fit);
         let clamped = (half < len).then(|| {
-            if fit == candidates.len() && candidates.len() < context / 2 {
-                format!(
-                    "probe shortened from {len} to {half} tokens per copy: the vocabulary has only {} usable tokens",
-                    candidates.len()
-                )
-            } else {
-                format!(
-                    "probe shortened from {len} to {half} tokens per copy: two copies must fit the context of {context}"
-                )
+            let mut why = Vec::new();
+            if len > context / 2 {
+                why.push(format!("two copies must fit the context of {context}"));
             }
+            if len > candidates.len() {
+                why.push(format!(
+                    "the vocabulary has only {} usable tokens",
+                    candidates.len()
+                ));
+            }
+            format!(
+                "probe shortened from {len} to {half} tokens per copy: {}",
+                why.join(", and ")
+            )
         });
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut ids: Vec<u32> = candidates
@@ -341,7 +345,8 @@ pub fn corpus_lines(text: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Runs every text and the probe through the CPU reference and reports the roles.
+/// Runs every text (with `opts`) and the probe (always on the unmodified model, as the page
+/// runs it) through the CPU reference and reports the roles.
 /// `progress(done, total)` is called after each text.
 pub fn measure(
     bundle: &Bundle,
@@ -363,8 +368,9 @@ pub fn measure(
         }
         progress(i + 1, texts.len());
     }
+    // the probe measures the unmodified model, as the page runs it (once per model)
     let probe_scores = if probe.half > 0 {
-        probe.scores(&forward(model, &probe.ids, opts)?)
+        probe.scores(&forward(model, &probe.ids, &AttentionOptions::default())?)
     } else {
         vec![Scores::default(); model.config.n_layer * model.config.n_head]
     };
@@ -562,6 +568,14 @@ mod tests {
         let c = Probe::from_candidates(&cands, 80, 3, 128);
         assert_eq!(c.half, 64);
         assert!(c.clamped.unwrap().contains("context of 128"));
+        // both reasons at once
+        let both = Probe::from_candidates(&cands[..10], 500, 3, 64)
+            .clamped
+            .unwrap();
+        assert!(
+            both.contains("context of 64") && both.contains("only 10 usable"),
+            "{both}"
+        );
         let few = Probe::from_candidates(&cands[..10], 32, 3, 128);
         assert_eq!(few.half, 10);
         assert!(few.clamped.unwrap().contains("only 10 usable tokens"));

@@ -314,7 +314,10 @@ pub fn Lesson(props: &Props) -> Html {
                 // the head where the query's largest weight is highest, unless one was picked
                 let tops = lesson::top_keys(tr, q);
                 let best = tops[0];
-                let (l, h) = (*picked).unwrap_or((best.layer, best.head));
+                // (a pick from another model's heads does not apply)
+                let (l, h) = picked
+                    .filter(|&(l, h)| l < tr.dims.n_layer && h < tr.dims.n_head)
+                    .unwrap_or((best.layer, best.head));
                 let hv = tr.head(l, h);
                 let mut w: Vec<(usize, f32)> = hv.weights[q * hv.t..(q + 1) * hv.t]
                     .iter()

@@ -53,8 +53,13 @@ pub fn row_changes(diff: &[f32], t: usize) -> Vec<RowChange> {
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub lang: Lang,
-    /// The first text's run, with the selected head.
+    /// The first text's run, with the selected head, and how many tokens the text has (the
+    /// run may have dropped the start).
     pub a: HeadSel,
+    pub a_tokens: usize,
+    /// The pinned query row, highlighted in the row changes.
+    #[prop_or_default]
+    pub pin: Option<usize>,
     /// The second text's run (None until it arrives).
     pub b: Option<Rc<Side>>,
     pub vocab: Labels,
@@ -106,7 +111,7 @@ pub fn TextCompare(props: &Props) -> Html {
             run: Ok((tokens, b)),
             ..
         }) => {
-            let (ta, tb) = (a.dims.t, b.dims.t);
+            let ta = a.dims.t;
             let a_labels: Vec<&str> = props.a.labels.0.iter().map(String::as_str).collect();
             let b_labels: Vec<&str> = tokens[b.dropped..]
                 .iter()
@@ -120,7 +125,9 @@ pub fn TextCompare(props: &Props) -> Html {
                     </figure>
                 }
             };
-            let diff = (ta == tb).then(|| {
+            // position by position only when both texts have as many tokens, cut alike
+            let aligned = props.a_tokens == tokens.len() && a.dropped == b.dropped;
+            let diff = aligned.then(|| {
                 let d = difference(a.head(l, h).weights, b.head(l, h).weights);
                 let rows = row_changes(&d, ta);
                 let scale = Scale::signed_for(&d);
@@ -133,7 +140,7 @@ pub fn TextCompare(props: &Props) -> Html {
                         format!("{} → {}", a_labels[r.key], b_labels[r.key])
                     };
                     html! {
-                        <tr data-row={i.to_string()}>
+                        <tr data-row={i.to_string()} class={classes!((props.pin == Some(i)).then_some("pinned"))}>
                             <th scope="row">{ q }</th>
                             <td class="num tv">{ format!("{:.3}", r.tv) }</td>
                             <td>{ key }</td>
@@ -164,12 +171,15 @@ pub fn TextCompare(props: &Props) -> Html {
                 (map, table)
             });
             let (diff_map, diff_rows) = diff.unzip();
-            let no_diff = (ta != tb).then(|| {
+            let no_diff = (!aligned).then(|| {
                 let msg = Key::TokenCountsDiffer
                     .text(lang)
-                    .replace("{a}", &ta.to_string())
-                    .replace("{b}", &tb.to_string());
+                    .replace("{a}", &props.a_tokens.to_string())
+                    .replace("{b}", &tokens.len().to_string());
                 html! { <p class="help" id="compare-status">{ msg }</p> }
+            });
+            let b_cut = (b.dropped > 0).then(|| html! {
+                <p class="warn" id="compare-dropped">{ format!("B: {} ({} {})", Key::Dropped.text(lang), b.dropped, Key::DroppedTokens.text(lang)) }</p>
             });
             html! {
                 <>
@@ -180,6 +190,7 @@ pub fn TextCompare(props: &Props) -> Html {
                     </div>
                     { for diff_rows }
                     { for no_diff }
+                    { for b_cut }
                     <div class="grid two compare-next">
                         <div id="compare-next-a"><h3>{ format!("A · {}", Key::NextToken.text(lang)) }</h3>{ top5(a, &props.vocab) }</div>
                         <div id="compare-next-b"><h3>{ format!("B · {}", Key::NextToken.text(lang)) }</h3>{ top5(b, &props.vocab) }</div>
