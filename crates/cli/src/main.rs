@@ -1,5 +1,6 @@
 //! `attnlab`: run the model from the command line and look at its attention.
 
+mod formation;
 mod heads;
 mod heatmap;
 mod output;
@@ -74,6 +75,57 @@ enum Command {
         #[command(flatten)]
         attn: AttnArgs,
     },
+    /// The logit lens: the residual stream after the embedding and each block, through the
+    /// output head, as next-token probabilities at one position.
+    Lens {
+        text: String,
+        /// The position (from 0; default: the last token)
+        #[arg(long)]
+        pos: Option<usize>,
+        /// How many tokens per stage
+        #[arg(long, default_value_t = 5)]
+        top: usize,
+        #[arg(long, value_enum, default_value_t = HeadsFormat::Table)]
+        format: HeadsFormat,
+        #[command(flatten)]
+        attn: AttnArgs,
+    },
+    /// Where a query token's information comes from, per layer: attention rollout (an
+    /// approximation), value-weighted attention or raw attention.
+    Flow {
+        text: String,
+        /// The query token (from 0; default: the last)
+        #[arg(long)]
+        query: Option<usize>,
+        #[arg(long, value_enum, default_value_t = FlowMethod::Rollout)]
+        method: FlowMethod,
+        #[arg(long, value_enum, default_value_t = FlowFormat::Json)]
+        format: FlowFormat,
+        #[command(flatten)]
+        attn: AttnArgs,
+    },
+    /// Append tokens to the text one by one: greedy, or sampled with an output temperature
+    /// and top-k / top-p from a seed (the attention is left as it is).
+    Generate {
+        text: String,
+        /// How many tokens (stops early, and says so, when the context is full)
+        #[arg(long, default_value_t = 16)]
+        steps: usize,
+        /// Output temperature (on the final logits; not the attention's τ)
+        #[arg(long, default_value_t = 1.0)]
+        temperature: f32,
+        #[arg(long)]
+        top_k: Option<usize>,
+        #[arg(long)]
+        top_p: Option<f32>,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Always the most likely token
+        #[arg(long)]
+        greedy: bool,
+        #[arg(long, value_enum, default_value_t = HeadsFormat::Table)]
+        format: HeadsFormat,
+    },
     /// Score every head's role (previous-token, first-token, self, broad, local from the
     /// text; induction and duplicate-token from a repeated random-token probe).
     Heads {
@@ -94,6 +146,19 @@ enum Command {
         #[command(flatten)]
         attn: AttnArgs,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum FlowMethod {
+    Rollout,
+    Value,
+    Raw,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum FlowFormat {
+    Json,
+    Csv,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -249,6 +314,73 @@ fn run(cli: Cli) -> Result<(), String> {
             let (tokens, tr) = trace(text, &attn)?;
             output::write_predictions(&mut out, &bundle, &tokens, &tr, top, format == Format::Json)
                 .or_else(quiet_broken_pipe)
+        }
+        Command::Lens {
+            text,
+            pos,
+            top,
+            format,
+            attn,
+        } => {
+            let (tokens, tr) = trace(text, &attn)?;
+            formation::lens(
+                &mut out,
+                &bundle,
+                &tokens,
+                &tr,
+                pos,
+                top,
+                format == HeadsFormat::Json,
+            )
+        }
+        Command::Flow {
+            text,
+            query,
+            method,
+            format,
+            attn,
+        } => {
+            let (tokens, tr) = trace(text, &attn)?;
+            let method = match method {
+                FlowMethod::Rollout => attnlab_model::flow::Method::Rollout,
+                FlowMethod::Value => attnlab_model::flow::Method::Value,
+                FlowMethod::Raw => attnlab_model::flow::Method::Raw,
+            };
+            formation::flow(
+                &mut out,
+                &tokens,
+                &tr,
+                query,
+                method,
+                format == FlowFormat::Json,
+            )
+        }
+        Command::Generate {
+            text,
+            steps,
+            temperature,
+            top_k,
+            top_p,
+            seed,
+            greedy,
+            format,
+        } => {
+            let text = read_text(text)?;
+            let sampling = attnlab_model::sample::Sampling {
+                greedy,
+                temperature,
+                top_k,
+                top_p,
+                seed,
+            };
+            formation::generate_cmd(
+                &mut out,
+                &bundle,
+                &text,
+                steps,
+                &sampling,
+                format == HeadsFormat::Json,
+            )
         }
         Command::Heads {
             text,

@@ -466,3 +466,97 @@ fn heads_says_what_it_did_with_bad_or_long_input() {
         "not UTF-8 text",
     );
 }
+
+#[test]
+fn lens_flow_and_generate_agree_with_the_library() {
+    use attnlab_model::sample::Sampling;
+    let (_tmp, dir) = model_dir();
+    let b = Bundle::load_dir(&dir).unwrap();
+    let json =
+        |args: &[&str]| -> Value { serde_json::from_str(&ok(&attnlab(&dir, args))).unwrap() };
+
+    // the lens's last stage is the model's own prediction
+    let lens = json(&["lens", LESSON, "--top", "3", "--format", "json"]);
+    let (_, tr) = b.trace(LESSON, &Default::default()).unwrap();
+    let stages = lens["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 1 + b.model.config.n_layer);
+    let last = stages.last().unwrap();
+    assert_eq!(last["target_rank"].as_u64(), Some(0));
+    assert_eq!(
+        last["top"][0]["id"].as_u64(),
+        Some(tr.top_k(tr.dims.t - 1, 1)[0].0 as u64)
+    );
+    assert_eq!(
+        lens["normalised"], "block-outputs",
+        "the fixture is post-LN without ln_f"
+    );
+
+    // flow: one row per layer over the input tokens, each summing to 1
+    for method in ["rollout", "value", "raw"] {
+        let f = json(&["flow", LESSON, "--method", method, "--query", "3"]);
+        let layers = f["layers"].as_array().unwrap();
+        assert_eq!(layers.len(), b.model.config.n_layer);
+        for row in layers {
+            let s: f64 = row
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .sum();
+            assert!((s - 1.0).abs() < 1e-4, "{method}: {s}");
+        }
+        assert_eq!(f["approximation"].as_bool(), Some(method == "rollout"));
+    }
+    let csv = ok(&attnlab(&dir, &["flow", "나는 커피", "--format", "csv"]));
+    assert!(csv.starts_with("layer,key,token,contribution\n"));
+
+    // greedy generation = the library's argmax chain; a seed repeats a sampled run
+    let g = json(&[
+        "generate", "나는", "--steps", "4", "--greedy", "--format", "json",
+    ]);
+    let ids: Vec<u32> = g["generated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_u64().unwrap() as u32)
+        .collect();
+    let lib = attnlab_model::sample::generate(
+        &b.model,
+        &b.tokenizer.ids("나는").unwrap(),
+        4,
+        &Sampling {
+            greedy: true,
+            ..Default::default()
+        },
+        &Default::default(),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(ids, lib.ids);
+    let seeded = [
+        "generate", "나는", "--steps", "6", "--seed", "7", "--top-k", "5", "--format", "json",
+    ];
+    assert_eq!(json(&seeded)["generated"], json(&seeded)["generated"]);
+
+    // bad input: clear errors, and the context limit is said
+    fails_cleanly(
+        &attnlab(&dir, &["generate", "나는", "--temperature=-1"]),
+        "output temperature",
+    );
+    fails_cleanly(
+        &attnlab(&dir, &["generate", "", "--steps", "2"]),
+        "no tokens",
+    );
+    fails_cleanly(
+        &attnlab(&dir, &["lens", "나는", "--pos", "9"]),
+        "position 9 is past",
+    );
+    fails_cleanly(
+        &attnlab(&dir, &["flow", "나는", "--query", "9"]),
+        "query 9 is past",
+    );
+    let long = "나는 어제 ".repeat(40);
+    let out = attnlab(&dir, &["generate", &long, "--steps", "3", "--greedy"]);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fills the context of 64"));
+}

@@ -1,0 +1,206 @@
+//! How a prediction forms: `attnlab lens` (the logit lens), `attnlab flow` (raw,
+//! value-weighted attention and rollout for one query) and `attnlab generate`.
+
+use std::io::Write;
+
+use attnlab_model::export::run_tokens;
+use attnlab_model::flow::{self, Method};
+use attnlab_model::lens::{logit_lens, Normalised};
+use attnlab_model::sample::{generate, Sampling};
+use attnlab_model::{AttentionOptions, Bundle, TokenInfo, Trace};
+use serde_json::{json, Value};
+
+fn write(out: &mut impl Write, text: &str) -> Result<(), String> {
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(()),
+    }
+}
+
+/// A row of the run (`None`: the last), checked against the text.
+fn position(tr: &Trace, p: Option<usize>, what: &str) -> Result<usize, String> {
+    let t = tr.dims.t;
+    match p {
+        None => Ok(t - 1),
+        Some(p) if p < t => Ok(p),
+        Some(p) => Err(format!(
+            "{what} {p} is past the text: its tokens are 0…{} (after any dropped to fit the context)",
+            t - 1
+        )),
+    }
+}
+
+pub fn lens(
+    out: &mut impl Write,
+    b: &Bundle,
+    tokens: &[TokenInfo],
+    tr: &Trace,
+    pos: Option<usize>,
+    top: usize,
+    json_out: bool,
+) -> Result<(), String> {
+    let pos = position(tr, pos, "position")?;
+    let lens = logit_lens(&b.model, tr, pos, top.max(1)).map_err(|e| e.to_string())?;
+    let toks = run_tokens(tokens, tr);
+    let name = |l: Option<usize>| l.map_or("embedding".to_string(), |l| format!("block {l}"));
+    let how = match lens.normalised {
+        Normalised::FinalLayerNorm => "every stage through the final LayerNorm, then the output head",
+        Normalised::BlockOutputs => "post-LN: block outputs are already normalised and go to the output head as they are; the embedding stage is not normalised",
+    };
+    if json_out {
+        let stages: Vec<Value> = lens
+            .stages
+            .iter()
+            .map(|s| {
+                json!({
+                    "stage": name(s.layer), "layer": s.layer,
+                    "top": s.top.iter().map(|&(id, p)| json!({"id": id, "display": b.tokenizer.display_id(id), "prob": p})).collect::<Vec<_>>(),
+                    "target_prob": s.target_prob, "target_rank": s.target_rank,
+                })
+            })
+            .collect();
+        let v = json!({
+            "position": pos, "token": toks[pos].display, "normalised": lens.normalised, "how": how,
+            "target": {"id": lens.target, "display": b.tokenizer.display_id(lens.target)},
+            "stages": stages,
+        });
+        return write(
+            out,
+            &(serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"),
+        );
+    }
+    let mut s = format!(
+        "logit lens after token {pos} «{}» ({how})\nfinal prediction: «{}»\n\n",
+        toks[pos].display,
+        b.tokenizer.display_id(lens.target)
+    );
+    for st in &lens.stages {
+        let tops: Vec<String> = st
+            .top
+            .iter()
+            .map(|&(id, p)| format!("{} {:.1}%", b.tokenizer.display_id(id), p * 100.0))
+            .collect();
+        s.push_str(&format!(
+            "{:<10} final {:>5.1}% (rank {:>4})  {}\n",
+            name(st.layer),
+            st.target_prob * 100.0,
+            st.target_rank + 1,
+            tops.join(" · ")
+        ));
+    }
+    write(out, &s)
+}
+
+pub fn flow(
+    out: &mut impl Write,
+    tokens: &[TokenInfo],
+    tr: &Trace,
+    query: Option<usize>,
+    method: Method,
+    json_out: bool,
+) -> Result<(), String> {
+    let q = position(tr, query, "query")?;
+    let toks = run_tokens(tokens, tr);
+    let strip = flow::strip(tr, q, method);
+    let t = tr.dims.t;
+    let heads: Vec<Value> = match method {
+        Method::Rollout => Vec::new(),
+        _ => (0..tr.dims.n_layer)
+            .flat_map(|l| (0..tr.dims.n_head).map(move |h| (l, h)))
+            .map(|(l, h)| {
+                let m = if method == Method::Raw {
+                    flow::raw(tr, l, h)
+                } else {
+                    flow::value_weighted(tr, l, h)
+                };
+                json!({"layer": l, "head": h, "row": m[q * t..(q + 1) * t].to_vec()})
+            })
+            .collect(),
+    };
+    if json_out {
+        let v = json!({
+            "method": method.code(), "query": q, "query_token": toks[q].display,
+            "tokens": toks.iter().map(|t| t.display.clone()).collect::<Vec<_>>(),
+            "approximation": method == Method::Rollout,
+            "layers": strip, "heads": heads,
+        });
+        return write(
+            out,
+            &(serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"),
+        );
+    }
+    // csv: one line per layer and input token (heads averaged for raw and value)
+    let mut s = String::from("layer,key,token,contribution\n");
+    for (l, row) in strip.iter().enumerate() {
+        for (j, x) in row.iter().enumerate() {
+            s.push_str(&format!(
+                "{l},{j},\"{}\",{x}\n",
+                toks[j].display.replace('"', "\"\"")
+            ));
+        }
+    }
+    write(out, &s)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn generate_cmd(
+    out: &mut impl Write,
+    b: &Bundle,
+    text: &str,
+    steps: usize,
+    sampling: &Sampling,
+    json_out: bool,
+) -> Result<(), String> {
+    let ids = b.tokenizer.ids(text).map_err(|e| e.to_string())?;
+    if ids.is_empty() {
+        return Err("the text has no tokens: generation starts from at least one".into());
+    }
+    if !(1..=1024).contains(&steps) {
+        return Err(format!("--steps must be 1…1024, got {steps}"));
+    }
+    let tty = !json_out;
+    let mut shown = 0;
+    let g = generate(
+        &b.model,
+        &ids,
+        steps,
+        sampling,
+        &AttentionOptions::default(),
+        |id| {
+            if tty {
+                // each token as it lands
+                let _ = write!(std::io::stderr(), "{}", b.tokenizer.display_id(id));
+                shown += 1;
+            }
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    if tty && shown > 0 {
+        eprintln!();
+    }
+    if g.hit_context {
+        eprintln!(
+            "note: stopped after {} of {steps} tokens: the text fills the context of {} tokens",
+            g.ids.len(),
+            b.model.config.n_positions
+        );
+    }
+    let mut all = ids.clone();
+    all.extend(&g.ids);
+    let decoded = b
+        .tokenizer
+        .inner()
+        .decode(&all, false)
+        .map_err(|e| e.to_string())?;
+    if json_out {
+        let v = json!({
+            "text": text, "generated": g.ids.iter().map(|&id| json!({"id": id, "display": b.tokenizer.display_id(id)})).collect::<Vec<_>>(),
+            "full_text": decoded, "hit_context": g.hit_context, "sampling": sampling,
+        });
+        return write(
+            out,
+            &(serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"),
+        );
+    }
+    write(out, &(decoded + "\n"))
+}

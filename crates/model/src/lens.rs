@@ -1,0 +1,181 @@
+//! The logit lens: the residual stream at one position after the embedding and after each
+//! block, put through the model's own output head (the tied embedding), as next-token
+//! probabilities — how the prediction forms layer by layer.
+//!
+//! Pre-LN models (GPT-2) normalise only at the end, so every stage goes through the final
+//! LayerNorm `ln_f` first, as the last block's output does. A post-LN block's output is already
+//! normalised (its last step is a LayerNorm), so block outputs go to the head as they are
+//! (through `ln_f` too if the model has one); the embedding stage is then raw, and says so.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cpu;
+use crate::error::{Error, Result};
+use crate::trace::Trace;
+use crate::weights::Model;
+
+/// How the stages reach the output head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Normalised {
+    /// Every stage through the final LayerNorm, as the model's own last stage.
+    FinalLayerNorm,
+    /// Post-LN without `ln_f`: block outputs are LayerNorm outputs already; the embedding is
+    /// not normalised.
+    BlockOutputs,
+}
+
+/// One stage of the residual stream: the embedding (`layer` None) or a block's output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    pub layer: Option<usize>,
+    /// The `k` most likely tokens at this stage, most likely first (ties by id).
+    pub top: Vec<(u32, f32)>,
+    /// The final prediction's probability and rank (0 = first) at this stage.
+    pub target_prob: f32,
+    pub target_rank: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Lens {
+    /// The position (a row of the trace) looked at.
+    pub position: usize,
+    pub normalised: Normalised,
+    /// The model's final prediction at `position` (its most likely token).
+    pub target: u32,
+    /// The embedding, then each block.
+    pub stages: Vec<Stage>,
+}
+
+/// Every stage's full next-token distribution at `position` (stages × V): the embedding first,
+/// then each block's output.
+pub fn stage_probs(model: &Model, trace: &Trace, position: usize) -> Result<Vec<Vec<f32>>> {
+    let d = trace.dims;
+    if position >= d.t {
+        return Err(Error::Options(format!(
+            "position {position} is past the text's last token ({})",
+            d.t.saturating_sub(1)
+        )));
+    }
+    let (dm, v) = (d.d_model, d.vocab);
+    let eps = model.config.layer_norm_epsilon;
+    let row = |x: &[f32]| x[position * dm..(position + 1) * dm].to_vec();
+    let mut streams = vec![row(&trace.embedding)];
+    streams.extend(trace.layers.iter().map(|l| row(&l.output)));
+    let w = &model.weights;
+    Ok(streams
+        .into_iter()
+        .map(|x| {
+            let h = match &w.ln_f {
+                Some((g, b)) => {
+                    let mut out = vec![0.0; dm];
+                    cpu::layernorm(&x, g, b, dm, eps, &mut out);
+                    out
+                }
+                None => x,
+            };
+            let mut logits = vec![0.0; v];
+            cpu::matmul_into(&h, &w.wte, 1, dm, v, true, &mut logits, 0.0);
+            let mut probs = vec![0.0; v];
+            cpu::softmax_rows(&logits, v, 1.0, &mut probs);
+            probs
+        })
+        .collect())
+}
+
+/// The `k` most likely ids of `p`, most likely first, ties by id.
+fn top_k(p: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let mut ranked: Vec<(u32, f32)> = p.iter().enumerate().map(|(i, &x)| (i as u32, x)).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(k);
+    ranked
+}
+
+/// The rank of `id` in `p` (how many ids are more likely, ties before it by id).
+fn rank(p: &[f32], id: u32) -> usize {
+    let x = p[id as usize];
+    p.iter()
+        .enumerate()
+        .filter(|&(i, &y)| y > x || (y == x && (i as u32) < id))
+        .count()
+}
+
+/// The logit lens at `position` with the `k` most likely tokens per stage.
+pub fn logit_lens(model: &Model, trace: &Trace, position: usize, k: usize) -> Result<Lens> {
+    let probs = stage_probs(model, trace, position)?;
+    let target = top_k(trace.probs_at(position), 1)[0].0;
+    let stages = probs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Stage {
+            layer: i.checked_sub(1),
+            top: top_k(p, k),
+            target_prob: p[target as usize],
+            target_rank: rank(p, target),
+        })
+        .collect();
+    Ok(Lens {
+        position,
+        normalised: if model.weights.ln_f.is_some() {
+            Normalised::FinalLayerNorm
+        } else {
+            Normalised::BlockOutputs
+        },
+        target,
+        stages,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{random_model, tiny_config};
+    use crate::{forward, AttentionOptions, Config, LnPlacement};
+
+    #[test]
+    fn the_last_stage_is_the_models_own_prediction() {
+        for ln in [LnPlacement::Pre, LnPlacement::Post] {
+            let cfg = Config {
+                n_layer: 1,
+                ..tiny_config(ln)
+            };
+            let model = random_model(&cfg, 4, 1.0);
+            let tr = forward(&model, &[3, 1, 4, 1, 5], &AttentionOptions::default()).unwrap();
+            for pos in 0..5 {
+                let p = stage_probs(&model, &tr, pos).unwrap();
+                assert_eq!(p.len(), 2, "the embedding and one block");
+                let want = tr.probs_at(pos);
+                for (a, b) in p[1].iter().zip(want) {
+                    assert!((a - b).abs() <= 1e-6, "{ln:?} pos {pos}: {a} vs {b}");
+                }
+                let lens = logit_lens(&model, &tr, pos, 3).unwrap();
+                assert_eq!(lens.stages[1].target_rank, 0);
+                assert_eq!(lens.stages[1].top[0].0, lens.target);
+                assert_eq!(lens.stages[0].layer, None);
+                assert_eq!(lens.stages[1].layer, Some(0));
+            }
+            let lens = logit_lens(&model, &tr, 4, 3).unwrap();
+            let expect = if ln == LnPlacement::Pre {
+                Normalised::FinalLayerNorm
+            } else {
+                Normalised::BlockOutputs
+            };
+            assert_eq!(lens.normalised, expect);
+        }
+    }
+
+    #[test]
+    fn ranks_and_top_k_agree_and_a_position_past_the_text_is_an_error() {
+        let model = random_model(&tiny_config(LnPlacement::Pre), 2, 1.0);
+        let tr = forward(&model, &[1, 2, 3], &AttentionOptions::default()).unwrap();
+        let lens = logit_lens(&model, &tr, 2, 20).unwrap();
+        assert_eq!(lens.stages.len(), 3);
+        for s in &lens.stages {
+            let at = s.top.iter().position(|&(id, _)| id == lens.target).unwrap();
+            assert_eq!(at, s.target_rank);
+            assert!(s.top.windows(2).all(|w| w[0].1 >= w[1].1));
+        }
+        let e = logit_lens(&model, &tr, 3, 5).unwrap_err().to_string();
+        assert!(e.contains("position 3 is past"), "{e}");
+    }
+}
