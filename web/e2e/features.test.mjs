@@ -464,6 +464,25 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => !document.querySelector('#token-strip .tok.pinned'));
   });
+  test('attention flow: the strip equals attnlab flow for each method; the map switches; rollout is called an approximation', async () => {
+    const { page } = app;
+    await setText(page, LESSON);
+    for (const method of ['raw', 'value', 'rollout']) {
+      await page.locator(`#flow-${method}`).check();
+      await page.waitForSelector(`#flow-strip[data-method=${method}]`);
+      const q = (await page.evaluate(() => location.hash)).match(/&q=(\d+)/)?.[1];
+      const cli = JSON.parse(execFileSync(CLI, ['--model', path.join(ROOT, 'assets', 'model'), 'flow', LESSON, '--method', method, ...(q ? ['--query', q] : [])], { encoding: 'utf8' }));
+      const shown = await page.$$eval('#flow-strip tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent.replace(/−/g, '-')))));
+      assert.equal(shown.length, cli.layers.length, method);
+      cli.layers.forEach((row, l) => row.forEach((x, j) => assert.ok(Math.abs(shown[l][j] - x) < 6e-5, `${method} L${l} key ${j}: ${shown[l][j]} vs ${x}`)));
+      assert.equal(await page.locator('#flow-approx').count(), method === 'rollout' ? 1 : 0);
+      assert.equal(await page.locator('#flow-note').count(), method === 'raw' ? 0 : 1);
+      if (method !== 'raw') assert.match(await page.evaluate(() => location.hash), new RegExp(`&flow=${method}`));
+    }
+    await page.locator('.flow-card').screenshot({ path: path.join(ARTIFACTS, 'flow-rollout.png') });
+    await page.locator('#flow-raw').check();
+    assert.ok(!(await page.evaluate(() => location.hash)).includes('flow='));
+  });
 });
 
 describe('loading a model from files (WebGPU)', () => {

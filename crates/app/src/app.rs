@@ -7,6 +7,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::components::exports::Exports;
+use crate::components::flow_strip::FlowStrip;
 use crate::components::head_map::HeadMap;
 use crate::components::head_roles::HeadRoles;
 use crate::components::header::Header;
@@ -65,6 +66,7 @@ struct Callbacks {
     mask: Callback<bool>,
     role_filter: Callback<Option<attnlab_model::roles::Role>>,
     pin: Callback<Option<usize>>,
+    flow: Callback<attnlab_model::flow::Method>,
 }
 
 impl Callbacks {
@@ -82,6 +84,7 @@ impl Callbacks {
             mask: send(d, |x| Action::Intervene(IA::SetMask(x))),
             role_filter: send(d, |r| Action::View(VA::FilterRole(r))),
             pin: send(d, |r| Action::View(VA::Pin(r))),
+            flow: send(d, |m| Action::View(VA::SetFlow(m))),
         }
     }
 }
@@ -378,7 +381,8 @@ fn Page() -> Html {
                             cell={v.cell} on_cell={cb.cell.clone()}
                             ablated={iv.ablate.contains(&(l, h))}
                             on_ablate={(*on_ablate).clone()}
-                            pin={v.pin.as_ref().map(|_| q)} on_pin={cb.pin.clone()} />
+                            pin={v.pin.as_ref().map(|_| q)} on_pin={cb.pin.clone()}
+                            flow={v.flow} on_flow={cb.flow.clone()} />
                     </div>
                     if v.compare.is_some() {
                         <TextCompare {lang} a={sel.clone()} b={s.b.clone()} vocab={vocab.clone()}
@@ -386,6 +390,7 @@ fn Page() -> Html {
                             initial={(*initial_b).clone()} on_text={(*on_text_b).clone()} />
                     }
                     <Legend {lang} />
+                    <FlowStrip {lang} trace={trace.clone()} labels={labels.clone()} query={q} method={v.flow} />
                     <HeadRoles {lang} roles={(*roles).clone()} n_head={s.trace.dims.n_head}
                         probe={state.results.probe.clone()} selected={(l, h)}
                         on_select={cb.head.clone()} />

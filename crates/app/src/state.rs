@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
+use attnlab_model::flow::Method;
 use attnlab_model::roles::{Role, Scores};
 use attnlab_model::{AttentionOptions, Config, TokenInfo, Trace};
 use yew::Reducible;
@@ -207,6 +208,8 @@ pub struct View {
     /// A pinned query token: it stays the query, highlighted, across keystrokes while the
     /// text up to it is unchanged.
     pub pin: Option<Pin>,
+    /// What the selected head's map shows: raw attention, value-weighted, or rollout.
+    pub flow: Method,
     /// The first result picks the head to show (`lesson::clearest_head`): nobody chose one
     /// yet (no head in the link, no click).
     pub auto_head: bool,
@@ -250,6 +253,7 @@ pub enum ViewAction {
     FilterRole(Option<Role>),
     /// Compare with a second text (its starting value), or stop comparing.
     SetCompare(Option<String>),
+    SetFlow(Method),
     /// Pin a query row of the run on screen (a second pin of the same row, or None, unpins).
     Pin(Option<usize>),
 }
@@ -380,6 +384,7 @@ impl State {
                 compare: None,
                 compare_last: String::new(),
                 pin: None,
+                flow: Method::Raw,
                 auto_head: true,
             },
             interventions: Interventions {
@@ -442,6 +447,7 @@ impl State {
                 v.text = text;
             }
             ViewAction::FilterRole(r) => v.role_filter = r,
+            ViewAction::SetFlow(m) => v.flow = m,
             ViewAction::SetCompare(b) => {
                 if let Some(b) = &b {
                     v.compare_last = b.clone();

@@ -32,6 +32,8 @@ pub struct UrlState {
     pub backend: Option<Preference>,
     /// The second text of a comparison (`b=`).
     pub compare: Option<String>,
+    /// What the head map shows (`flow=value|rollout`; raw is the default).
+    pub flow: Option<attnlab_model::flow::Method>,
 }
 
 /// `%XX` and `+` decoding; invalid escapes are kept as they are, invalid UTF-8 replaced.
@@ -137,6 +139,10 @@ pub fn parse(fragment: &str) -> (UrlState, Vec<String>) {
                 Some(b) => st.mask = Some(b),
                 None => bad(),
             },
+            "flow" => match attnlab_model::flow::Method::from_code(&val) {
+                Some(m) => st.flow = Some(m),
+                None => bad(),
+            },
             "backend" => match Preference::from_code(&val) {
                 Some(p) => st.backend = Some(p),
                 None => bad(),
@@ -208,6 +214,9 @@ impl UrlState {
         if let Some(p) = self.backend {
             s.model.preference = p;
         }
+        if let Some(m) = self.flow {
+            v.flow = m;
+        }
         if let Some(b) = &self.compare {
             v.compare = Some(b.clone());
             v.compare_last = b.clone();
@@ -241,6 +250,9 @@ pub fn fragment(s: &State) -> String {
     if let Some(i) = v.lesson {
         parts.push(format!("lesson={}", i + 1));
     }
+    if v.flow != attnlab_model::flow::Method::Raw {
+        parts.push(format!("flow={}", v.flow.code()));
+    }
     if s.model.preference != Preference::Auto {
         parts.push(format!("backend={}", s.model.preference.code()));
     }
@@ -269,7 +281,8 @@ mod tests {
         s.view.compare = Some("나는 차를 & 물을 마셨다".into());
         s.view.compare_last = "나는 차를 & 물을 마셨다".into();
         s.view.auto_head = false; // a link names its head: the page does not pick one
-        assert!(fragment(&s).ends_with("&lesson=4&backend=cpu"));
+        s.view.flow = attnlab_model::flow::Method::Rollout;
+        assert!(fragment(&s).ends_with("&lesson=4&flow=rollout&backend=cpu"));
         let (u, notices) = parse(&fragment(&s));
         assert_eq!(notices, Vec::<String>::new());
         let mut back = State::new(Lang::En);

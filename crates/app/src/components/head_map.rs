@@ -6,6 +6,8 @@ use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, HtmlElement};
 use yew::prelude::*;
 
+use attnlab_model::flow::{self, Method};
+
 use super::{on_checked, HeadSel};
 use crate::compare::fmt_num;
 use crate::draw::{heatmap, highlight, Layout};
@@ -26,6 +28,22 @@ pub struct Props {
     pub pin: Option<usize>,
     #[prop_or_default]
     pub on_pin: Callback<Option<usize>>,
+    /// What the map shows: the head's raw weights, value-weighted, or the rollout up to its
+    /// layer — and the switch.
+    #[prop_or(Method::Raw)]
+    pub flow: Method,
+    #[prop_or_default]
+    pub on_flow: Callback<Method>,
+}
+
+/// The (T, T) matrix the map shows for `method`.
+fn shown(sel: &HeadSel, method: Method) -> Vec<f32> {
+    let tr = &sel.trace.0;
+    match method {
+        Method::Raw => sel.view().weights.to_vec(),
+        Method::Value => flow::value_weighted(tr, sel.layer, sel.head),
+        Method::Rollout => flow::rollout(tr).swap_remove(sel.layer),
+    }
 }
 
 /// Redraw counter bumped by window resizes.
@@ -63,24 +81,28 @@ pub fn HeadMap(props: &Props) -> Html {
     {
         let node = node.clone();
         let layout = layout.clone();
-        use_effect_with((props.sel.clone(), resized), move |(sel, _)| {
-            let Some(canvas) = node.cast::<HtmlCanvasElement>() else {
-                return;
-            };
-            let width = canvas
-                .parent_element()
-                .map(|p| p.client_width() as f64)
-                .filter(|w| *w > 0.0)
-                .unwrap_or(480.0)
-                .min(640.0);
-            let hv = sel.view();
-            let lay = Layout::new(width, hv.t);
-            *layout.borrow_mut() = lay;
-            heatmap(&canvas, lay, hv.weights, hv.masked, &sel.labels.0);
-            // the geometry, for tests that point at a cell
-            let _ = canvas.set_attribute("data-margin", &lay.margin.to_string());
-            let _ = canvas.set_attribute("data-cell-size", &lay.cell.to_string());
-        });
+        use_effect_with(
+            (props.sel.clone(), resized, props.flow),
+            move |(sel, _, method)| {
+                let Some(canvas) = node.cast::<HtmlCanvasElement>() else {
+                    return;
+                };
+                let values = shown(sel, *method);
+                let width = canvas
+                    .parent_element()
+                    .map(|p| p.client_width() as f64)
+                    .filter(|w| *w > 0.0)
+                    .unwrap_or(480.0)
+                    .min(640.0);
+                let hv = sel.view();
+                let lay = Layout::new(width, hv.t);
+                *layout.borrow_mut() = lay;
+                heatmap(&canvas, lay, &values, hv.masked, &sel.labels.0);
+                // the geometry, for tests that point at a cell
+                let _ = canvas.set_attribute("data-margin", &lay.margin.to_string());
+                let _ = canvas.set_attribute("data-cell-size", &lay.cell.to_string());
+            },
+        );
     }
     // the focused cell's outline, on the canvas above it: a hover redraws only this (and an
     // overlay that is empty and stays empty is not touched)
@@ -218,6 +240,30 @@ pub fn HeadMap(props: &Props) -> Html {
     html! {
         <section class="card head-card" aria-labelledby="head-h">
             <h2 id="head-h">{ title.clone() }</h2>
+            <fieldset class="flow-switch" id="flow-switch">
+                <legend>{ Key::FlowShows.text(lang) }</legend>
+                { for Method::ALL.iter().map(|&m| {
+                    let cb = props.on_flow.clone();
+                    let key = match m {
+                        Method::Raw => Key::FlowRaw,
+                        Method::Value => Key::FlowValue,
+                        Method::Rollout => Key::FlowRollout,
+                    };
+                    html! {
+                        <label>
+                            <input type="radio" name="flow" id={format!("flow-{}", m.code())} checked={props.flow == m}
+                                onchange={Callback::from(move |_| cb.emit(m))} />
+                            { key.text(lang) }
+                        </label>
+                    }
+                }) }
+            </fieldset>
+            if props.flow != Method::Raw {
+                <p class="help" id="flow-note">{ match props.flow {
+                    Method::Value => Key::FlowValueNote.text(lang),
+                    _ => Key::FlowRolloutNote.text(lang),
+                } }</p>
+            }
             <div class="heatmap-wrap">
                 <canvas id="head-map" ref={node} tabindex="0" role="img" aria-label={title}
                     aria-describedby="cell-readout" data-t={t.to_string()}

@@ -7,6 +7,7 @@ use attnlab_model::Trace;
 
 pub mod drill;
 pub mod exports;
+pub mod flow_strip;
 pub mod head_map;
 pub mod head_roles;
 pub mod header;
