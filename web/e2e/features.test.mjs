@@ -483,6 +483,19 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     await page.locator('#flow-raw').check();
     assert.ok(!(await page.evaluate(() => location.hash)).includes('flow='));
   });
+  test('a next token clicked is appended to the text and run, as if typed', async () => {
+    const { page } = app;
+    await setText(page, '나는 어제 산 커피를 오늘');
+    const first = page.locator('#next-last li').first();
+    const id = Number(await first.getAttribute('data-token'));
+    const cli = cliPredict('나는 어제 산 커피를 오늘');
+    assert.equal(id, cli[0].id);
+    await first.locator('button.append').click();
+    const p = await settled(page);
+    const piece = cli[0].display.replace(/␣/g, ' ').replace(/⏎/g, '\n');
+    assert.equal(await page.locator('#text').inputValue(), `나는 어제 산 커피를 오늘${piece}`);
+    assert.equal(p.text, `나는 어제 산 커피를 오늘${piece}`);
+  });
 });
 
 describe('loading a model from files (WebGPU)', () => {

@@ -262,6 +262,18 @@ fn Page() -> Html {
         let b = state.view.compare.clone();
         move |_| AttrValue::from(b.unwrap_or_default())
     });
+    // a next-token clicked: appended to the text, as if typed
+    let on_append = use_memo(state.view.text.clone(), {
+        let (engine, on_preset) = (engine.clone(), on_preset.clone());
+        move |text| {
+            let text = text.clone();
+            Callback::from(move |id: u32| {
+                if let Some(piece) = engine.token_text(id) {
+                    on_preset.emit(format!("{text}{piece}"));
+                }
+            })
+        }
+    });
     let on_preference = use_memo((), {
         let (engine, d) = (engine.clone(), state.dispatcher());
         move |_| {
@@ -403,7 +415,8 @@ fn Page() -> Html {
                         <WeightedSum {lang} sel={sel.clone()}
                             query={q} on_query={cb.query.clone()} />
                         <NextToken {lang} trace={trace} baseline={s.baseline.clone().map(TraceRef)}
-                            vocab={vocab.clone()} labels={labels.clone()} query={q} />
+                            vocab={vocab.clone()} labels={labels.clone()} query={q}
+                            on_append={Some((*on_append).clone())} />
                     </div>
                     <Exports {lang} sel={sel.clone()} tokens={s.tokens.clone()} vocab={vocab.clone()} />
                     <ModelCard {lang} info={info.clone()} backend={state.model.backend.clone()} />

@@ -250,6 +250,7 @@ strings! {
     Threshold => ("기준", "threshold"),
     NoRole => ("뚜렷한 역할 없음", "no clear role"),
     Pinned => ("고정됨", "pinned"),
+    AppendToken => ("문장 끝에 붙이기", "Append to the text"),
     FlowShows => ("지도에 보이는 것", "The map shows"),
     FlowRaw => ("어텐션 가중치", "attention weights"),
     FlowValue => ("값 크기를 곱한 가중치", "value-weighted"),

@@ -54,6 +54,13 @@ pub struct PageEngine {
 }
 
 impl PageEngine {
+    /// The text a vocabulary entry stands for, if it is whole characters (a token holding
+    /// part of a character cannot be typed).
+    pub fn token_text(&self, id: u32) -> Option<String> {
+        let piece = self.tokenizer.inner().id_to_token(id)?;
+        String::from_utf8(self.tokenizer.piece_bytes(&piece)).ok()
+    }
+
     /// The second text of a comparison.
     async fn run_side(&self, text: &str, opts: &AttentionOptions) -> Side {
         let run = async {
@@ -257,6 +264,11 @@ impl EngineHandle {
         }
         let opts = self.0.opts.borrow().clone();
         self.rerun(opts);
+    }
+
+    /// The text of token `id` (None for a partial character, or before a model runs).
+    pub fn token_text(&self, id: u32) -> Option<String> {
+        self.current().and_then(|r| r.engine().token_text(id))
     }
 
     /// The engine now running (for the tests' fault-injection hooks).

@@ -17,6 +17,9 @@ pub struct Props {
     pub vocab: Labels,
     pub labels: Labels,
     pub query: usize,
+    /// Appends a token to the text (the list after the last token only).
+    #[prop_or_default]
+    pub on_append: Option<Callback<u32>>,
 }
 
 /// `p − p_base` in percentage points, as shown: "+1.23", "−0.40", "±0.00".
@@ -31,7 +34,8 @@ pub fn fmt_delta(p: f32, base: f32) -> String {
     }
 }
 
-fn list(props: &Props, pos: usize, id: &'static str) -> Html {
+fn list(props: &Props, pos: usize, id: &'static str, append: Option<&Callback<u32>>) -> Html {
+    let lang = props.lang;
     let top = props.trace.0.top_k(pos, 10);
     let base = props.baseline.as_ref().map(|b| b.0.probs_at(pos));
     let items = top.iter().map(|&(tok, p)| {
@@ -52,6 +56,11 @@ fn list(props: &Props, pos: usize, id: &'static str) -> Html {
                 <span class="bar"><span style={format!("width:{:.1}%", p * 100.0)}></span></span>
                 <span class="num">{ format!("{:.2}%", p * 100.0) }</span>
                 { for delta }
+                if let Some(cb) = append {
+                    <button type="button" class="append" title={Key::AppendToken.text(lang)}
+                        aria-label={format!("{} «{}»", Key::AppendToken.text(lang), props.vocab.get(tok as usize))}
+                        onclick={{ let cb = cb.clone(); Callback::from(move |_| cb.emit(tok)) }}>{ "+" }</button>
+                }
             </li>
         }
     });
@@ -81,8 +90,8 @@ pub fn NextToken(props: &Props) -> Html {
                 <p class="help" id="delta-help">{ Key::DeltaHelp.text(props.lang) }</p>
             }
             <div class="next-lists">
-                { list(props, last, "next-last") }
-                if props.query != last { { list(props, props.query.min(last), "next-query") } }
+                { list(props, last, "next-last", props.on_append.as_ref()) }
+                if props.query != last { { list(props, props.query.min(last), "next-query", None) } }
             </div>
         </section>
     }
