@@ -70,6 +70,22 @@ ensure_web_deps() {
   export PATH="$PWD/web/node_modules/.bin:$PATH"
 }
 
+# ensure_onnx_tools: the Python packages of tools/onnx (the ONNX export's check), in a venv
+# under target/ so that a system Python that refuses global installs is left alone.
+ensure_onnx_tools() {
+  command -v python3 >/dev/null || ensure_apt python3 python3-venv
+  local venv=target/onnx-venv
+  if [ ! -x "$venv/bin/python3" ]; then
+    python3 -m venv "$venv" || { ensure_apt python3-venv; python3 -m venv "$venv"; }
+  fi
+  if ! cmp -s tools/onnx/requirements.txt "$venv/.requirements"; then
+    log "installing tools/onnx/requirements.txt (PyPI)"
+    "$venv/bin/python3" -m pip install -q -r tools/onnx/requirements.txt
+    cp tools/onnx/requirements.txt "$venv/.requirements"
+  fi
+  export ATTNLAB_ONNX_PYTHON="$PWD/$venv/bin/python3"
+}
+
 # build_app: dist/ with `trunk build --release` (offline: cargo fetch first).
 build_app() {
   cargo fetch --locked

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every attnlab test: formatting, clippy, the whole workspace's tests (GPU tests on
 # Mesa's lavapipe Vulkan driver; a missing adapter is a failure), the wasm32 builds, the GPU
-# engine's parity tests on WebGPU in headless Chromium, and the app's end-to-end tests in
+# engine's parity tests on WebGPU in headless Chromium, the ONNX export's check against the
+# CLI (onnxruntime), and the app's end-to-end tests in
 # headless Chromium with and without WebGPU. Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,10 @@ log "clippy for wasm32 (the app as the browser runs it)"
 cargo clippy -p attnlab-app -p attnlab-gpu -p attnlab-model --target wasm32-unknown-unknown --locked -- -D warnings
 log "GPU engine on WebGPU in headless Chromium (wasm-bindgen-test)"
 (cd crates/gpu && CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --locked --test browser)
+log "the ONNX export against the CLI (onnxruntime, natively)"
+cargo build -p attnlab-cli --locked
+ensure_onnx_tools
+tools/onnx/run_all.sh
 build_app
 log "the app end to end in headless Chromium (WebGPU and CPU), against the CLI's numbers"
 cargo build -p attnlab-cli --locked
