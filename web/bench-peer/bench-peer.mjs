@@ -1,0 +1,570 @@
+// attnlab vs onnxruntime-web, in the same headless Chromium, on the same model and the same
+// token ids (see README.md next to this file).
+//
+//   node web/bench-peer/bench-peer.mjs [--samples 20] [--warmup 3] [--sizes 16,64,128]
+//        [--model assets/model] [--backends cpu,webgpu] [--ort-webgpu-bundle webgpu|all]
+//        [--reexport] [--dry-run]
+//
+// 1. exports the model to ONNX (tools/onnx/export.py, with target/onnx-venv's python) into
+//    target/bench-peer/model.onnx;
+// 2. picks, per size T, a text of exactly T tokens (the CLI's tokenization) from a Korean and
+//    English paragraph like the lesson's, plus variants of it whose first token differs (so the
+//    app reuses nothing) and a text of T − 1 tokens with a character that makes it T (the
+//    app's incremental path); onnxruntime-web gets the CLI's ids of the T-token text;
+// 3. serves dist/, this folder's page, onnxruntime-web's dist/ and the .onnx from one local
+//    server, and blocks (and reports) any request that goes elsewhere;
+// 4. per backend — `cpu`: a browser without WebGPU, ORT-web's wasm EP vs the app at
+//    `#backend=cpu` (its Web Worker); `webgpu`: a browser with --enable-unsafe-webgpu, ORT-web's
+//    WebGPU EP vs the app at `#backend=webgpu` — runs ORT-web (warm-up, then --samples timed
+//    session.run calls of the T ids) and the app (warm-up, then --samples full forwards, each
+//    a text whose first token differs from the previous one's, interleaved with --samples
+//    incremental ones, one character typed at the end);
+// 5. compares ORT-web's last-position logits with the CLI's (`trace --full`) for the same ids
+//    (max |Δ| ≤ 1e-3, per backend), prints a markdown table and writes
+//    target/bench-peer/results.json (and results.md).
+import { execFileSync, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { CHROMIUM, launch } from '../e2e/browser.mjs';
+import { serveMany } from './server.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '../..');
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const flag = (name) => process.argv.includes(`--${name}`);
+const SAMPLES = Number(arg('samples', '20'));
+const WARMUP = Number(arg('warmup', '3'));
+const SIZES = arg('sizes', '16,64,128').split(',').map(Number);
+const MODEL = path.resolve(ROOT, arg('model', 'assets/model'));
+const BACKENDS = arg('backends', 'cpu,webgpu').split(',');
+const ORT_WEBGPU_BUNDLE = arg('ort-webgpu-bundle', 'webgpu');
+// attnlab's CPU engine is one wasm thread in a Web Worker; ORT-web gets one thread too
+const NUM_THREADS = 1;
+const TOL = 1e-3;
+
+const TARGET = process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target');
+const DIST = process.env.ATTNLAB_DIST ?? path.join(ROOT, 'dist');
+const CLI = process.env.ATTNLAB_CLI ?? path.join(TARGET, 'debug', 'attnlab');
+const PY = process.env.BENCH_PEER_PYTHON ?? path.join(TARGET, 'onnx-venv', 'bin', 'python3');
+const OUT = path.join(TARGET, 'bench-peer');
+const ONNX = path.join(OUT, 'model.onnx');
+const ORT_DIST = path.join(HERE, 'node_modules', 'onnxruntime-web', 'dist');
+const EXPORT_PY = path.join(ROOT, 'tools', 'onnx', 'export.py');
+
+// Korean and English, like the lesson (web/e2e/bench.mjs's text, one more sentence): > 128 tokens
+const SOURCE =
+  '나는 어제 산 커피를 오늘 마셨다. Which do you like better, coffee or tea? ' +
+  '그는 아침마다 도서관에 가서 책을 읽었다. The model looks at every earlier word at once. ' +
+  '우리는 주말에 공원에서 친구들과 점심을 먹었다. Attention weights in each row sum to one. ' +
+  '동생은 학교에서 돌아오자마자 숙제를 끝냈다. She bought a new notebook and wrote down her plans. ' +
+  '비가 와서 우리는 집에서 영화를 보기로 했다. 내일은 친구와 함께 시장에 갈 것이다.';
+// first characters for the full-forward variants (the first token must change)
+const FIRST = [...'너저우그내제누이아오하다가소모바'];
+// characters to append for the incremental samples (tried in this order, after SOURCE's next one)
+const APPEND = [...' .a가!'];
+
+const QUERY = { cpu: '#backend=cpu', webgpu: '#backend=webgpu' };
+const ORT_SETUP = {
+  cpu: { bundle: 'wasm', ep: 'wasm' },
+  webgpu: { bundle: ORT_WEBGPU_BUNDLE, ep: 'webgpu' },
+};
+
+function fail(msg) {
+  console.error(`bench-peer: ${msg}`);
+  process.exit(2);
+}
+
+const median = (xs) => {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const stats = (xs) => ({
+  median: median(xs),
+  min: xs.length ? Math.min(...xs) : NaN,
+  max: xs.length ? Math.max(...xs) : NaN,
+  n: xs.length,
+  all: xs,
+});
+const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+const sci = (x) => (Number.isFinite(x) ? x.toExponential(2) : '—');
+const log = (s) => process.stderr.write(`${s}\n`);
+
+/** Rejects after `ms` (a stuck page must not hang the harness). */
+const within = (p, ms, what) =>
+  Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error(`${what}: no answer in ${ms / 1000} s`)), ms).unref())]);
+
+// ---------------------------------------------------------------------------------------------
+// setup checks
+
+if (!fs.existsSync(path.join(DIST, 'index.html'))) fail(`${DIST}/index.html is missing: run \`trunk build --release\` first`);
+if (!fs.existsSync(CLI)) fail(`the attnlab CLI is missing at ${CLI} (cargo build -p attnlab-cli, or set ATTNLAB_CLI)`);
+if (!fs.existsSync(PY)) fail(`no python at ${PY} (a venv with tools/onnx/requirements.txt; or set BENCH_PEER_PYTHON)`);
+if (!fs.existsSync(path.join(ORT_DIST, 'ort.wasm.min.mjs'))) fail(`onnxruntime-web is not installed: cd web/bench-peer && npm install`);
+if (!['webgpu', 'all'].includes(ORT_WEBGPU_BUNDLE)) fail('--ort-webgpu-bundle is webgpu or all');
+for (const b of BACKENDS) if (!QUERY[b]) fail(`unknown backend ${b} (cpu, webgpu)`);
+if (!(SAMPLES >= 1) || !(WARMUP >= 0)) fail('--samples ≥ 1, --warmup ≥ 0');
+
+// the app serves dist/model: it must be the model given here
+const sha = (f) => crypto.createHash('sha256').update(fs.readFileSync(f)).digest('hex');
+for (const f of ['config.json', 'model.safetensors', 'tokenizer.json']) {
+  const a = path.join(MODEL, f);
+  const b = path.join(DIST, 'model', f);
+  if (!fs.existsSync(a)) fail(`${a} is missing`);
+  if (!fs.existsSync(b) || sha(a) !== sha(b)) {
+    fail(`the app serves ${b}, which is not ${a}: rebuild dist/ or pass --model ${path.relative(ROOT, path.join(DIST, 'model'))}`);
+  }
+}
+const CONFIG = JSON.parse(fs.readFileSync(path.join(MODEL, 'config.json'), 'utf8'));
+for (const t of SIZES) {
+  if (!(Number.isInteger(t) && t >= 2 && t <= CONFIG.n_positions)) fail(`size ${t} is not in 2..${CONFIG.n_positions} (the context)`);
+}
+
+fs.mkdirSync(OUT, { recursive: true });
+
+// ---------------------------------------------------------------------------------------------
+// 2. texts and ids, from the CLI's tokenization
+
+const cliOut = (args) =>
+  execFileSync(CLI, ['--model', MODEL, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
+const counted = new Map();
+/** { count (before any drop), ids, dropped } of `text` as the CLI (and the app) tokenize it. */
+function tok(text) {
+  if (!counted.has(text)) {
+    const j = JSON.parse(cliOut(['trace', text, '--format', 'json', '--layer', '0', '--head', '0']));
+    counted.set(text, { count: j.dims.t + j.dropped, dropped: j.dropped, ids: j.tokens.map((t) => t.id) });
+  }
+  return counted.get(text);
+}
+
+const CHARS = [...SOURCE];
+/** A prefix of SOURCE (in characters) that is exactly `n` tokens, ending at a word if it can. */
+function prefixOf(n) {
+  let lo = 1;
+  let hi = CHARS.length;
+  let best = 0;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (tok(CHARS.slice(0, mid).join('')).count <= n) {
+      best = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  // prefer a cut before a space (a whole last word), else the longest
+  let found = null;
+  for (let len = best; len > 0 && len > best - 16; len--) {
+    const text = CHARS.slice(0, len).join('');
+    if (tok(text).count !== n) continue;
+    found ??= { text, len };
+    if (CHARS[len] === ' ' && CHARS[len - 1] !== ' ') return { text, len };
+  }
+  if (found) return found;
+  throw new Error(`no prefix of the source text is exactly ${n} tokens`);
+}
+
+function textsFor(t) {
+  const base = prefixOf(t);
+  const baseTok = tok(base.text);
+  // full-forward texts: the base and variants whose first token differs from each other's
+  const pool = [{ text: base.text, first: baseTok.ids[0] }];
+  const rest = [...base.text].slice(1).join('');
+  for (const c of FIRST) {
+    if (pool.length >= 4) break;
+    const text = c + rest;
+    const k = tok(text);
+    if (k.count === t && !pool.some((p) => p.first === k.ids[0])) pool.push({ text, first: k.ids[0] });
+  }
+  if (pool.length < 2) throw new Error(`T=${t}: found no variant of the text with another first token`);
+  // incremental: T − 1 tokens, then one character that makes it T
+  const inc = prefixOf(t - 1);
+  const incFirst = tok(inc.text).ids[0];
+  let append = null;
+  for (const ch of [CHARS[inc.len], ...APPEND].filter(Boolean)) {
+    const k = tok(inc.text + ch);
+    if (k.count === t && k.dropped === 0) {
+      append = ch;
+      break;
+    }
+  }
+  if (append === null) throw new Error(`T=${t}: no character makes the ${t - 1}-token text ${t} tokens`);
+  return { t, base: base.text, ids: baseTok.ids, pool, inc: { text: inc.text, first: incFirst, append } };
+}
+
+/** The CLI's logits at the last position for `text` (`trace --full`), with the ids it ran. */
+function cliReference(text) {
+  const j = JSON.parse(cliOut(['trace', text, '--format', 'json', '--full']));
+  const tr = j.trace;
+  const { t, vocab } = tr.dims;
+  const flat = Array.isArray(tr.logits[0]) ? tr.logits.flat(Infinity) : tr.logits;
+  if (flat.length !== t * vocab) throw new Error(`CLI logits: ${flat.length} values for T=${t}, V=${vocab}`);
+  return { ids: tr.tokens, dropped: tr.dropped, last: flat.slice((t - 1) * vocab, t * vocab) };
+}
+
+log('choosing texts with the CLI’s tokenization …');
+const TEXTS = SIZES.map(textsFor);
+const REFS = new Map();
+for (const x of TEXTS) {
+  const ref = cliReference(x.base);
+  if (ref.dropped !== 0 || ref.ids.length !== x.t || ref.ids.some((id, i) => id !== x.ids[i])) {
+    fail(`T=${x.t}: the CLI's --full trace ran other ids than its tokenization`);
+  }
+  REFS.set(x.t, ref);
+  log(`  T=${x.t}: ${JSON.stringify(x.base.slice(0, 40))}… (${x.pool.length} full texts; incremental: ${x.t - 1} tokens + ${JSON.stringify(x.inc.append)})`);
+}
+
+if (flag('dry-run')) {
+  // the texts and ids only (no export, no browser)
+  console.log(JSON.stringify(TEXTS.map((x) => ({ t: x.t, base: x.base, ids: x.ids, full: x.pool.map((p) => p.text), incremental: x.inc })), null, 2));
+  process.exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. the ONNX export (again only when the model or the exporter is newer)
+
+const mtime = (f) => fs.statSync(f).mtimeMs;
+const stale =
+  flag('reexport') ||
+  !fs.existsSync(ONNX) ||
+  [EXPORT_PY, ...['config.json', 'model.safetensors'].map((f) => path.join(MODEL, f))].some((f) => mtime(f) > mtime(ONNX)) ||
+  !fs.existsSync(ONNX + '.source') ||
+  fs.readFileSync(ONNX + '.source', 'utf8') !== MODEL;
+if (stale) {
+  log(`exporting ${path.relative(ROOT, MODEL)} → ${path.relative(ROOT, ONNX)}`);
+  const r = spawnSync(PY, [EXPORT_PY, MODEL, ONNX], { encoding: 'utf8' });
+  if (r.status !== 0) fail(`export.py exited ${r.status}: ${r.stderr || r.stdout}`);
+  log(r.stdout.trim());
+  fs.writeFileSync(ONNX + '.source', MODEL);
+} else {
+  log(`${path.relative(ROOT, ONNX)} is up to date (--reexport to redo it)`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. one local server; 4. the runs
+
+const srv = await serveMany({
+  '/': DIST,
+  '/peer/': { dir: HERE, only: ['peer.html', 'peer.mjs'] },
+  '/ort/': ORT_DIST,
+  '/onnx/': { dir: OUT, only: ['model.onnx'] },
+});
+const external = [];
+
+/** Lets requests to the local server through and blocks (and records) the rest. */
+async function guard(context) {
+  await context.route('**/*', (route) => {
+    const u = route.request().url();
+    if (u.startsWith(srv.url) || u.startsWith('data:') || u.startsWith('blob:')) return route.continue();
+    external.push(u);
+    return route.abort();
+  });
+}
+
+function watch(page) {
+  const messages = [];
+  page.on('pageerror', (e) => messages.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    // (onnxruntime's own log lines come with terminal colours)
+    if (m.type() === 'error' || m.type() === 'warning') messages.push(`${m.type()}: ${m.text().replace(/\x1b\[[0-9;]*m/g, '')}`.slice(0, 500));
+  });
+  return messages;
+}
+
+async function runOrt(context, backend) {
+  const { bundle, ep } = ORT_SETUP[backend];
+  const page = await context.newPage();
+  const messages = watch(page);
+  const out = { bundle, ep, info: null, error: null, rows: {}, messages };
+  try {
+    await page.goto(`${srv.url}peer/peer.html`);
+    await page.waitForFunction(() => window.__peerReady, null, { timeout: 60_000 });
+    out.info = await within(
+      page.evaluate((a) => window.__peer.init(a), { bundle, ep, model: '/onnx/model.onnx', numThreads: NUM_THREADS }),
+      180_000,
+      `ORT-web ${ep} init`,
+    );
+    log(`  ORT-web ${out.info.versions.web} ${out.info.bundle} ep=${ep}: numThreads ${out.info.numThreadsRequested} → ${out.info.numThreadsAfterInit}, crossOriginIsolated ${out.info.crossOriginIsolated}, session ${fmt(out.info.createMs)} ms`);
+    for (const x of TEXTS) {
+      try {
+        const r = await within(
+          page.evaluate((a) => window.__peer.run(a), { ids: x.ids, warmup: WARMUP, n: SAMPLES }),
+          300_000,
+          `ORT-web ${ep} T=${x.t}`,
+        );
+        const ref = REFS.get(x.t).last;
+        let worst = r.last.length === ref.length ? 0 : NaN;
+        let at = -1;
+        for (let i = 0; i < ref.length && !Number.isNaN(worst); i++) {
+          const d = Math.abs(r.last[i] - ref[i]);
+          if (Number.isNaN(d)) worst = NaN;
+          else if (d > worst) {
+            worst = d;
+            at = i;
+          }
+        }
+        out.rows[x.t] = { ms: stats(r.ms), dims: r.dims, maxAbsDelta: worst, worstId: at, argmaxSame: argmax(r.last) === argmax(ref) };
+        log(`  ORT-web ${ep} T=${x.t}: median ${fmt(median(r.ms), 2)} ms, max |Δlogit| ${sci(worst)}`);
+      } catch (e) {
+        out.rows[x.t] = { error: String(e.message ?? e) };
+        log(`  ORT-web ${ep} T=${x.t}: ${e.message ?? e}`);
+      }
+    }
+    out.pageConsole = await page.evaluate(() => window.__peer.consoleLog).catch(() => []);
+  } catch (e) {
+    out.error = String(e.message ?? e);
+    log(`  ORT-web ${ep}: ${out.error}`);
+  } finally {
+    await page.close().catch(() => {});
+  }
+  return out;
+}
+
+function argmax(xs) {
+  let k = 0;
+  for (let i = 1; i < xs.length; i++) if (xs[i] > xs[k]) k = i;
+  return k;
+}
+
+const painted = (page) => page.evaluate(() => ({ ...window.__attnlab.painted }));
+async function settled(page) {
+  await page.waitForFunction(
+    () => window.__attnlab?.painted?.text === document.querySelector('#text').value,
+    null,
+    { timeout: 180_000 },
+  );
+  return painted(page);
+}
+
+async function runApp(context, backend) {
+  const page = await context.newPage();
+  const messages = watch(page);
+  const out = { query: QUERY[backend], error: null, rows: {}, messages };
+  try {
+    await page.goto(srv.url + QUERY[backend]);
+    await page.waitForFunction(() => window.__attnlab?.painted, null, { timeout: 180_000 });
+    let last = await painted(page);
+    out.firstPainted = { backend: last.backend, forwardMs: last.forwardMs, tokens: last.tokens };
+    const box = page.locator('#text');
+    // one input event, then the painted result; it must be a new one
+    const show = async (text) => {
+      await box.fill(text);
+      const p = await settled(page);
+      if (p.generation === last.generation) throw new Error(`no new result for ${JSON.stringify(text.slice(0, 30))}…`);
+      last = p;
+      return p;
+    };
+    const typeAtEnd = async (ch) => {
+      await box.press('End');
+      await page.keyboard.type(ch);
+      const p = await settled(page);
+      if (p.generation === last.generation) throw new Error('no new result after typing');
+      last = p;
+      return p;
+    };
+    // the first token of the text on screen (a full sample must start with another one)
+    let prevFirst = null;
+    for (const x of TEXTS) {
+      const row = { full: [], inc: [], fullEngine: [], incEngine: [], fullLatency: [], incLatency: [], fullIncremental: 0, incIncremental: 0, tokens: new Set(), ranOn: new Set(), n: 0 };
+      let k = 0;
+      const nextFull = () => {
+        // a text whose first token differs from the one on screen (nothing can be reused)
+        for (let tries = 0; tries < x.pool.length; tries++) {
+          const cand = x.pool[k++ % x.pool.length];
+          if (cand.first !== prevFirst) return cand;
+        }
+        throw new Error('no full text with another first token');
+      };
+      const fullSample = async () => {
+        const c = nextFull();
+        const p = await show(c.text);
+        prevFirst = c.first;
+        return p;
+      };
+      const incSample = async () => {
+        await show(x.inc.text); // not measured
+        prevFirst = x.inc.first;
+        return typeAtEnd(x.inc.append);
+      };
+      try {
+        for (let i = 0; i < WARMUP; i++) {
+          await fullSample();
+          await incSample();
+        }
+        for (let i = 0; i < SAMPLES; i++) {
+          const f = await fullSample();
+          row.full.push(f.forwardMs);
+          if (typeof f.engineMs === 'number') row.fullEngine.push(f.engineMs);
+          row.fullLatency.push(f.latencyMs);
+          row.fullIncremental += f.incremental ? 1 : 0;
+          const n = await incSample();
+          row.inc.push(n.forwardMs);
+          if (typeof n.engineMs === 'number') row.incEngine.push(n.engineMs);
+          row.incLatency.push(n.latencyMs);
+          row.incIncremental += n.incremental ? 1 : 0;
+          for (const p of [f, n]) {
+            row.tokens.add(p.tokens);
+            row.ranOn.add(p.backend);
+          }
+          row.n++;
+        }
+        out.rows[x.t] = {
+          samples: row.n,
+          full: stats(row.full),
+          fullEngine: row.fullEngine.length ? stats(row.fullEngine) : null,
+          fullLatency: stats(row.fullLatency),
+          inc: stats(row.inc),
+          incEngine: row.incEngine.length ? stats(row.incEngine) : null,
+          incLatency: stats(row.incLatency),
+          fullIncremental: row.fullIncremental,
+          incIncremental: row.incIncremental,
+          tokens: [...row.tokens],
+          ranOn: [...row.ranOn],
+        };
+        const r = out.rows[x.t];
+        log(`  attnlab ${backend} T=${x.t}: full ${fmt(r.full.median, 2)} ms${r.fullEngine ? ` (worker ${fmt(r.fullEngine.median, 2)})` : ''}, incremental ${fmt(r.inc.median, 2)} ms, ran on ${r.ranOn.join('/')}, tokens ${r.tokens.join('/')}`);
+      } catch (e) {
+        out.rows[x.t] = { error: String(e.message ?? e) };
+        log(`  attnlab ${backend} T=${x.t}: ${e.message ?? e}`);
+      }
+    }
+  } catch (e) {
+    out.error = String(e.message ?? e);
+    log(`  attnlab ${backend}: ${out.error}`);
+  } finally {
+    await page.close().catch(() => {});
+  }
+  return out;
+}
+
+const started = Date.now();
+const runs = {};
+try {
+  for (const backend of BACKENDS) {
+    log(`${backend}: ${backend === 'webgpu' ? 'Chromium with --enable-unsafe-webgpu' : 'Chromium without WebGPU'}`);
+    const { context, close } = await launch({ webgpu: backend === 'webgpu' });
+    try {
+      await guard(context);
+      // one after the other, never at the same time (they would share the cores)
+      const ort = await runOrt(context, backend);
+      const app = await runApp(context, backend);
+      runs[backend] = { ort, app };
+    } finally {
+      await close();
+    }
+  }
+} finally {
+  await srv.close();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. the report
+
+let chromiumVersion = '';
+try {
+  chromiumVersion = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+} catch {
+  chromiumVersion = CHROMIUM;
+}
+const ortInfo = Object.values(runs).map((r) => r.ort.info).find(Boolean);
+const rows = [];
+let bad = 0;
+for (const x of TEXTS) {
+  for (const backend of BACKENDS) {
+    const r = runs[backend];
+    const o = r?.ort.rows[x.t] ?? { error: r?.ort.error ?? 'not run' };
+    const a = r?.app.rows[x.t] ?? { error: r?.app.error ?? 'not run' };
+    const ortMs = o.ms?.median ?? NaN;
+    const row = {
+      t: x.t,
+      backend,
+      ortEp: ORT_SETUP[backend].ep,
+      ortBundle: r?.ort.info?.bundle ?? null,
+      ortMs,
+      attnlabFullMs: a.full?.median ?? NaN,
+      attnlabFullEngineMs: a.fullEngine?.median ?? null,
+      attnlabIncMs: a.inc?.median ?? NaN,
+      attnlabIncEngineMs: a.incEngine?.median ?? null,
+      ratioFull: (a.full?.median ?? NaN) / ortMs,
+      ratioFullEngine: a.fullEngine ? a.fullEngine.median / ortMs : null,
+      maxAbsDeltaLogit: o.maxAbsDelta ?? NaN,
+      argmaxSame: o.argmaxSame ?? null,
+      agree: Number.isFinite(o.maxAbsDelta) && o.maxAbsDelta <= TOL,
+      attnlabRanOn: a.ranOn ?? null,
+      attnlabTokens: a.tokens ?? null,
+      attnlabFullCameBackIncremental: a.fullIncremental ?? null,
+      attnlabIncCameBackIncremental: a.incIncremental ?? null,
+      ortError: o.error ?? null,
+      attnlabError: a.error ?? null,
+    };
+    if (!row.agree || row.ortError || row.attnlabError) bad++;
+    rows.push(row);
+  }
+}
+
+const lines = [];
+const adapter = runs.webgpu?.ort.info?.adapter;
+lines.push(`attnlab vs onnxruntime-web ${ortInfo?.versions?.web ?? '?'}, same Chromium (${chromiumVersion}, headless), same ids (the CLI's tokenization); medians of ${SAMPLES} samples after ${WARMUP} warm-up`);
+lines.push('');
+lines.push('| T | backend | ORT-web median (ms) | attnlab full median (ms) | attnlab incremental median (ms) | attnlab / ORT (full) | max \\|Δlogit\\| ORT vs CLI |');
+lines.push('|---|---|---|---|---|---|---|');
+for (const r of rows) {
+  const cpu = r.attnlabFullEngineMs !== null;
+  const be = `${r.backend === 'cpu' ? 'cpu (ORT wasm / attnlab worker)' : `webgpu (ORT ${r.ortBundle ?? r.ortEp} / attnlab)`}${r.attnlabRanOn && r.attnlabRanOn.join('/') !== (r.backend === 'cpu' ? 'cpu' : 'webgpu') ? ` — attnlab ran on ${r.attnlabRanOn.join('/')}` : ''}`;
+  const ort = r.ortError ? `error: ${r.ortError.slice(0, 80)}` : fmt(r.ortMs, 2);
+  const full = r.attnlabError ? `error: ${r.attnlabError.slice(0, 80)}` : cpu ? `${fmt(r.attnlabFullEngineMs, 2)} worker / ${fmt(r.attnlabFullMs, 2)} with transfer` : fmt(r.attnlabFullMs, 2);
+  const inc = r.attnlabError ? '—' : cpu ? `${fmt(r.attnlabIncEngineMs, 2)} worker / ${fmt(r.attnlabIncMs, 2)} with transfer` : fmt(r.attnlabIncMs, 2);
+  const ratio = cpu ? `${fmt(r.ratioFullEngine, 2)} worker / ${fmt(r.ratioFull, 2)} with transfer` : fmt(r.ratioFull, 2);
+  const delta = `${sci(r.maxAbsDeltaLogit)} ${r.agree ? '✓' : `✗ (> ${TOL})`}`;
+  lines.push(`| ${r.t} | ${be} | ${ort} | ${full} | ${inc} | ${ratio} | ${delta} |`);
+}
+lines.push('');
+lines.push(`- threads: ORT-web env.wasm.numThreads set to ${NUM_THREADS}; after init it reports ${ortInfo?.numThreadsAfterInit ?? '?'} (crossOriginIsolated ${ortInfo?.crossOriginIsolated ?? '?'}, proxy ${ortInfo?.proxy ?? '?'}: session.run on the page's thread); attnlab's CPU engine: one wasm thread in its Web Worker.`);
+lines.push('- ORT-web times one session.run (input → logits [1, T, V] on the CPU); attnlab "full" is a whole forward of T tokens (its first token differs from the previous text\'s) and "incremental" one character typed at the end of T − 1 tokens; attnlab\'s times include reading back the whole trace (every intermediate, for its views), not only the logits. On the CPU, "worker" is the worker\'s own clock, "with transfer" what the page waits for.');
+for (const r of rows) {
+  if (r.attnlabFullCameBackIncremental) lines.push(`- warning: T=${r.t} ${r.backend}: ${r.attnlabFullCameBackIncremental} "full" samples came back incremental`);
+  if (r.attnlabIncCameBackIncremental !== null && r.attnlabIncCameBackIncremental < SAMPLES) lines.push(`- warning: T=${r.t} ${r.backend}: only ${r.attnlabIncCameBackIncremental}/${SAMPLES} "incremental" samples were incremental`);
+  if (r.attnlabTokens && (r.attnlabTokens.length !== 1 || r.attnlabTokens[0] !== r.t)) lines.push(`- warning: T=${r.t} ${r.backend}: the app ran ${r.attnlabTokens.join('/')} tokens`);
+}
+for (const backend of BACKENDS) {
+  const m = runs[backend]?.ort.messages ?? [];
+  if (m.some((x) => x.includes('not assigned to the preferred execution providers'))) {
+    lines.push(`- ORT-web ${ORT_SETUP[backend].ep}: it warned that some nodes were not assigned to the ${ORT_SETUP[backend].ep} EP (run on its CPU kernels; "e.g. shape related ops", it says).`);
+  }
+}
+if (adapter) {
+  lines.push(`- WebGPU adapter: ${adapter.error ?? `${[adapter.vendor, adapter.architecture, adapter.device, adapter.description].filter(Boolean).join(' / ')} (isFallbackAdapter ${adapter.isFallbackAdapter})`}.`);
+}
+lines.push('- SwiftShader (Chromium\'s WebGPU here) and lavapipe are software GPUs running on these CPU cores: read the webgpu rows as ratios between the two runtimes, not as GPU speed.');
+lines.push(`- requests outside the local server: ${external.length ? external.join(', ') : 'none'}; ${(Date.now() - started) / 1000 | 0} s in the browser.`);
+const report = lines.join('\n');
+console.log(report);
+
+const results = {
+  date: new Date().toISOString(),
+  chromium: chromiumVersion,
+  onnxruntimeWeb: ortInfo?.versions ?? null,
+  numThreads: { requested: NUM_THREADS, reported: ortInfo?.numThreadsAfterInit ?? null, crossOriginIsolated: ortInfo?.crossOriginIsolated ?? null },
+  samples: SAMPLES,
+  warmup: WARMUP,
+  sizes: SIZES,
+  model: path.relative(ROOT, MODEL),
+  onnx: { path: path.relative(ROOT, ONNX), bytes: fs.statSync(ONNX).size },
+  tolerance: TOL,
+  texts: TEXTS.map((x) => ({ t: x.t, base: x.base, ids: x.ids, full: x.pool.map((p) => p.text), incremental: x.inc })),
+  rows,
+  runs,
+  externalRequests: external,
+  served: [...new Set(srv.requests)],
+  note: 'SwiftShader/lavapipe are software GPUs: webgpu rows are ratios only, not absolute GPU speed',
+};
+fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
+fs.writeFileSync(path.join(OUT, 'results.md'), report + '\n');
+log(`wrote ${path.relative(ROOT, path.join(OUT, 'results.json'))} and results.md`);
+process.exitCode = bad || external.length ? 1 : 0;
