@@ -18,8 +18,22 @@ pub struct AdamW {
 }
 
 impl AdamW {
-    /// Weight decay applies to matrices (rank ≥ 2), not to biases or LayerNorm parameters.
-    pub fn new(mut named: Vec<(String, Var)>, weight_decay: f64) -> Result<Self> {
+    /// The names of the variables weight decay applies to.
+    pub fn decays(&self) -> Vec<String> {
+        self.vars
+            .iter()
+            .filter(|v| v.2)
+            .map(|v| v.0.clone())
+            .collect()
+    }
+
+    /// Weight decay applies to matrices (rank ≥ 2), not to biases or LayerNorm parameters,
+    /// and to the embeddings (`wte`, `wpe`) only when `decay_embeddings`.
+    pub fn new(
+        mut named: Vec<(String, Var)>,
+        weight_decay: f64,
+        decay_embeddings: bool,
+    ) -> Result<Self> {
         named.sort_by(|a, b| a.0.cmp(&b.0));
         let m = named
             .iter()
@@ -32,7 +46,8 @@ impl AdamW {
         let vars = named
             .into_iter()
             .map(|(n, v)| {
-                let decay = v.rank() >= 2;
+                let embedding = n.starts_with("wte") || n.starts_with("wpe");
+                let decay = v.rank() >= 2 && (decay_embeddings || !embedding);
                 (n, v, decay)
             })
             .collect();

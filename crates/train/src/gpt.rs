@@ -171,8 +171,8 @@ impl Gpt {
 /// A fresh model on the CPU with its VarMap. candle's CPU generator cannot be seeded, so
 /// every parameter is (re)drawn here from a ChaCha stream seeded by `seed` and its name:
 /// GPT-2's N(0, 0.02), residual projections N(0, 0.02/√(2·n_layer)), LayerNorm gains 1,
-/// biases 0.
-pub fn init(config: &Config, seed: u64) -> Result<(candle_nn::VarMap, Gpt)> {
+/// biases 0; the embeddings N(0, `emb_std`) (GPT-2: 0.02).
+pub fn init(config: &Config, seed: u64, emb_std: f64) -> Result<(candle_nn::VarMap, Gpt)> {
     use rand::{Rng, SeedableRng};
     let dev = Device::Cpu;
     let vm = candle_nn::VarMap::new();
@@ -192,6 +192,8 @@ pub fn init(config: &Config, seed: u64) -> Result<(candle_nn::VarMap, Gpt)> {
         } else {
             let std = if name.ends_with("c_proj.weight") {
                 resid_std
+            } else if name.starts_with("wte") || name.starts_with("wpe") {
+                emb_std
             } else {
                 0.02
             };

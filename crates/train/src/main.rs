@@ -63,6 +63,12 @@ enum Cmd {
         /// Stop after this many steps of this invocation (resume later)
         #[arg(long)]
         stop_after: Option<usize>,
+        /// Standard deviation of the embeddings at init (GPT-2: 0.02)
+        #[arg(long, default_value_t = 0.02)]
+        emb_std: f64,
+        /// No weight decay on the token and position embeddings
+        #[arg(long)]
+        no_embedding_decay: bool,
     },
     /// Analyse the trained model's heads and write the model card.
     Card {
@@ -134,6 +140,8 @@ fn run(cli: Cli) -> Result<(), String> {
             ckpt,
             fresh,
             stop_after,
+            emb_std,
+            no_embedding_decay,
         } => {
             // glibc: fewer mmap/munmap round trips for candle's many temporary buffers
             unsafe {
@@ -166,6 +174,8 @@ fn run(cli: Cli) -> Result<(), String> {
                 eval_every,
                 eval_windows: 48,
                 ckpt_every,
+                emb_std,
+                decay_embeddings: !no_embedding_decay,
             };
             let mut trainer = Trainer::new(&config, hyper.clone()).map_err(|e| e.to_string())?;
             if !fresh && trainer.load_checkpoint(&ckpt).map_err(|e| e.to_string())? {

@@ -27,6 +27,20 @@ pub struct Hyper {
     pub eval_every: usize,
     pub eval_windows: usize,
     pub ckpt_every: usize,
+    /// Standard deviation of the token and position embeddings at init (GPT-2: 0.02).
+    #[serde(default = "default_emb_std")]
+    pub emb_std: f64,
+    /// Whether weight decay shrinks the embeddings too (run 1 and 2: yes).
+    #[serde(default = "default_true")]
+    pub decay_embeddings: bool,
+}
+
+fn default_emb_std() -> f64 {
+    0.02
+}
+
+fn default_true() -> bool {
+    true
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -56,7 +70,7 @@ pub struct Trainer {
 
 impl Trainer {
     pub fn new(config: &Config, hyper: Hyper) -> Result<Self> {
-        let (varmap, gpt) = gpt::init(config, hyper.seed)?;
+        let (varmap, gpt) = gpt::init(config, hyper.seed, hyper.emb_std)?;
         let named = varmap
             .data()
             .lock()
@@ -64,7 +78,7 @@ impl Trainer {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let opt = AdamW::new(named, hyper.weight_decay)?;
+        let opt = AdamW::new(named, hyper.weight_decay, hyper.decay_embeddings)?;
         Ok(Trainer {
             config: config.clone(),
             hyper,

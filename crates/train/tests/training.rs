@@ -42,6 +42,8 @@ fn setup(ln: LnPlacement) -> (Config, Hyper, Vec<u32>) {
         eval_every: 20,
         eval_windows: 8,
         ckpt_every: 1000,
+        emb_std: 0.02,
+        decay_embeddings: true,
     };
     (config, hyper, stream)
 }
@@ -162,4 +164,45 @@ fn candle_training_forward_equals_the_engine() {
             );
         }
     }
+}
+
+#[test]
+fn embeddings_can_start_larger_and_skip_weight_decay() {
+    use attnlab_train::adamw::AdamW;
+    let (config, hyper, _) = setup(LnPlacement::Post);
+    let big = Trainer::new(
+        &config,
+        Hyper {
+            emb_std: 0.5,
+            ..hyper.clone()
+        },
+    )
+    .unwrap();
+    let small = Trainer::new(&config, hyper.clone()).unwrap();
+    let rms = |t: &Trainer, name: &str| {
+        let data = t.varmap.data().lock().unwrap();
+        let v: Vec<f32> = data[name].flatten_all().unwrap().to_vec1().unwrap();
+        (v.iter().map(|x| x * x).sum::<f32>() / v.len() as f32).sqrt()
+    };
+    assert!(rms(&big, "wte.weight") > 10.0 * rms(&small, "wte.weight"));
+    assert!(
+        (rms(&big, "h.0.attn.c_attn.weight") - rms(&small, "h.0.attn.c_attn.weight")).abs() < 1e-6
+    );
+    // which variables decay
+    let named: Vec<(String, candle_core::Var)> = small
+        .varmap
+        .data()
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let with = AdamW::new(named.clone(), 0.1, true).unwrap().decays();
+    let without = AdamW::new(named, 0.1, false).unwrap().decays();
+    assert!(with.contains(&"wte.weight".to_string()) && with.contains(&"wpe.weight".to_string()));
+    assert!(!without
+        .iter()
+        .any(|n| n.starts_with("wte") || n.starts_with("wpe")));
+    assert!(without.contains(&"h.0.attn.c_attn.weight".to_string()));
+    assert!(!with.iter().any(|n| n.ends_with("bias")));
 }
