@@ -60,7 +60,7 @@ async function pageRoles(page, heads) {
   );
   const rows = await page.$$eval('#head-roles tbody tr', (trs) =>
     trs.map((tr) => ({
-      head: tr.dataset.head,
+      head: tr.dataset.rowHead,
       cells: [...tr.querySelectorAll('td')].map((td) => ({ text: td.textContent.trim(), badge: td.querySelector('.role-badge')?.dataset.role ?? null })),
     })),
   );
@@ -353,7 +353,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     }
     // sorting by previous-token puts the highest first
     await page.locator('#head-roles thead button.sort').nth(1).click();
-    const firstRow = await page.locator('#head-roles tbody tr').first().getAttribute('data-head');
+    const firstRow = await page.locator('#head-roles tbody tr').first().getAttribute('data-row-head');
     const best = cli.heads.reduce((a, b) => (b.scores.previous > a.scores.previous ? b : a));
     assert.equal(firstRow, `${best.layer}.${best.head}`);
     assert.equal(await page.locator('#head-roles thead th[aria-sort=descending]').count(), 1);

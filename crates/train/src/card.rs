@@ -139,8 +139,10 @@ is the fair comparison; nats per token over the first 48 windows is the trainer'
   heads were nearly uniform in layer 0. A first attempt at a peak learning rate of 1.5e-3
   with 100 warm-up steps stayed at the unigram loss and was stopped; post-LN blocks need a
   gentler start, so both runs use 8e-4 and a few hundred warm-up steps.
-- Run 2 (this model): the corpus above, ≈ 3.8× the tokens, generated sentences once each
-  instead of four times; the previous run's curve is `loss-curve-run1.png`.
+- Run 2: the 7.3 M-character corpus (≈ 3.8× the tokens, generated sentences once each), same
+  shape and schedule: better on its own held-out text, worse on run 1's validation set, heads as
+  blurred; not bundled. Run 1's curve is `loss-curve-run1.png`; every run is in
+  `crates/train/RUNS.md`.
 
 ## Predictions (`attnlab predict`, top 5)
 

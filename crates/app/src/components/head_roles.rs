@@ -96,7 +96,7 @@ pub fn HeadRoles(props: &Props) -> Html {
             None => html! { <td class="none">{ Key::NoRole.text(lang) }</td> },
         };
         html! {
-            <tr class={classes!(selected.then_some("selected"))} data-head={format!("{l}.{h}")}>
+            <tr class={classes!(selected.then_some("selected"))} data-row-head={format!("{l}.{h}")}>
                 <th scope="row">
                     <button type="button" {onclick} aria-pressed={selected.to_string()}>
                         { format!("L{l} H{h}") }

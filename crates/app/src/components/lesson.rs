@@ -461,7 +461,7 @@ pub fn Lesson(props: &Props) -> Html {
                 let last = tr.dims.t - 1;
                 let items = lesson::top_keys(tr, last).into_iter().enumerate().map(|(rank, k)| {
                     html! {
-                        <li data-head={format!("{}.{}", k.layer, k.head)} class={classes!((rank == 0).then_some("clearest"))}>
+                        <li data-pick={format!("{}.{}", k.layer, k.head)} class={classes!((rank == 0).then_some("clearest"))}>
                             { format!("L{} H{}: «{}» → «{}» {:.2}", k.layer, k.head, s.labels.get(last), s.labels.get(k.key), k.weight) }
                             if rank == 0 { { format!(" — {}", Key::ClearestHead.text(lang)) } }
                         </li>
