@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::trace::Trace;
+use crate::trace::{top_k_of as top_k, Trace};
 use crate::weights::Model;
 
 /// How the stages reach the output head.
@@ -81,14 +81,6 @@ pub fn stage_probs(model: &Model, trace: &Trace, position: usize) -> Result<Vec<
             probs
         })
         .collect())
-}
-
-/// The `k` most likely ids of `p`, most likely first, ties by id.
-fn top_k(p: &[f32], k: usize) -> Vec<(u32, f32)> {
-    let mut ranked: Vec<(u32, f32)> = p.iter().enumerate().map(|(i, &x)| (i as u32, x)).collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    ranked.truncate(k);
-    ranked
 }
 
 /// The rank of `id` in `p` (how many ids are more likely, ties before it by id).

@@ -280,22 +280,22 @@ impl Trace {
 
     /// The `k` most likely next tokens after `position`, most likely first.
     pub fn top_k(&self, position: usize, k: usize) -> Vec<(u32, f32)> {
-        let mut ranked: Vec<(u32, f32)> = self
-            .probs_at(position)
-            .iter()
-            .enumerate()
-            .map(|(i, &p)| (i as u32, p))
-            .collect();
-        // most likely first, ties by id: a total order, so selecting the k best and sorting
-        // only those gives exactly the full sort's first k (a 50 k vocabulary costs ~1 ms less)
-        let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if k < ranked.len() {
-            ranked.select_nth_unstable_by(k, order);
-            ranked.truncate(k);
-        }
-        ranked.sort_by(order);
-        ranked
+        top_k_of(self.probs_at(position), k)
     }
+}
+
+/// The `k` most likely ids of a distribution `p`, most likely first, ties by id.
+pub fn top_k_of(p: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let mut ranked: Vec<(u32, f32)> = p.iter().enumerate().map(|(i, &x)| (i as u32, x)).collect();
+    // most likely first, ties by id: a total order, so selecting the k best and sorting only
+    // those gives exactly the full sort's first k (a 50 k vocabulary costs ~1 ms less)
+    let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k < ranked.len() {
+        ranked.select_nth_unstable_by(k, order);
+        ranked.truncate(k);
+    }
+    ranked.sort_by(order);
+    ranked
 }
 
 #[cfg(test)]

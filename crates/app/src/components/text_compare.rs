@@ -151,7 +151,7 @@ pub fn TextCompare(props: &Props) -> Html {
                 let map = html! {
                     <figure class="compare-side">
                         <figcaption>{ Key::DifferenceMap.text(lang) }</figcaption>
-                        <MatrixCanvas values={Floats(Rc::new(d.clone()))} rows={ta} cols={ta} {scale}
+                        <MatrixCanvas values={Floats(Rc::new(d))} rows={ta} cols={ta} {scale}
                             label={Key::DifferenceMap.text(lang)} id={Some(AttrValue::from("compare-diff"))} />
                     </figure>
                 };
