@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, ROOT, cliTrace, openApp, painted, parseShown, setText, settled } from './common.mjs';
+import { ARTIFACTS, ROOT, cliTrace, nextResult, openApp, painted, parseShown, setText, settled } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -146,7 +146,7 @@ async function flow(page, context, backend) {
   const gen = (await painted(page)).generation;
   await page.locator('[data-variant=temperature] input[type=radio]').check();
   await page.locator('#apply').check();
-  await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+  await nextResult(page, gen);
   const nextAfter = await page.locator('#next-last').textContent();
   assert.notEqual(nextAfter, nextBefore, 'the next-token list moved');
   // …and the page's numbers equal the CLI run with the same options
@@ -155,7 +155,7 @@ async function flow(page, context, backend) {
   const top = await page.$$eval('#next-last li', (ls) => ls.map((l) => Number(l.dataset.token)));
   assert.equal(top[0], cli.next[0].id, 'the most likely next token equals the CLI (τ = 0.2)');
   await page.locator('#apply').uncheck();
-  await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen + 1);
+  await nextResult(page, gen + 1);
 
   // the picked query token drives the weighted sum and a second next-token list
   await page.locator('#token-strip .tok').first().click();
@@ -296,10 +296,10 @@ for (const backend of ['webgpu', 'cpu']) {
         await page.locator('[data-variant=temperature] input[type=radio]').check();
         let gen = (await painted(page)).generation;
         await page.locator('#apply').check();
-        await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+        await nextResult(page, gen);
         gen = (await painted(page)).generation;
         await page.locator('#ablate').check();
-        await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+        await nextResult(page, gen);
         const url = page.url();
         assert.match(url, /#t=Which/);
         const next = await page.locator('#next-query').textContent();

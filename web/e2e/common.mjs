@@ -57,8 +57,31 @@ export const painted = (page) => page.evaluate(() => ({ ...window.__attnlab.pain
 /** Waits until the page has painted a result for exactly the text box's current value. */
 export async function settled(page, timeout = 120_000) {
   await page.waitForFunction(
-    () => window.__attnlab?.painted?.text === document.querySelector('#text').value,
+    () =>
+      window.__attnlab?.painted?.text === document.querySelector('#text').value &&
+      !window.__attnlab.stale,
     null,
+    { timeout },
+  );
+  return painted(page);
+}
+
+/** Waits until every view off screen has caught up with the page's state (they update after
+ * the visible ones, when the page is idle). */
+export const caughtUp = (page) => page.waitForFunction(() => !window.__attnlab.stale);
+
+/** The URL's fragment once written (the page writes it after the frame, coalesced). */
+export async function currentHash(page) {
+  await caughtUp(page);
+  return page.evaluate(() => location.hash);
+}
+
+/** Waits for a result newer than generation `gen`, painted, with every view caught up
+ * (views off screen update after the visible ones, when the page is idle). */
+export async function nextResult(page, gen, timeout = 120_000) {
+  await page.waitForFunction(
+    (g) => window.__attnlab.painted.generation > g && !window.__attnlab.stale,
+    gen,
     { timeout },
   );
   return painted(page);

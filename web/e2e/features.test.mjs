@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, CLI, ROOT, cliTrace, openApp, painted, setText, settled } from './common.mjs';
+import { ARTIFACTS, CLI, ROOT, caughtUp, cliTrace, currentHash, nextResult, openApp, painted, setText, settled } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 const LESSON = '나는 어제 산 커피를 오늘 마셨다';
@@ -165,7 +165,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     await page.locator('#lesson-next').click();
     assert.deepEqual(await page.$$eval('#softmax-table tr[data-row=rounded] td', (tds) => tds.map((td) => td.textContent)), ['0.25', '0.10', '0.60', '0.05']);
     assert.match(await page.locator('#live-row-sum').textContent(), /= 1\.0000$/);
-    assert.match(page.url(), /&lesson=5/);
+    assert.match(await currentHash(page), /&lesson=5/);
     // the highlighted panel is outlined
     const outline = await page.$eval('.steps-card', (el) => getComputedStyle(el).outlineStyle);
     assert.equal(outline, 'solid');
@@ -200,7 +200,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     assert.equal(await page.locator('#mask-grid td.hidden').count() > 0, true);
     let gen = (await painted(page)).generation;
     await page.locator('#lesson-mask').uncheck();
-    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+    await nextResult(page, gen);
     assert.equal(await page.locator('#mask-grid td.hidden').count(), 0);
     await page.locator('#delta-help').waitFor();
     const noMask = cliPredict(LESSON, ['--no-mask']);
@@ -208,7 +208,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     assert.equal(firstId, noMask[0].id, 'the top token is the CLI\'s with --no-mask');
     gen = (await painted(page)).generation;
     await page.locator('#lesson-mask').check();
-    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+    await nextResult(page, gen);
     assert.equal(await page.locator('#delta-help').count(), 0, 'no Δ without an intervention');
 
     // section 8: the lesson's English question, one line per head of every layer, strongest first
@@ -261,7 +261,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
         if ((await page.locator('#ablate').isChecked()) === on) continue;
         const gen = (await painted(page)).generation;
         await page.locator('#ablate').setChecked(on);
-        await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+        await nextResult(page, gen);
       }
     };
     t.after(() => toggle(false));
@@ -378,7 +378,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     assert.equal(await page.locator('#text-b').inputValue(), '나는 차를 마셨다');
     await page.waitForSelector('#compare-rows');
     const B = '나는 차를 마셨다';
-    assert.ok((await page.evaluate(() => location.hash)).includes(`&b=${encodeURIComponent(B).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())}`));
+    assert.ok((await currentHash(page)).includes(`&b=${encodeURIComponent(B).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())}`));
     // per-row change = ½·Σ|B − A| of the selected head's weights, as the CLI computes them
     const wa = cliTrace(A, 0, 0).heads[0].weights;
     const cb = cliTrace(B, 0, 0);
@@ -402,11 +402,11 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     assert.equal(await page.locator('#compare-diff').count(), 0);
     await page.locator('#compare').screenshot({ path: path.join(ARTIFACTS, 'compare.png') });
     // the link restores both texts
-    const hash = await page.evaluate(() => location.hash);
+    const hash = await currentHash(page);
     assert.ok(hash.includes('&b='), hash);
     await page.locator('#compare-toggle').uncheck();
     assert.equal(await page.locator('#compare').count(), 0);
-    assert.ok(!(await page.evaluate(() => location.hash)).includes('&b='));
+    assert.ok(!(await currentHash(page)).includes('&b='));
     // switched on again, B is what it was
     await page.locator('#compare-toggle').check();
     assert.equal(await page.locator('#text-b').inputValue(), '나는 오늘 차를 마셨다');
@@ -430,8 +430,9 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     const pinned = () => page.locator('#token-strip .tok.pinned').textContent().catch(() => null);
     await page.waitForSelector('#token-strip .tok.pinned');
     assert.match(await pinned(), /커피/);
-    assert.match(await page.evaluate(() => location.hash), new RegExp(`&q=${coffee}&`));
-    // highlighted in the steps' number tables too, on the same row
+    assert.match(await currentHash(page), new RegExp(`&q=${coffee}&`));
+    // highlighted in the steps' number tables too, on the same row (off screen: once caught up)
+    await caughtUp(page);
     const rows = await page.$$eval('.steps-card table.numbers', (ts) => ts.map((t) => [...t.querySelectorAll('tbody tr')].findIndex((r) => r.classList.contains('pinned'))));
     assert.ok(rows.length >= 4 && rows.every((r) => r === coffee), `pinned rows ${rows}`);
     // the drill-down follows the pin: the pinned row at its largest weight
@@ -470,18 +471,18 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     for (const method of ['raw', 'value', 'rollout']) {
       await page.locator(`#flow-${method}`).check();
       await page.waitForSelector(`#flow-strip[data-method=${method}]`);
-      const q = (await page.evaluate(() => location.hash)).match(/&q=(\d+)/)?.[1];
+      const q = (await currentHash(page)).match(/&q=(\d+)/)?.[1];
       const cli = JSON.parse(execFileSync(CLI, ['--model', path.join(ROOT, 'assets', 'model'), 'flow', LESSON, '--method', method, ...(q ? ['--query', q] : [])], { encoding: 'utf8' }));
       const shown = await page.$$eval('#flow-strip tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent.replace(/−/g, '-')))));
       assert.equal(shown.length, cli.layers.length, method);
       cli.layers.forEach((row, l) => row.forEach((x, j) => assert.ok(Math.abs(shown[l][j] - x) < 6e-5, `${method} L${l} key ${j}: ${shown[l][j]} vs ${x}`)));
       assert.equal(await page.locator('#flow-approx').count(), method === 'rollout' ? 1 : 0);
       assert.equal(await page.locator('#flow-note').count(), method === 'raw' ? 0 : 1);
-      if (method !== 'raw') assert.match(await page.evaluate(() => location.hash), new RegExp(`&flow=${method}`));
+      if (method !== 'raw') assert.match(await currentHash(page), new RegExp(`&flow=${method}`));
     }
     await page.locator('.flow-card').screenshot({ path: path.join(ARTIFACTS, 'flow-rollout.png') });
     await page.locator('#flow-raw').check();
-    assert.ok(!(await page.evaluate(() => location.hash)).includes('flow='));
+    assert.ok(!(await currentHash(page)).includes('flow='));
   });
   test('a next token clicked is appended to the text and run, as if typed', async () => {
     const { page } = app;
@@ -561,7 +562,7 @@ describe('loading a model from files (WebGPU)', () => {
     const gen = (await painted(page)).generation;
     const loaded = await loadFiles(page, '#own-folder', path.join(MALFORMED, 'valid'));
     assert.equal(loaded.state, 'loaded', loaded.text);
-    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+    await nextResult(page, gen);
     const cfg = JSON.parse(fs.readFileSync(path.join(MALFORMED, 'valid', 'config.json'), 'utf8'));
     const newSizes = await page.locator('#model-sizes').textContent();
     assert.notEqual(newSizes, sizes);

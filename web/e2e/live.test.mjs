@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, cliTrace, openApp, painted, setText, settled } from './common.mjs';
+import { ARTIFACTS, cliTrace, nextResult, openApp, painted, setText, settled } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -49,7 +49,7 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
     const cpuNext = await nextTokens(page);
     let gen = (await painted(page)).generation;
     await page.locator('#backend-choice').selectOption('webgpu');
-    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+    await nextResult(page, gen);
     assert.equal((await painted(page)).backend, 'webgpu', 'the same text, now on WebGPU');
     assert.match(await page.locator('#backend').textContent(), /^WebGPU · /);
     assert.match(page.url(), /&backend=webgpu$/);
@@ -64,7 +64,7 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
     // and the CPU, chosen
     gen = (await painted(page)).generation;
     await page.locator('#backend-choice').selectOption('cpu');
-    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, gen);
+    await nextResult(page, gen);
     assert.equal((await painted(page)).backend, 'cpu');
     assert.match(page.url(), /&backend=cpu$/);
     assert.equal(await page.locator('#backend').getAttribute('title'), 'CPU를 골랐습니다 (WebGPU는 위의 선택에서 바꿀 수 있습니다)');
@@ -125,5 +125,11 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
     assert.equal(after['head-map'], end['head-map'] + 1, 'one draw of the large heatmap per result');
     const heads = await page.locator('canvas.mini').count();
     assert.equal(after['mini-map'], end['mini-map'] + heads, 'each small heatmap drawn once');
+    // the views off screen waited until the visible ones were painted, then caught up: each
+    // of their canvases drawn once too
+    assert.ok(r.stale > 0, `views off screen still to update when the result was painted (${r.stale})`);
+    const matrices = await page.locator('canvas.matrix').count();
+    assert.ok(matrices >= 3, `${matrices} matrix canvases`);
+    assert.equal(after.matrix, end.matrix + matrices, 'each matrix canvas drawn once');
   });
 });

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
+use crate::components::deferred::Deferred;
 use crate::components::exports::Exports;
 use crate::components::flow_strip::FlowStrip;
 use crate::components::head_map::HeadMap;
@@ -118,7 +119,7 @@ fn Page() -> Html {
         });
     }
     // the state lives in the URL fragment (replaced, not pushed: no history entry per key),
-    // written only when a value it holds changed
+    // written only when a value it holds changed, and off the keystroke's path (`dom`)
     {
         let frag = use_memo(
             (
@@ -132,7 +133,7 @@ fn Page() -> Html {
                 move |_| url_state::fragment(&state)
             },
         );
-        use_effect_with(frag, move |frag| dom::replace_hash(frag));
+        use_effect_with(frag, move |frag| dom::replace_hash_soon(frag));
     }
     // Esc anywhere lets go of a pinned query (typing happens in the text box, not the map)
     {
@@ -383,42 +384,60 @@ fn Page() -> Html {
             let (l, h) = (v.layer, v.head);
             html! {
                 <>
-                    <TokenStrip {lang} tokens={s.tokens.clone()} {dropped} query={Some(q)} pinned={v.pin.is_some()}
-                        on_select={cb.query.clone()} />
-                    <div class="grid two">
-                        <HeadsGrid {lang} trace={trace.clone()} selected={(l, h)}
-                            on_select={cb.head.clone()} roles={(*roles).clone()}
-                            filter={v.role_filter} on_filter={cb.role_filter.clone()} />
-                        <HeadMap {lang} sel={sel.clone()}
-                            cell={v.cell} on_cell={cb.cell.clone()}
-                            ablated={iv.ablate.contains(&(l, h))}
-                            on_ablate={(*on_ablate).clone()}
-                            pin={v.pin.as_ref().map(|_| q)} on_pin={cb.pin.clone()}
-                            flow={v.flow} on_flow={cb.flow.clone()} />
-                    </div>
+                    <Deferred>
+                        <TokenStrip {lang} tokens={s.tokens.clone()} {dropped} query={Some(q)} pinned={v.pin.is_some()}
+                            on_select={cb.query.clone()} />
+                    </Deferred>
+                    <Deferred>
+                        <div class="grid two">
+                            <HeadsGrid {lang} trace={trace.clone()} selected={(l, h)}
+                                on_select={cb.head.clone()} roles={(*roles).clone()}
+                                filter={v.role_filter} on_filter={cb.role_filter.clone()} />
+                            <HeadMap {lang} sel={sel.clone()}
+                                cell={v.cell} on_cell={cb.cell.clone()}
+                                ablated={iv.ablate.contains(&(l, h))}
+                                on_ablate={(*on_ablate).clone()}
+                                pin={v.pin.as_ref().map(|_| q)} on_pin={cb.pin.clone()}
+                                flow={v.flow} on_flow={cb.flow.clone()} />
+                        </div>
+                    </Deferred>
                     if v.compare.is_some() {
-                        <TextCompare {lang} a={sel.clone()} b={s.b.clone()} vocab={vocab.clone()}
-                            a_tokens={s.tokens.len()} pin={v.pin.as_ref().map(|_| q)}
-                            initial={(*initial_b).clone()} on_text={(*on_text_b).clone()} />
+                        <Deferred>
+                            <TextCompare {lang} a={sel.clone()} b={s.b.clone()} vocab={vocab.clone()}
+                                a_tokens={s.tokens.len()} pin={v.pin.as_ref().map(|_| q)}
+                                initial={(*initial_b).clone()} on_text={(*on_text_b).clone()} />
+                        </Deferred>
                     }
                     <Legend {lang} />
-                    <FlowStrip {lang} trace={trace.clone()} labels={labels.clone()} query={q} method={v.flow} />
-                    <HeadRoles {lang} roles={(*roles).clone()} n_head={s.trace.dims.n_head}
-                        probe={state.results.probe.clone()} selected={(l, h)}
-                        on_select={cb.head.clone()} />
-                    <Steps {lang} sel={sel.clone()} pin={v.pin.as_ref().map(|_| q)} />
-                    <SoftmaxCompare {lang} sel={sel.clone()}
-                        variant={iv.variant} tau={iv.tau} apply={iv.apply} mask={iv.mask} query={q}
-                        on_variant={cb.variant.clone()} on_tau={cb.tau.clone()}
-                        on_apply={cb.apply.clone()} on_mask={cb.mask.clone()} />
-                    <div class="grid two">
-                        <WeightedSum {lang} sel={sel.clone()}
-                            query={q} on_query={cb.query.clone()} />
-                        <NextToken {lang} trace={trace} baseline={s.baseline.clone().map(TraceRef)}
-                            vocab={vocab.clone()} labels={labels.clone()} query={q}
-                            on_append={Some((*on_append).clone())} />
-                    </div>
-                    <Exports {lang} sel={sel.clone()} tokens={s.tokens.clone()} vocab={vocab.clone()} />
+                    <Deferred>
+                        <FlowStrip {lang} trace={trace.clone()} labels={labels.clone()} query={q} method={v.flow} />
+                    </Deferred>
+                    <Deferred>
+                        <HeadRoles {lang} roles={(*roles).clone()} n_head={s.trace.dims.n_head}
+                            probe={state.results.probe.clone()} selected={(l, h)}
+                            on_select={cb.head.clone()} />
+                    </Deferred>
+                    <Deferred>
+                        <Steps {lang} sel={sel.clone()} pin={v.pin.as_ref().map(|_| q)} />
+                    </Deferred>
+                    <Deferred>
+                        <SoftmaxCompare {lang} sel={sel.clone()}
+                            variant={iv.variant} tau={iv.tau} apply={iv.apply} mask={iv.mask} query={q}
+                            on_variant={cb.variant.clone()} on_tau={cb.tau.clone()}
+                            on_apply={cb.apply.clone()} on_mask={cb.mask.clone()} />
+                    </Deferred>
+                    <Deferred>
+                        <div class="grid two">
+                            <WeightedSum {lang} sel={sel.clone()}
+                                query={q} on_query={cb.query.clone()} />
+                            <NextToken {lang} trace={trace} baseline={s.baseline.clone().map(TraceRef)}
+                                vocab={vocab.clone()} labels={labels.clone()} query={q}
+                                on_append={Some((*on_append).clone())} />
+                        </div>
+                    </Deferred>
+                    <Deferred>
+                        <Exports {lang} sel={sel.clone()} tokens={s.tokens.clone()} vocab={vocab.clone()} />
+                    </Deferred>
                     <ModelCard {lang} info={info.clone()} backend={state.model.backend.clone()} />
                 </>
             }
@@ -463,9 +482,11 @@ fn Page() -> Html {
                     { t(Key::CompareToggle) }
                 </label>
                 if let Some(section) = v.lesson {
-                    <Lesson {lang} {section} on_section={cb.lesson.clone()}
-                        sel={head_sel.clone()} query={state.query_index().unwrap_or(0)} info={state.model.info.clone()}
-                        mask={iv.mask} on_mask={cb.mask.clone()} on_preset={(*on_preset).clone()} />
+                    <Deferred>
+                        <Lesson {lang} {section} on_section={cb.lesson.clone()}
+                            sel={head_sel.clone()} query={state.query_index().unwrap_or(0)} info={state.model.info.clone()}
+                            mask={iv.mask} on_mask={cb.mask.clone()} on_preset={(*on_preset).clone()} />
+                    </Deferred>
                 }
                 { for cpu_reason }
                 { views }

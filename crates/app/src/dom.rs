@@ -147,6 +147,53 @@ pub fn count_draw(name: &str) {
     let _ = Reflect::set(&draws, &name.into(), &(n + 1.0).into());
 }
 
+thread_local! {
+    static STALE: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts the parts of the page not yet current (`delta` ±1) — views off screen waiting to
+/// catch up with the newest state, a URL write not yet made:
+/// `window.__attnlab.stale`, and `window.__attnlab.currentAt` (`performance.now()`) each time
+/// the count falls back to 0.
+pub fn stale_views(delta: i32) {
+    let n = STALE.with(|s| {
+        let n = (s.get() + delta).max(0);
+        s.set(n);
+        n
+    });
+    let Some(h) = hooks() else { return };
+    let _ = Reflect::set(&h, &"stale".into(), &n.into());
+    if n == 0 {
+        let _ = Reflect::set(&h, &"currentAt".into(), &now().into());
+    }
+}
+
+/// How many parts of the page are not yet current (see `stale_views`).
+pub fn stale_count() -> i32 {
+    STALE.with(|s| s.get())
+}
+
+/// Runs `f` when the page is next idle (`requestIdleCallback`), at most `timeout_ms` later;
+/// where the browser has no idle callbacks (Safari), after a short timer.
+pub fn when_idle(timeout_ms: u32, f: impl FnOnce() + 'static) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let f = Closure::once_into_js(f);
+    let has_idle = Reflect::has(&window, &"requestIdleCallback".into()).unwrap_or(false);
+    if has_idle {
+        let opts = web_sys::IdleRequestOptions::new();
+        opts.set_timeout(timeout_ms);
+        if window
+            .request_idle_callback_with_options(f.unchecked_ref(), &opts)
+            .is_ok()
+        {
+            return;
+        }
+    }
+    let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), 16);
+}
+
 /// Records one painted result: `window.__attnlab.painted` (the latest) and, appended to
 /// `window.__attnlab.log`, every one of them.
 pub fn record_paint(fields: &[(&str, JsValue)]) {
@@ -186,8 +233,53 @@ pub fn location_hash() -> String {
         .unwrap_or_default()
 }
 
+/// The least time between two writes of the URL (Safari refuses more than 100 history
+/// changes in 30 s).
+const URL_EVERY_MS: f64 = 300.0;
+
+thread_local! {
+    /// The fragment waiting to be written, and when the URL was last written.
+    static URL: std::cell::RefCell<(Option<String>, f64)> =
+        const { std::cell::RefCell::new((None, f64::NEG_INFINITY)) };
+}
+
+/// Replaces the URL's fragment soon, off the keystroke's path: after the current frame, at
+/// most once per `URL_EVERY_MS`, always ending with the latest fragment. Counted in
+/// `stale_views` until written.
+pub fn replace_hash_soon(fragment: &str) {
+    let first = URL.with(|u| {
+        let mut u = u.borrow_mut();
+        let first = u.0.is_none();
+        u.0 = Some(fragment.to_string());
+        first
+    });
+    if !first {
+        return; // a write is scheduled; it takes the newest fragment
+    }
+    stale_views(1);
+    let last = URL.with(|u| u.borrow().1);
+    let wait = (last + URL_EVERY_MS - now()).max(0.0);
+    let write = Closure::once_into_js(|| {
+        let frag = URL.with(|u| {
+            let mut u = u.borrow_mut();
+            u.1 = now();
+            u.0.take()
+        });
+        if let Some(f) = frag {
+            replace_hash(&f);
+        }
+        stale_views(-1);
+    });
+    if let Some(w) = web_sys::window() {
+        let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(
+            write.unchecked_ref(),
+            wait.ceil() as i32,
+        );
+    }
+}
+
 /// Replaces the URL's fragment without a new history entry (and without a reload).
-pub fn replace_hash(fragment: &str) {
+fn replace_hash(fragment: &str) {
     let Some(window) = web_sys::window() else {
         return;
     };

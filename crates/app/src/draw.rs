@@ -88,7 +88,14 @@ fn scratch_canvas() -> Option<HtmlCanvasElement> {
 }
 
 pub fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
-    canvas.get_context("2d").ok()??.dyn_into().ok()
+    // willReadFrequently: a canvas in memory, not on the GPU — every canvas here is redrawn
+    // whole per result (mostly by putImageData), which a GPU canvas has to upload each time
+    let opts = crate::dom::object(&[("willReadFrequently", true.into())]);
+    canvas
+        .get_context_with_context_options("2d", &opts)
+        .ok()??
+        .dyn_into()
+        .ok()
 }
 
 pub fn device_pixel_ratio() -> f64 {
@@ -111,8 +118,12 @@ pub fn put_matrix(
     if rows == 0 || cols == 0 || values.len() < rows * cols {
         return;
     }
-    canvas.set_width(cols as u32);
-    canvas.set_height(rows as u32);
+    // resizing a canvas reallocates and clears it even to the same size; every pixel is
+    // overwritten below anyway
+    if canvas.width() != cols as u32 || canvas.height() != rows as u32 {
+        canvas.set_width(cols as u32);
+        canvas.set_height(rows as u32);
+    }
     let mut px = vec![255u8; rows * cols * 4];
     for i in 0..rows {
         for j in 0..cols {

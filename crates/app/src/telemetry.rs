@@ -71,6 +71,8 @@ impl Recorder {
                 ("paintMs", paint_ms.into()),
                 ("renderMs", rendered.into()),
                 ("incremental", s.incremental.into()),
+                // parts of the page still to catch up once this frame is painted (off screen)
+                ("stale", dom::stale_count().into()),
                 (
                     "backend",
                     if s.ran_on_gpu { "webgpu" } else { "cpu" }.into(),

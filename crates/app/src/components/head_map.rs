@@ -3,7 +3,7 @@
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{HtmlCanvasElement, HtmlElement};
+use web_sys::{Element, HtmlCanvasElement, HtmlElement, ResizeObserver, ResizeObserverEntry};
 use yew::prelude::*;
 
 use attnlab_model::flow::{self, Method};
@@ -46,27 +46,39 @@ fn shown(sel: &HeadSel, method: Method) -> Vec<f32> {
     }
 }
 
-/// Redraw counter bumped by window resizes.
+/// The width in CSS px of the element behind `node`, kept by a ResizeObserver: it is read
+/// after the browser's own layout, so drawing a new result never forces a layout of its own
+/// (reading `clientWidth` in the draw did, ≈ 10 ms per keystroke). `None` until first
+/// observed; a change re-renders only the component using it.
 #[hook]
-fn use_resize() -> u32 {
-    let n = use_state(|| 0u32);
+fn use_width(node: NodeRef) -> Option<f64> {
+    let width = use_state_eq(|| None::<f64>);
     {
-        let n = n.clone();
+        let width = width.clone();
         use_effect_with((), move |_| {
-            let cb = Closure::<dyn Fn()>::new(move || n.set(*n + 1));
-            let window = web_sys::window();
-            if let Some(w) = &window {
-                let _ = w.add_event_listener_with_callback("resize", cb.as_ref().unchecked_ref());
+            let cb = Closure::<dyn Fn(js_sys::Array)>::new(move |entries: js_sys::Array| {
+                let w = entries
+                    .get(0)
+                    .dyn_into::<ResizeObserverEntry>()
+                    .ok()
+                    .map(|e| e.content_rect().width().floor());
+                if w.is_some() {
+                    width.set(w);
+                }
+            });
+            let observer = ResizeObserver::new(cb.as_ref().unchecked_ref()).ok();
+            if let (Some(o), Some(el)) = (&observer, node.cast::<Element>()) {
+                o.observe(&el);
             }
             move || {
-                if let Some(w) = window {
-                    let _ = w
-                        .remove_event_listener_with_callback("resize", cb.as_ref().unchecked_ref());
+                if let Some(o) = observer {
+                    o.disconnect();
                 }
+                drop(cb);
             }
         });
     }
-    *n
+    *width
 }
 
 #[function_component]
@@ -74,7 +86,8 @@ pub fn HeadMap(props: &Props) -> Html {
     let lang = props.lang;
     let node = use_node_ref();
     let layout = use_mut_ref(|| Layout::new(400.0, 1));
-    let resized = use_resize();
+    let wrap = use_node_ref();
+    let measured = use_width(wrap.clone());
     let t = props.sel.trace.0.dims.t;
     let overlay = use_node_ref();
     // the heatmap: drawn once per result, head or window size
@@ -82,18 +95,16 @@ pub fn HeadMap(props: &Props) -> Html {
         let node = node.clone();
         let layout = layout.clone();
         use_effect_with(
-            (props.sel.clone(), resized, props.flow),
-            move |(sel, _, method)| {
-                let Some(canvas) = node.cast::<HtmlCanvasElement>() else {
+            (props.sel.clone(), measured, props.flow),
+            move |(sel, measured, method)| {
+                // drawn once the wrapper's width is known (the observer reports it after the
+                // first layout)
+                let (Some(canvas), Some(width)) = (node.cast::<HtmlCanvasElement>(), *measured)
+                else {
                     return;
                 };
                 let values = shown(sel, *method);
-                let width = canvas
-                    .parent_element()
-                    .map(|p| p.client_width() as f64)
-                    .filter(|w| *w > 0.0)
-                    .unwrap_or(480.0)
-                    .min(640.0);
+                let width = if width > 0.0 { width } else { 480.0 }.min(640.0);
                 let hv = sel.view();
                 let lay = Layout::new(width, hv.t);
                 *layout.borrow_mut() = lay;
@@ -110,7 +121,7 @@ pub fn HeadMap(props: &Props) -> Html {
         let (overlay, layout) = (overlay.clone(), layout.clone());
         let drawn = use_mut_ref(|| false);
         use_effect_with(
-            (props.cell, props.pin, props.sel.clone(), resized),
+            (props.cell, props.pin, props.sel.clone(), measured),
             move |(cell, pin, _, _)| {
                 let empty = cell.is_none() && pin.is_none();
                 if empty && !*drawn.borrow() {
@@ -264,7 +275,7 @@ pub fn HeadMap(props: &Props) -> Html {
                     _ => Key::FlowRolloutNote.text(lang),
                 } }</p>
             }
-            <div class="heatmap-wrap">
+            <div class="heatmap-wrap" ref={wrap}>
                 <canvas id="head-map" ref={node} tabindex="0" role="img" aria-label={title}
                     aria-describedby="cell-readout" data-t={t.to_string()}
                     {onmousemove} {onkeydown} {onfocus} {onclick} />

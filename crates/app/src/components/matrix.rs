@@ -28,6 +28,7 @@ pub fn MatrixCanvas(props: &Props) -> Html {
             (props.values.clone(), props.rows, props.cols, props.scale),
             move |(v, rows, cols, scale)| {
                 if let Some(c) = node.cast::<HtmlCanvasElement>() {
+                    crate::dom::count_draw("matrix");
                     put_matrix(&c, *rows, *cols, &v.0, *scale, |_, _| false);
                 }
             },

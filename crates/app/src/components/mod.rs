@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use attnlab_model::Trace;
 
+pub mod deferred;
 pub mod drill;
 pub mod exports;
 pub mod flow_strip;

@@ -1,0 +1,98 @@
+//! A view that updates right away only while it is on (or near) the screen. Off screen it
+//! keeps what it last showed, and catches up with the newest result as soon as the page is
+//! idle (`requestIdleCallback`, at most `CATCH_UP_MS` later) or the moment it scrolls near the
+//! viewport, whichever comes first. A keystroke thus renders and paints the views the reader
+//! sees first, and the rest in tasks of their own after that frame: nothing is skipped, only
+//! ordered. `window.__attnlab.stale` counts the views still waiting (the tests wait for 0
+//! before reading one), and `window.__attnlab.currentAt` is when the last one caught up.
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{Element, IntersectionObserver, IntersectionObserverEntry, IntersectionObserverInit};
+use yew::prelude::*;
+
+use crate::dom;
+
+/// The longest an off-screen view waits for idle time before it updates anyway.
+const CATCH_UP_MS: u32 = 300;
+
+/// How far outside the viewport a view still counts as on screen (it is about to be seen).
+const NEAR: &str = "200px 0px";
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub children: Html,
+}
+
+#[function_component]
+pub fn Deferred(props: &Props) -> Html {
+    let node = use_node_ref();
+    // on screen until the observer says otherwise (the first render shows everything)
+    let near = use_state_eq(|| true);
+    let shown = use_mut_ref(|| props.children.clone());
+    // a catch-up is scheduled (and counted in `stale`)
+    let waiting = use_mut_ref(|| false);
+    // the catch-up fired: render the newest children even though off screen
+    let due = use_mut_ref(|| false);
+    let update = use_force_update();
+
+    let current = *near || *due.borrow();
+    if current {
+        *due.borrow_mut() = false;
+        if *shown.borrow() != props.children {
+            *shown.borrow_mut() = props.children.clone();
+        }
+    } else if !*waiting.borrow() && *shown.borrow() != props.children {
+        *waiting.borrow_mut() = true;
+        dom::stale_views(1);
+        let (due, update) = (due.clone(), update.clone());
+        dom::when_idle(CATCH_UP_MS, move || {
+            *due.borrow_mut() = true;
+            update.force_update();
+        });
+    }
+    // once the newest children are on the page, this view no longer waits
+    {
+        let waiting = waiting.clone();
+        use_effect(move || {
+            if current && *waiting.borrow() {
+                *waiting.borrow_mut() = false;
+                dom::stale_views(-1);
+            }
+        });
+    }
+    // watch whether the view is near the viewport
+    {
+        let (node, near, waiting) = (node.clone(), near.clone(), waiting.clone());
+        use_effect_with((), move |_| {
+            let cb = Closure::<dyn Fn(js_sys::Array)>::new(move |entries: js_sys::Array| {
+                if let Some(e) = entries
+                    .iter()
+                    .last()
+                    .and_then(|e| e.dyn_into::<IntersectionObserverEntry>().ok())
+                {
+                    near.set(e.is_intersecting());
+                }
+            });
+            let init = IntersectionObserverInit::new();
+            init.set_root_margin(NEAR);
+            let observer =
+                IntersectionObserver::new_with_options(cb.as_ref().unchecked_ref(), &init).ok();
+            if let (Some(o), Some(el)) = (&observer, node.cast::<Element>()) {
+                o.observe(&el);
+            }
+            move || {
+                if let Some(o) = observer {
+                    o.disconnect();
+                }
+                drop(cb);
+                if *waiting.borrow() {
+                    dom::stale_views(-1);
+                }
+            }
+        });
+    }
+    html! {
+        <div class="deferred" ref={node}>{ shown.borrow().clone() }</div>
+    }
+}
