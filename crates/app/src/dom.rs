@@ -173,25 +173,52 @@ pub fn stale_count() -> i32 {
     STALE.with(|s| s.get())
 }
 
-/// Runs `f` when the page is next idle (`requestIdleCallback`), at most `timeout_ms` later;
-/// where the browser has no idle callbacks (Safari), after a short timer.
+thread_local! {
+    /// What waits for idle time, in order.
+    static IDLE: std::cell::RefCell<std::collections::VecDeque<Box<dyn FnOnce()>>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
+/// Runs `f` when the page is idle (`requestIdleCallback`, at most `timeout_ms` later; where
+/// the browser has none, as Safari, after a short timer). One queued function per idle
+/// period, in order: each is a task of its own (a view catching up renders in it), so none
+/// grows into a long task that holds up the next keystroke.
 pub fn when_idle(timeout_ms: u32, f: impl FnOnce() + 'static) {
+    let first = IDLE.with(|q| {
+        let mut q = q.borrow_mut();
+        q.push_back(Box::new(f));
+        q.len() == 1
+    });
+    if first {
+        schedule_idle(timeout_ms);
+    }
+}
+
+fn schedule_idle(timeout_ms: u32) {
     let Some(window) = web_sys::window() else {
         return;
     };
-    let f = Closure::once_into_js(f);
+    let run = Closure::once_into_js(move || {
+        let next = IDLE.with(|q| q.borrow_mut().pop_front());
+        if let Some(f) = next {
+            f();
+        }
+        if IDLE.with(|q| !q.borrow().is_empty()) {
+            schedule_idle(timeout_ms);
+        }
+    });
     let has_idle = Reflect::has(&window, &"requestIdleCallback".into()).unwrap_or(false);
     if has_idle {
         let opts = web_sys::IdleRequestOptions::new();
         opts.set_timeout(timeout_ms);
         if window
-            .request_idle_callback_with_options(f.unchecked_ref(), &opts)
+            .request_idle_callback_with_options(run.unchecked_ref(), &opts)
             .is_ok()
         {
             return;
         }
     }
-    let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), 16);
+    let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(run.unchecked_ref(), 16);
 }
 
 /// Records one painted result: `window.__attnlab.painted` (the latest) and, appended to
