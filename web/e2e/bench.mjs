@@ -4,7 +4,8 @@
 // and 128 tokens: latency, forward (as the page sees it: forward + readback or + transfer
 // from the worker), page-side time (latency − forward) and the longest main-thread task while
 // typing (PerformanceObserver 'longtask'); plus what the first load transfers (gzipped) and
-// the time to the first painted result.
+// the time to the first painted result, and the floor under page-side time: how long the
+// browser takes from a random moment to the frame after its next repaint with nothing to do.
 //
 //   node web/e2e/bench.mjs [--samples 100] [--backends webgpu,cpu,auto] [--sizes 16,64,128]
 //
@@ -81,6 +82,18 @@ async function measure(backend) {
   });
   const first = await page.evaluate(() => window.__attnlab.log[0]);
   const out = { backend, firstPaintMs: first.at ?? NaN, firstForwardMs: first.forwardMs, rows: [] };
+  // the floor under page-side time in this browser: from a random moment to the frame after
+  // the next repaint (what `painted` waits for) with no work on the page at all
+  out.floor = await page.evaluate(async (n) => {
+    const waits = [];
+    for (let i = 0; i < n; i++) {
+      await new Promise((r) => setTimeout(r, 20 + Math.random() * 30));
+      const t0 = performance.now();
+      await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      waits.push(performance.now() - t0);
+    }
+    return waits;
+  }, Math.max(SAMPLES, 40));
   try {
     for (const t of SIZES) {
       // stay below the context (128): past it the start is dropped, positions shift and
@@ -166,6 +179,10 @@ for (const r of results) {
     const task = row.longestTaskMs > 0 ? fmt(row.longestTaskMs) : '< 50 (none reported)';
     lines.push(`| ${r.backend} (${row.ranOn}) | ${fmt(row.tokensMean)} | ${row.incremental}/${row.samples} | ${fmt(row.latency.p50)} / ${fmt(row.latency.p95)} | ${fmt(row.forward.p50)} / ${fmt(row.forward.p95)} | ${row.engine ? `${fmt(row.engine.p50)} / ${fmt(row.engine.p95)}` : '—'} | ${fmt(row.page.p50)} / ${fmt(row.page.p95)} | ${task} |`);
   }
+}
+lines.push('');
+for (const r of results) {
+  lines.push(`${r.backend}: the frame-wait floor (no work on the page: a random moment → the frame after the next repaint) p50 / p95 ${fmt(quantile(r.floor, 0.5))} / ${fmt(quantile(r.floor, 0.95))} ms`);
 }
 lines.push('');
 for (const r of results) {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, CLI, ROOT, caughtUp, cliTrace, currentHash, nextResult, openApp, painted, setText, settled } from './common.mjs';
+import { ARTIFACTS, CLI, ROOT, cliTrace, currentHash, nextResult, openApp, painted, setText, settled } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 const LESSON = '나는 어제 산 커피를 오늘 마셨다';
@@ -431,8 +431,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     await page.waitForSelector('#token-strip .tok.pinned');
     assert.match(await pinned(), /커피/);
     assert.match(await currentHash(page), new RegExp(`&q=${coffee}&`));
-    // highlighted in the steps' number tables too, on the same row (off screen: once caught up)
-    await caughtUp(page);
+    // highlighted in the steps' number tables too, on the same row
     const rows = await page.$$eval('.steps-card table.numbers', (ts) => ts.map((t) => [...t.querySelectorAll('tbody tr')].findIndex((r) => r.classList.contains('pinned'))));
     assert.ok(rows.length >= 4 && rows.every((r) => r === coffee), `pinned rows ${rows}`);
     // the drill-down follows the pin: the pinned row at its largest weight

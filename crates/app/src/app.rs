@@ -384,11 +384,11 @@ fn Page() -> Html {
             let (l, h) = (v.layer, v.head);
             html! {
                 <>
-                    <Deferred>
+                    <Deferred generation={s.generation}>
                         <TokenStrip {lang} tokens={s.tokens.clone()} {dropped} query={Some(q)} pinned={v.pin.is_some()}
                             on_select={cb.query.clone()} />
                     </Deferred>
-                    <Deferred>
+                    <Deferred generation={s.generation}>
                         <div class="grid two">
                             <HeadsGrid {lang} trace={trace.clone()} selected={(l, h)}
                                 on_select={cb.head.clone()} roles={(*roles).clone()}
@@ -402,31 +402,31 @@ fn Page() -> Html {
                         </div>
                     </Deferred>
                     if v.compare.is_some() {
-                        <Deferred>
+                        <Deferred generation={s.generation}>
                             <TextCompare {lang} a={sel.clone()} b={s.b.clone()} vocab={vocab.clone()}
                                 a_tokens={s.tokens.len()} pin={v.pin.as_ref().map(|_| q)}
                                 initial={(*initial_b).clone()} on_text={(*on_text_b).clone()} />
                         </Deferred>
                     }
                     <Legend {lang} />
-                    <Deferred>
+                    <Deferred generation={s.generation}>
                         <FlowStrip {lang} trace={trace.clone()} labels={labels.clone()} query={q} method={v.flow} />
                     </Deferred>
-                    <Deferred>
+                    <Deferred generation={s.generation}>
                         <HeadRoles {lang} roles={(*roles).clone()} n_head={s.trace.dims.n_head}
                             probe={state.results.probe.clone()} selected={(l, h)}
                             on_select={cb.head.clone()} />
                     </Deferred>
-                    <Deferred>
+                    <Deferred generation={s.generation}>
                         <Steps {lang} sel={sel.clone()} pin={v.pin.as_ref().map(|_| q)} />
                     </Deferred>
-                    <Deferred>
+                    <Deferred generation={s.generation}>
                         <SoftmaxCompare {lang} sel={sel.clone()}
                             variant={iv.variant} tau={iv.tau} apply={iv.apply} mask={iv.mask} query={q}
                             on_variant={cb.variant.clone()} on_tau={cb.tau.clone()}
                             on_apply={cb.apply.clone()} on_mask={cb.mask.clone()} />
                     </Deferred>
-                    <Deferred>
+                    <Deferred generation={s.generation}>
                         <div class="grid two">
                             <WeightedSum {lang} sel={sel.clone()}
                                 query={q} on_query={cb.query.clone()} />
@@ -435,7 +435,7 @@ fn Page() -> Html {
                                 on_append={Some((*on_append).clone())} />
                         </div>
                     </Deferred>
-                    <Deferred>
+                    <Deferred generation={s.generation}>
                         <Exports {lang} sel={sel.clone()} tokens={s.tokens.clone()} vocab={vocab.clone()} />
                     </Deferred>
                     <ModelCard {lang} info={info.clone()} backend={state.model.backend.clone()} />
@@ -482,7 +482,7 @@ fn Page() -> Html {
                     { t(Key::CompareToggle) }
                 </label>
                 if let Some(section) = v.lesson {
-                    <Deferred>
+                    <Deferred generation={shown.map_or(0, |s| s.generation)}>
                         <Lesson {lang} {section} on_section={cb.lesson.clone()}
                             sel={head_sel.clone()} query={state.query_index().unwrap_or(0)} info={state.model.info.clone()}
                             mask={iv.mask} on_mask={cb.mask.clone()} on_preset={(*on_preset).clone()} />

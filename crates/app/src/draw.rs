@@ -206,6 +206,60 @@ fn sized(canvas: &HtmlCanvasElement, layout: Layout) -> Option<CanvasRenderingCo
     Some(ctx)
 }
 
+/// One tile of the all-heads canvas: where (CSS px, relative to the canvas) and how opaque.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tile {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+    pub alpha: f64,
+}
+
+/// Draws every head's weights on one canvas of `width`×`height` CSS px, head `i` (`layer *
+/// n_head + head`) into `tiles[i]`: one canvas for the whole grid, not one per head (each
+/// canvas costs the compositor a resource per frame — with 144 heads, ≈ 50 ms). `weights(i)`
+/// gives head `i`'s (t, t) weights and mask.
+pub fn heads_canvas<'a>(
+    canvas: &HtmlCanvasElement,
+    (width, height): (f64, f64),
+    t: usize,
+    tiles: &[Tile],
+    weights: impl Fn(usize) -> (&'a [f32], &'a [f32]),
+) {
+    crate::dom::count_draw("heads-grid");
+    let Some(ctx) = context(canvas) else {
+        return;
+    };
+    let dpr = device_pixel_ratio();
+    let (w, h) = ((width * dpr).round() as u32, (height * dpr).round() as u32);
+    if canvas.width() != w || canvas.height() != h {
+        canvas.set_width(w);
+        canvas.set_height(h);
+    }
+    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    ctx.clear_rect(0.0, 0.0, width, height);
+    let Some(scratch) = scratch_canvas() else {
+        return;
+    };
+    ctx.set_image_smoothing_enabled(false);
+    for (i, tile) in tiles.iter().enumerate() {
+        let (values, masked) = weights(i);
+        if t == 0 || values.len() < t * t || masked.len() < t * t {
+            continue;
+        }
+        let max = values.iter().copied().fold(0.0f32, f32::max);
+        put_matrix(&scratch, t, t, values, Scale::Weights { max }, |r, c| {
+            masked[r * t + c] == MASKED
+        });
+        ctx.set_global_alpha(tile.alpha);
+        let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(
+            &scratch, tile.x, tile.y, tile.w, tile.h,
+        );
+    }
+    ctx.set_global_alpha(1.0);
+}
+
 /// Draws the large heatmap of one head's weights: cells, the masked triangle hatched and
 /// token labels on both axes (when they fit). The focused cell is outlined on a canvas of its
 /// own laid over this one (`highlight`), so moving the focus never redraws the heatmap.

@@ -1,9 +1,10 @@
-//! A view that updates right away only while it is on (or near) the screen. Off screen it
-//! keeps what it last showed, and catches up with the newest result as soon as the page is
-//! idle (`requestIdleCallback`, at most `CATCH_UP_MS` later) or the moment it scrolls near the
-//! viewport, whichever comes first. A keystroke thus renders and paints the views the reader
-//! sees first, and the rest in tasks of their own after that frame: nothing is skipped, only
-//! ordered. `window.__attnlab.stale` counts the views still waiting (the tests wait for 0
+//! A view that shows a new result right away only while it is on (or near) the screen. Off
+//! screen it keeps what it last showed, and catches up with the newest result as soon as the
+//! page is idle (`requestIdleCallback`, at most `CATCH_UP_MS` later) or the moment it scrolls
+//! near the viewport, whichever comes first. A keystroke thus renders and paints the views the
+//! reader sees first, and the rest in tasks of their own after that frame: nothing is
+//! skipped, only ordered. Anything else — a click, a toggle, a hover — updates every view at
+//! once, as before: only a new result (a new `generation`) is deferred. `window.__attnlab.stale` counts the views still waiting (the tests wait for 0
 //! before reading one), and `window.__attnlab.currentAt` is when the last one caught up.
 
 use wasm_bindgen::prelude::*;
@@ -21,6 +22,8 @@ const NEAR: &str = "200px 0px";
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
+    /// The result the children show (`Shown::generation`).
+    pub generation: u64,
     pub children: Html,
 }
 
@@ -30,15 +33,18 @@ pub fn Deferred(props: &Props) -> Html {
     // on screen until the observer says otherwise (the first render shows everything)
     let near = use_state_eq(|| true);
     let shown = use_mut_ref(|| props.children.clone());
+    // the result `shown` belongs to
+    let shown_gen = use_mut_ref(|| props.generation);
     // a catch-up is scheduled (and counted in `stale`)
     let waiting = use_mut_ref(|| false);
     // the catch-up fired: render the newest children even though off screen
     let due = use_mut_ref(|| false);
     let update = use_force_update();
 
-    let current = *near || *due.borrow();
+    let current = *near || *due.borrow() || *shown_gen.borrow() == props.generation;
     if current {
         *due.borrow_mut() = false;
+        *shown_gen.borrow_mut() = props.generation;
         if *shown.borrow() != props.children {
             *shown.borrow_mut() = props.children.clone();
         }

@@ -5,11 +5,13 @@ use std::rc::Rc;
 
 use attnlab_model::cpu::MASKED;
 use attnlab_model::roles::{Role, Scores};
-use web_sys::{HtmlCanvasElement, HtmlSelectElement};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{Element, HtmlCanvasElement, HtmlElement, HtmlSelectElement, ResizeObserver};
 use yew::prelude::*;
 
 use super::{target_as, TraceRef};
-use crate::draw::{put_matrix, Scale};
+use crate::draw::{heads_canvas, put_matrix, Scale, Tile};
 use crate::i18n::{role_text, Key, Lang};
 
 #[derive(Properties, PartialEq)]
@@ -21,7 +23,8 @@ pub struct MiniProps {
     pub class: Classes,
 }
 
-/// One head's weights, one pixel per cell (scaled up crisp by CSS).
+/// One head's weights, one pixel per cell (scaled up crisp by CSS) — a canvas of its own, for
+/// the few maps of the two-text comparison (the all-heads grid draws one canvas for all).
 #[function_component]
 pub fn MiniMap(props: &MiniProps) -> Html {
     let node = use_node_ref();
@@ -61,6 +64,74 @@ pub struct Props {
     pub on_filter: Callback<Option<Role>>,
 }
 
+/// Where the heads' slots are inside the grid (CSS px, the slots' inner boxes, in order) and
+/// the grid's size. Measured when the grid is laid out at a new size (a ResizeObserver: the
+/// layout is fresh then, so reading it forces nothing), never per result.
+#[derive(Clone, Debug, PartialEq)]
+struct Geometry {
+    size: (f64, f64),
+    slots: Vec<(f64, f64, f64, f64)>,
+}
+
+fn measure(grid: &Element) -> Geometry {
+    let g = grid.get_bounding_client_rect();
+    let slots = grid.query_selector_all(".mini-slot").ok();
+    let slots = (0..slots.as_ref().map_or(0, |s| s.length()))
+        .filter_map(|i| slots.as_ref()?.item(i)?.dyn_into::<HtmlElement>().ok())
+        .map(|el| {
+            let r = el.get_bounding_client_rect();
+            (
+                r.left() - g.left() + el.client_left() as f64,
+                r.top() - g.top() + el.client_top() as f64,
+                el.client_width() as f64,
+                el.client_height() as f64,
+            )
+        })
+        .collect();
+    Geometry {
+        size: (g.width(), g.height()),
+        slots,
+    }
+}
+
+/// The grid's geometry, re-measured whenever the grid's size changes.
+#[hook]
+fn use_geometry(grid: NodeRef) -> Option<Geometry> {
+    let geometry = use_state_eq(|| None::<Geometry>);
+    {
+        let geometry = geometry.clone();
+        use_effect_with((), move |_| {
+            let g = grid.clone();
+            let cb = Closure::<dyn Fn(js_sys::Array)>::new(move |_: js_sys::Array| {
+                if let Some(el) = g.cast::<Element>() {
+                    geometry.set(Some(measure(&el)));
+                }
+            });
+            let observer = ResizeObserver::new(cb.as_ref().unchecked_ref()).ok();
+            if let (Some(o), Some(el)) = (&observer, grid.cast::<Element>()) {
+                o.observe(&el);
+            }
+            move || {
+                if let Some(o) = observer {
+                    o.disconnect();
+                }
+                drop(cb);
+            }
+        });
+    }
+    (*geometry).clone()
+}
+
+/// How opaque a head's tile is: switched off or filtered out heads fade (as their buttons).
+fn alpha(ablated: bool, dim: bool, selected: bool) -> f64 {
+    match (dim, selected, ablated) {
+        (true, true, _) => 0.6,
+        (true, false, _) => 0.25,
+        (false, _, true) => 0.35,
+        _ => 1.0,
+    }
+}
+
 #[function_component]
 pub fn HeadsGrid(props: &Props) -> Html {
     let lang = props.lang;
@@ -75,6 +146,47 @@ pub fn HeadsGrid(props: &Props) -> Html {
             }
         })
     };
+    let grid = use_node_ref();
+    let canvas = use_node_ref();
+    let geometry = use_geometry(grid.clone());
+    let faded: Vec<f64> = (0..n_layer * n_head)
+        .map(|i| {
+            let (l, h) = (i / n_head.max(1), i % n_head.max(1));
+            let scores = props.roles.get(i).copied().unwrap_or_default();
+            alpha(
+                ablated.contains(&(l, h)),
+                props.filter.is_some_and(|r| !scores.has(r)),
+                props.selected == (l, h),
+            )
+        })
+        .collect();
+    // every head on one canvas: once per result, model, size or fading — never on a hover
+    {
+        let canvas = canvas.clone();
+        use_effect_with(
+            (props.trace.clone(), geometry, faded),
+            move |(tr, geometry, faded)| {
+                let (Some(c), Some(g)) = (canvas.cast::<HtmlCanvasElement>(), geometry) else {
+                    return;
+                };
+                let d = &tr.0.dims;
+                let tiles: Vec<Tile> = g
+                    .slots
+                    .iter()
+                    .zip(faded)
+                    .map(|(&(x, y, w, h), &alpha)| Tile { x, y, w, h, alpha })
+                    .collect();
+                if tiles.len() != d.n_layer * d.n_head {
+                    return; // the slots of another model: re-measured on the next layout
+                }
+                let n_head = d.n_head;
+                heads_canvas(&c, g.size, d.t, &tiles, |i| {
+                    let hv = tr.0.head(i / n_head, i % n_head);
+                    (hv.weights, hv.masked)
+                });
+            },
+        );
+    }
     let rows = (0..n_layer).map(|l| {
         let cells = (0..n_head).map(|h| {
             let selected = props.selected == (l, h);
@@ -94,7 +206,7 @@ pub fn HeadsGrid(props: &Props) -> Html {
                         ablated.contains(&(l, h)).then_some("ablated"), dim.then_some("dim"))}
                     {onclick} aria-pressed={selected.to_string()} aria-label={label.clone()}
                     title={label} data-head={format!("{l}.{h}")}>
-                    <MiniMap trace={props.trace.clone()} layer={l} head={h} />
+                    <span class="mini-slot" aria-hidden="true"></span>
                     if let Some((role, _)) = strongest {
                         <span class="role-badge" data-role={role.code()} aria-hidden="true">
                             { role_text(role).1.text(lang) }
@@ -124,7 +236,8 @@ pub fn HeadsGrid(props: &Props) -> Html {
                     }) }
                 </select>
             </label>
-            <div class="heads-grid" style={format!("--heads: {n_head}")}>
+            <div class="heads-grid" ref={grid} style={format!("--heads: {n_head}")}>
+                <canvas class="heads-canvas" ref={canvas} aria-hidden="true" />
                 <div class="heads-row head-labels" aria-hidden="true">
                     <span class="row-label"></span>
                     { for (0..n_head).map(|h| html!{ <span class="col-label">{ format!("H{h}") }</span> }) }
