@@ -1,14 +1,13 @@
 //! The selected head, large: query rows and key columns labelled with tokens, the masked
 //! triangle hatched, and the numbers of the cell under the mouse or keyboard focus.
 
-use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{Element, HtmlCanvasElement, HtmlElement, ResizeObserver, ResizeObserverEntry};
+use web_sys::{Element, HtmlCanvasElement, HtmlElement};
 use yew::prelude::*;
 
 use attnlab_model::flow::{self, Method};
 
-use super::{on_checked, HeadSel};
+use super::{on_checked, use_measured, HeadSel};
 use crate::compare::fmt_num;
 use crate::draw::{heatmap, highlight, Layout};
 use crate::i18n::{Key, Lang};
@@ -46,39 +45,10 @@ fn shown(sel: &HeadSel, method: Method) -> Vec<f32> {
     }
 }
 
-/// The width in CSS px of the element behind `node`, kept by a ResizeObserver: it is read
-/// after the browser's own layout, so drawing a new result never forces a layout of its own
-/// (reading `clientWidth` in the draw did, ≈ 10 ms per keystroke). `None` until first
-/// observed; a change re-renders only the component using it.
-#[hook]
-fn use_width(node: NodeRef) -> Option<f64> {
-    let width = use_state_eq(|| None::<f64>);
-    {
-        let width = width.clone();
-        use_effect_with((), move |_| {
-            let cb = Closure::<dyn Fn(js_sys::Array)>::new(move |entries: js_sys::Array| {
-                let w = entries
-                    .get(0)
-                    .dyn_into::<ResizeObserverEntry>()
-                    .ok()
-                    .map(|e| e.content_rect().width().floor());
-                if w.is_some() {
-                    width.set(w);
-                }
-            });
-            let observer = ResizeObserver::new(cb.as_ref().unchecked_ref()).ok();
-            if let (Some(o), Some(el)) = (&observer, node.cast::<Element>()) {
-                o.observe(&el);
-            }
-            move || {
-                if let Some(o) = observer {
-                    o.disconnect();
-                }
-                drop(cb);
-            }
-        });
-    }
-    *width
+/// An element's width in CSS px (its border box; the map's wrapper has neither border nor
+/// padding).
+fn width_of(el: &Element) -> f64 {
+    el.get_bounding_client_rect().width().floor()
 }
 
 #[function_component]
@@ -87,7 +57,7 @@ pub fn HeadMap(props: &Props) -> Html {
     let node = use_node_ref();
     let layout = use_mut_ref(|| Layout::new(400.0, 1));
     let wrap = use_node_ref();
-    let measured = use_width(wrap.clone());
+    let measured = use_measured(wrap.clone(), width_of);
     let t = props.sel.trace.0.dims.t;
     let overlay = use_node_ref();
     // the heatmap: drawn once per result, head or window size

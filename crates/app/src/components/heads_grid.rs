@@ -5,12 +5,11 @@ use std::rc::Rc;
 
 use attnlab_model::cpu::MASKED;
 use attnlab_model::roles::{Role, Scores};
-use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{Element, HtmlCanvasElement, HtmlElement, HtmlSelectElement, ResizeObserver};
+use web_sys::{Element, HtmlCanvasElement, HtmlElement, HtmlSelectElement};
 use yew::prelude::*;
 
-use super::{target_as, TraceRef};
+use super::{target_as, use_measured, TraceRef};
 use crate::draw::{heads_canvas, put_matrix, Scale, Tile};
 use crate::i18n::{role_text, Key, Lang};
 
@@ -94,34 +93,6 @@ fn measure(grid: &Element) -> Geometry {
     }
 }
 
-/// The grid's geometry, re-measured whenever the grid's size changes.
-#[hook]
-fn use_geometry(grid: NodeRef) -> Option<Geometry> {
-    let geometry = use_state_eq(|| None::<Geometry>);
-    {
-        let geometry = geometry.clone();
-        use_effect_with((), move |_| {
-            let g = grid.clone();
-            let cb = Closure::<dyn Fn(js_sys::Array)>::new(move |_: js_sys::Array| {
-                if let Some(el) = g.cast::<Element>() {
-                    geometry.set(Some(measure(&el)));
-                }
-            });
-            let observer = ResizeObserver::new(cb.as_ref().unchecked_ref()).ok();
-            if let (Some(o), Some(el)) = (&observer, grid.cast::<Element>()) {
-                o.observe(&el);
-            }
-            move || {
-                if let Some(o) = observer {
-                    o.disconnect();
-                }
-                drop(cb);
-            }
-        });
-    }
-    (*geometry).clone()
-}
-
 /// How opaque a head's tile is: switched off or filtered out heads fade (as their buttons).
 fn alpha(ablated: bool, dim: bool, selected: bool) -> f64 {
     match (dim, selected, ablated) {
@@ -148,7 +119,7 @@ pub fn HeadsGrid(props: &Props) -> Html {
     };
     let grid = use_node_ref();
     let canvas = use_node_ref();
-    let geometry = use_geometry(grid.clone());
+    let geometry = use_measured(grid.clone(), measure);
     let faded: Vec<f64> = (0..n_layer * n_head)
         .map(|i| {
             let (l, h) = (i / n_head.max(1), i % n_head.max(1));

@@ -25,6 +25,42 @@ pub mod text_input;
 pub mod token_strip;
 pub mod weighted_sum;
 
+/// What `measure` reads from the element behind `node`, re-read each time the element's size
+/// changes (a ResizeObserver). Its callback runs after the browser's own layout, so the
+/// reading forces none — unlike reading sizes while drawing a result, which forced a layout
+/// per keystroke. `None` until first observed; a new value re-renders only the component
+/// using it.
+#[yew::hook]
+pub fn use_measured<T>(node: yew::NodeRef, measure: fn(&web_sys::Element) -> T) -> Option<T>
+where
+    T: Clone + PartialEq + 'static,
+{
+    use wasm_bindgen::{closure::Closure, JsCast};
+    let value = yew::use_state_eq(|| None::<T>);
+    {
+        let value = value.clone();
+        yew::use_effect_with((), move |_| {
+            let n = node.clone();
+            let cb = Closure::<dyn Fn(js_sys::Array)>::new(move |_: js_sys::Array| {
+                if let Some(el) = n.cast::<web_sys::Element>() {
+                    value.set(Some(measure(&el)));
+                }
+            });
+            let observer = web_sys::ResizeObserver::new(cb.as_ref().unchecked_ref()).ok();
+            if let (Some(o), Some(el)) = (&observer, node.cast::<web_sys::Element>()) {
+                o.observe(&el);
+            }
+            move || {
+                if let Some(o) = observer {
+                    o.disconnect();
+                }
+                drop(cb);
+            }
+        });
+    }
+    (*value).clone()
+}
+
 /// The element an event was fired at, as the element type the handler expects.
 pub fn target_as<T: wasm_bindgen::JsCast>(e: &web_sys::Event) -> Option<T> {
     use wasm_bindgen::JsCast;
