@@ -29,6 +29,20 @@ pub fn order(scores: &[Scores], by: SortBy) -> Vec<usize> {
     idx
 }
 
+/// How many rows the table shows until asked for all (a model with many heads — GPT-2 small
+/// has 144 — would otherwise lay out a table of 1,440 numbers per keystroke).
+pub const FIRST_ROWS: usize = 32;
+
+/// The rows shown: the first `limit` of `order`, plus the selected head's row where it falls
+/// past them (it stays in view wherever the sort puts it).
+pub fn shown_rows(order: &[usize], selected: usize, limit: usize) -> Vec<usize> {
+    let mut rows: Vec<usize> = order.iter().copied().take(limit).collect();
+    if !rows.contains(&selected) && order.contains(&selected) {
+        rows.push(selected);
+    }
+    rows
+}
+
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub lang: Lang,
@@ -44,7 +58,9 @@ pub struct Props {
 pub fn HeadRoles(props: &Props) -> Html {
     let lang = props.lang;
     let sort = use_state(|| SortBy::Head);
+    let all = use_state(|| false);
     let nh = props.n_head.max(1);
+    let total = props.roles.len();
     let header = |by: SortBy, label: String, title: String, class: &'static str| {
         let active = *sort == by;
         let onclick = {
@@ -74,7 +90,33 @@ pub fn HeadRoles(props: &Props) -> Html {
             if r.needs_probe() { "probe" } else { "" },
         )
     });
-    let rows = order(&props.roles, *sort).into_iter().map(|i| {
+    let selected_index = props.selected.0 * nh + props.selected.1;
+    let limit = if *all { total } else { FIRST_ROWS };
+    let shown = shown_rows(&order(&props.roles, *sort), selected_index, limit);
+    let more = (total > FIRST_ROWS).then(|| {
+        let onclick = {
+            let all = all.clone();
+            Callback::from(move |_| all.set(!*all))
+        };
+        let (note, button) = if *all {
+            (String::new(), Key::RolesShowFirst.text(lang).replace("{n}", &FIRST_ROWS.to_string()))
+        } else {
+            (
+                Key::RolesShownOf
+                    .text(lang)
+                    .replace("{n}", &shown.len().to_string())
+                    .replace("{total}", &total.to_string()),
+                Key::RolesShowAll.text(lang).replace("{n}", &total.to_string()),
+            )
+        };
+        html! {
+            <p class="help roles-more">
+                { note }{ " " }
+                <button type="button" id="roles-all" aria-expanded={all.to_string()} {onclick}>{ button }</button>
+            </p>
+        }
+    });
+    let rows = shown.into_iter().map(|i| {
         let (l, h) = (i / nh, i % nh);
         let s = props.roles[i];
         let selected = props.selected == (l, h);
@@ -142,6 +184,7 @@ pub fn HeadRoles(props: &Props) -> Html {
                     <tbody>{ for rows }</tbody>
                 </table>
             </div>
+            { for more }
         </section>
     }
 }
@@ -158,5 +201,26 @@ mod tests {
         s[3].set(Role::Previous, Some(0.2));
         assert_eq!(order(&s, SortBy::Role(Role::Previous)), [1, 0, 3, 2]);
         assert_eq!(order(&s, SortBy::Head), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn the_first_rows_are_shown_and_the_selected_head_stays_among_them() {
+        let order: Vec<usize> = (0..144).rev().collect();
+        let rows = shown_rows(&order, 120, FIRST_ROWS);
+        assert_eq!(rows.len(), FIRST_ROWS, "120 is among the first 32 of 143…0");
+        assert_eq!(rows[0], 143);
+        let rows = shown_rows(&order, 3, FIRST_ROWS);
+        assert_eq!(rows.len(), FIRST_ROWS + 1);
+        assert_eq!(
+            *rows.last().unwrap(),
+            3,
+            "the selected head is added at the end"
+        );
+        assert_eq!(
+            shown_rows(&[0, 1, 2], 1, FIRST_ROWS),
+            [0, 1, 2],
+            "a small model: every row"
+        );
+        assert_eq!(shown_rows(&order, 3, 144).len(), 144, "all, once asked");
     }
 }
