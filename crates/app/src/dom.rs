@@ -152,9 +152,7 @@ thread_local! {
 }
 
 /// Counts the parts of the page not yet current (`delta` ±1) — views off screen waiting to
-/// catch up with the newest state, a URL write not yet made:
-/// `window.__attnlab.stale`, and `window.__attnlab.currentAt` (`performance.now()`) each time
-/// the count falls back to 0.
+/// catch up with the newest state, a URL write not yet made — in `window.__attnlab.stale`.
 pub fn stale_views(delta: i32) {
     let n = STALE.with(|s| {
         let n = (s.get() + delta).max(0);
@@ -163,9 +161,6 @@ pub fn stale_views(delta: i32) {
     });
     let Some(h) = hooks() else { return };
     let _ = Reflect::set(&h, &"stale".into(), &n.into());
-    if n == 0 {
-        let _ = Reflect::set(&h, &"currentAt".into(), &now().into());
-    }
 }
 
 /// How many parts of the page are not yet current (see `stale_views`).

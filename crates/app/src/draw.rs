@@ -69,30 +69,40 @@ pub fn ink(bg: [u8; 3]) -> &'static str {
     }
 }
 
-thread_local! {
-    /// One off-screen canvas, reused by every large heatmap drawing.
-    static SCRATCH: std::cell::RefCell<Option<HtmlCanvasElement>> = const { std::cell::RefCell::new(None) };
+/// The off-screen canvases the drawings reuse: one for the large heatmap's cells, one for the
+/// all-heads grid's image (kept apart so neither resizes the other's every keystroke).
+#[derive(Clone, Copy)]
+enum Scratch {
+    Heatmap = 0,
+    Heads = 1,
 }
 
-fn scratch_canvas() -> Option<HtmlCanvasElement> {
+thread_local! {
+    static SCRATCH: std::cell::RefCell<[Option<HtmlCanvasElement>; 2]> =
+        const { std::cell::RefCell::new([None, None]) };
+    /// The 2D context options, made once (`willReadFrequently`: a canvas in memory, not on
+    /// the GPU — every canvas here is redrawn whole per result, mostly by putImageData, which
+    /// a GPU canvas has to upload each time).
+    static CONTEXT_OPTIONS: js_sys::Object =
+        crate::dom::object(&[("willReadFrequently", true.into())]);
+}
+
+fn scratch_canvas(which: Scratch) -> Option<HtmlCanvasElement> {
     SCRATCH.with(|s| {
-        let mut s = s.borrow_mut();
-        if s.is_none() {
-            *s = web_sys::window()
+        let slot = &mut s.borrow_mut()[which as usize];
+        if slot.is_none() {
+            *slot = web_sys::window()
                 .and_then(|w| w.document())
                 .and_then(|d| d.create_element("canvas").ok())
                 .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
         }
-        s.clone()
+        slot.clone()
     })
 }
 
 pub fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
-    // willReadFrequently: a canvas in memory, not on the GPU — every canvas here is redrawn
-    // whole per result (mostly by putImageData), which a GPU canvas has to upload each time
-    let opts = crate::dom::object(&[("willReadFrequently", true.into())]);
-    canvas
-        .get_context_with_context_options("2d", &opts)
+    CONTEXT_OPTIONS
+        .with(|opts| canvas.get_context_with_context_options("2d", opts))
         .ok()??
         .dyn_into()
         .ok()
@@ -125,6 +135,23 @@ pub fn put_matrix(
         canvas.set_height(rows as u32);
     }
     let mut px = vec![255u8; rows * cols * 4];
+    write_matrix(&mut px, cols, (0, 0), rows, cols, values, scale, masked);
+    put_pixels(canvas, &px, cols, rows);
+}
+
+/// Writes a (rows, cols) matrix's colours into `px`, an RGBA image `stride` pixels wide, its
+/// cell (0, 0) at pixel `(x0, y0)`.
+#[allow(clippy::too_many_arguments)]
+fn write_matrix(
+    px: &mut [u8],
+    stride: usize,
+    (x0, y0): (usize, usize),
+    rows: usize,
+    cols: usize,
+    values: &[f32],
+    scale: Scale,
+    masked: impl Fn(usize, usize) -> bool,
+) {
     for i in 0..rows {
         for j in 0..cols {
             let c = if masked(i, j) {
@@ -132,12 +159,16 @@ pub fn put_matrix(
             } else {
                 scale.rgb(values[i * cols + j])
             };
-            px[(i * cols + j) * 4..][..3].copy_from_slice(&c);
+            px[((y0 + i) * stride + x0 + j) * 4..][..3].copy_from_slice(&c);
         }
     }
+}
+
+/// `px` (RGBA, `w`×`h`) onto `canvas` at its origin.
+fn put_pixels(canvas: &HtmlCanvasElement, px: &[u8], w: usize, h: usize) {
     if let (Some(ctx), Ok(img)) = (
         context(canvas),
-        ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), cols as u32, rows as u32),
+        ImageData::new_with_u8_clamped_array_and_sh(Clamped(px), w as u32, h as u32),
     ) {
         let _ = ctx.put_image_data(&img, 0.0, 0.0);
     }
@@ -239,22 +270,46 @@ pub fn heads_canvas<'a>(
     }
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     ctx.clear_rect(0.0, 0.0, width, height);
-    let Some(scratch) = scratch_canvas() else {
+    let n = tiles.len();
+    let Some(scratch) = scratch_canvas(Scratch::Heads).filter(|_| t > 0 && n > 0) else {
         return;
     };
-    ctx.set_image_smoothing_enabled(false);
-    for (i, tile) in tiles.iter().enumerate() {
+    // every head one pixel per cell in one image (`per` heads a row), put once, then each
+    // scaled up crisp into its tile
+    let per = (n as f64).sqrt().ceil() as usize;
+    let (aw, ah) = (per * t, n.div_ceil(per) * t);
+    if scratch.width() != aw as u32 || scratch.height() != ah as u32 {
+        scratch.set_width(aw as u32);
+        scratch.set_height(ah as u32);
+    }
+    let mut px = vec![255u8; aw * ah * 4];
+    let at = |i: usize| ((i % per) * t, (i / per) * t);
+    let mut drawn = vec![false; n];
+    for (i, ok) in drawn.iter_mut().enumerate() {
         let (values, masked) = weights(i);
-        if t == 0 || values.len() < t * t || masked.len() < t * t {
+        if values.len() < t * t || masked.len() < t * t {
             continue;
         }
+        *ok = true;
         let max = values.iter().copied().fold(0.0f32, f32::max);
-        put_matrix(&scratch, t, t, values, Scale::Weights { max }, |r, c| {
-            masked[r * t + c] == MASKED
-        });
+        write_matrix(
+            &mut px,
+            aw,
+            at(i),
+            t,
+            t,
+            values,
+            Scale::Weights { max },
+            |r, c| masked[r * t + c] == MASKED,
+        );
+    }
+    put_pixels(&scratch, &px, aw, ah);
+    ctx.set_image_smoothing_enabled(false);
+    for (i, tile) in tiles.iter().enumerate().filter(|(i, _)| drawn[*i]) {
+        let (sx, sy) = at(i);
         ctx.set_global_alpha(tile.alpha);
-        let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(
-            &scratch, tile.x, tile.y, tile.w, tile.h,
+        let _ = ctx.draw_image_with_html_canvas_element_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
+            &scratch, sx as f64, sy as f64, t as f64, t as f64, tile.x, tile.y, tile.w, tile.h,
         );
     }
     ctx.set_global_alpha(1.0);
@@ -283,7 +338,7 @@ pub fn heatmap(
         max: max.max(1e-12),
     };
     // the cells: one pixel each on a scratch canvas, scaled up without smoothing
-    if let Some(scratch) = scratch_canvas() {
+    if let Some(scratch) = scratch_canvas(Scratch::Heatmap) {
         put_matrix(&scratch, n, n, weights, scale, |i, j| {
             masked[i * n + j] == MASKED
         });

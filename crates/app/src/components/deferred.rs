@@ -4,8 +4,9 @@
 //! near the viewport, whichever comes first. A keystroke thus renders and paints the views the
 //! reader sees first, and the rest in tasks of their own after that frame: nothing is
 //! skipped, only ordered. Anything else — a click, a toggle, a hover — updates every view at
-//! once, as before: only a new result (a new `generation`) is deferred. `window.__attnlab.stale` counts the views still waiting (the tests wait for 0
-//! before reading one), and `window.__attnlab.currentAt` is when the last one caught up.
+//! once, as before: only a new result (a new `generation`) is deferred.
+//! `window.__attnlab.stale` counts the views still waiting (the tests wait for 0 before
+//! reading one).
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
