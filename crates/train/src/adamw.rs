@@ -46,8 +46,7 @@ impl AdamW {
         let vars = named
             .into_iter()
             .map(|(n, v)| {
-                let embedding = n.starts_with("wte") || n.starts_with("wpe");
-                let decay = v.rank() >= 2 && (decay_embeddings || !embedding);
+                let decay = v.rank() >= 2 && (decay_embeddings || !crate::gpt::is_embedding(&n));
                 (n, v, decay)
             })
             .collect();

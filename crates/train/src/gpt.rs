@@ -168,6 +168,11 @@ impl Gpt {
     }
 }
 
+/// Whether the parameter `name` is one of the embeddings (token `wte`, position `wpe`).
+pub fn is_embedding(name: &str) -> bool {
+    name.starts_with("wte") || name.starts_with("wpe")
+}
+
 /// A fresh model on the CPU with its VarMap. candle's CPU generator cannot be seeded, so
 /// every parameter is (re)drawn here from a ChaCha stream seeded by `seed` and its name:
 /// GPT-2's N(0, 0.02), residual projections N(0, 0.02/√(2·n_layer)), LayerNorm gains 1,
@@ -192,7 +197,7 @@ pub fn init(config: &Config, seed: u64, emb_std: f64) -> Result<(candle_nn::VarM
         } else {
             let std = if name.ends_with("c_proj.weight") {
                 resid_std
-            } else if name.starts_with("wte") || name.starts_with("wpe") {
+            } else if is_embedding(name) {
                 emb_std
             } else {
                 0.02
