@@ -56,13 +56,24 @@ export const painted = (page) => page.evaluate(() => ({ ...window.__attnlab.pain
 
 /** Waits until the page has painted a result for exactly the text box's current value. */
 export async function settled(page, timeout = 120_000) {
-  await page.waitForFunction(
-    () =>
-      window.__attnlab?.painted?.text === document.querySelector('#text').value &&
-      !window.__attnlab.stale,
-    null,
-    { timeout },
-  );
+  try {
+    await page.waitForFunction(
+      () =>
+        window.__attnlab?.painted?.text === document.querySelector('#text').value &&
+        !window.__attnlab.stale,
+      null,
+      { timeout },
+    );
+  } catch (e) {
+    // say what is not current: the result, or which views still wait
+    const why = await page.evaluate(() => ({
+      stale: window.__attnlab?.stale,
+      paintedText: window.__attnlab?.painted?.text?.slice(-60),
+      box: document.querySelector('#text')?.value.slice(-60),
+      waiting: [...document.querySelectorAll('.deferred[data-waiting]')].map((d) => d.querySelector('[id]')?.id ?? '?'),
+    })).catch(() => ({}));
+    throw new Error(`${e.message}: not settled ${JSON.stringify(why)}`);
+  }
   return painted(page);
 }
 

@@ -38,6 +38,8 @@ pub fn Deferred(props: &Props) -> Html {
     let shown_gen = use_mut_ref(|| props.generation);
     // a catch-up is scheduled (and counted in `stale`)
     let waiting = use_mut_ref(|| false);
+    // catch-ups done in a render whose effect has not run yet (still counted in `stale`)
+    let caught_up = use_mut_ref(|| 0);
     // the catch-up fired: render the newest children even though off screen
     let due = use_mut_ref(|| false);
     let update = use_force_update();
@@ -49,28 +51,47 @@ pub fn Deferred(props: &Props) -> Html {
         if *shown.borrow() != props.children {
             *shown.borrow_mut() = props.children.clone();
         }
+        // settled here, in the render, not in its effect: when yew renders a component twice
+        // before its effects run, only the last render's effect runs, and a view caught up by
+        // the first and stale again by the second must still schedule its next catch-up
+        if std::mem::take(&mut *waiting.borrow_mut()) {
+            *caught_up.borrow_mut() += 1;
+        }
     } else if !*waiting.borrow() && *shown.borrow() != props.children {
         *waiting.borrow_mut() = true;
         dom::stale_views(1);
+        if let Some(el) = node.cast::<Element>() {
+            let _ = el.set_attribute("data-waiting", "1");
+        }
         let (due, update) = (due.clone(), update.clone());
         dom::when_idle(CATCH_UP_MS, move || {
             *due.borrow_mut() = true;
             update.force_update();
         });
     }
-    // once the newest children are on the page, this view no longer waits
+    // once the newest children are on the page, what this view waited for is no longer stale
     {
-        let waiting = waiting.clone();
+        let (caught_up, waiting, node) = (caught_up.clone(), waiting.clone(), node.clone());
         use_effect(move || {
-            if current && *waiting.borrow() {
-                *waiting.borrow_mut() = false;
-                dom::stale_views(-1);
+            let n = std::mem::take(&mut *caught_up.borrow_mut());
+            if n > 0 {
+                dom::stale_views(-n);
+                if !*waiting.borrow() {
+                    if let Some(el) = node.cast::<Element>() {
+                        let _ = el.remove_attribute("data-waiting");
+                    }
+                }
             }
         });
     }
     // watch whether the view is near the viewport
     {
-        let (node, near, waiting) = (node.clone(), near.clone(), waiting.clone());
+        let (node, near, waiting, caught_up) = (
+            node.clone(),
+            near.clone(),
+            waiting.clone(),
+            caught_up.clone(),
+        );
         use_effect_with((), move |_| {
             let cb = Closure::<dyn Fn(js_sys::Array)>::new(move |entries: js_sys::Array| {
                 if let Some(e) = entries
@@ -93,9 +114,8 @@ pub fn Deferred(props: &Props) -> Html {
                     o.disconnect();
                 }
                 drop(cb);
-                if *waiting.borrow() {
-                    dom::stale_views(-1);
-                }
+                let n = *caught_up.borrow() + i32::from(*waiting.borrow());
+                dom::stale_views(-n);
             }
         });
     }
