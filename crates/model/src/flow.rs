@@ -107,16 +107,21 @@ pub fn rollout(trace: &Trace) -> Vec<Vec<f32>> {
     out
 }
 
+/// Row `q` of every layer's rollout (`rollout`'s output, for a text of `t` tokens), (L, T).
+pub fn rollout_rows(rollout: &[Vec<f32>], t: usize, q: usize) -> Vec<Vec<f32>> {
+    rollout
+        .iter()
+        .map(|r| r[q * t..(q + 1) * t].to_vec())
+        .collect()
+}
+
 /// For the query `q`: how much each input token contributes after every layer, by `method`
 /// (for raw and value-weighted: the heads of each layer averaged), (L, T).
 pub fn strip(trace: &Trace, q: usize, method: Method) -> Vec<Vec<f32>> {
     let d = trace.dims;
     let t = d.t;
     match method {
-        Method::Rollout => rollout(trace)
-            .into_iter()
-            .map(|r| r[q * t..(q + 1) * t].to_vec())
-            .collect(),
+        Method::Rollout => rollout_rows(&rollout(trace), t, q),
         Method::Raw | Method::Value => (0..d.n_layer)
             .map(|l| {
                 let mut row = vec![0.0f32; t];

@@ -47,9 +47,9 @@ pub struct Lens {
     pub stages: Vec<Stage>,
 }
 
-/// Every stage's full next-token distribution at `position` (stages × V): the embedding first,
-/// then each block's output.
-pub fn stage_probs(model: &Model, trace: &Trace, position: usize) -> Result<Vec<Vec<f32>>> {
+/// The residual stream at `position` after the embedding and after each block, one row of
+/// `d_model` after another ((stages × d_model), the embedding first): what the lens reads.
+pub fn stage_rows(trace: &Trace, position: usize) -> Result<Vec<f32>> {
     let d = trace.dims;
     if position >= d.t {
         return Err(Error::Options(format!(
@@ -57,30 +57,62 @@ pub fn stage_probs(model: &Model, trace: &Trace, position: usize) -> Result<Vec<
             d.t.saturating_sub(1)
         )));
     }
-    let (dm, v) = (d.d_model, d.vocab);
-    let eps = model.config.layer_norm_epsilon;
+    let dm = d.d_model;
     let row = |x: &[f32]| x[position * dm..(position + 1) * dm].to_vec();
-    let mut streams = vec![row(&trace.embedding)];
-    streams.extend(trace.layers.iter().map(|l| row(&l.output)));
+    let mut out = row(&trace.embedding);
+    for l in &trace.layers {
+        out.extend(row(&l.output));
+    }
+    Ok(out)
+}
+
+/// Each row of `rows` (`stage_rows`' layout) through the final LayerNorm (if the model has
+/// one) and the output head: the next-token distribution of every stage, (stages × V).
+pub fn head_probs(model: &Model, rows: &[f32]) -> Result<Vec<f32>> {
+    let (dm, v) = (model.config.n_embd, model.config.vocab_size);
+    if dm == 0 || !rows.len().is_multiple_of(dm) {
+        return Err(Error::Options(format!(
+            "the lens got {} numbers, not rows of {dm}",
+            rows.len()
+        )));
+    }
+    let eps = model.config.layer_norm_epsilon;
     let w = &model.weights;
-    Ok(streams
-        .into_iter()
-        .map(|x| {
-            let h = match &w.ln_f {
-                Some((g, b)) => {
-                    let mut out = vec![0.0; dm];
-                    cpu::layernorm(&x, g, b, dm, eps, &mut out);
-                    out
-                }
-                None => x,
-            };
-            let mut logits = vec![0.0; v];
-            cpu::matmul_into(&h, &w.wte, 1, dm, v, true, &mut logits, 0.0);
-            let mut probs = vec![0.0; v];
-            cpu::softmax_rows(&logits, v, 1.0, &mut probs);
-            probs
+    let mut out = vec![0.0; rows.len() / dm * v];
+    let mut logits = vec![0.0; v];
+    let mut h = vec![0.0; dm];
+    for (x, probs) in rows.chunks(dm).zip(out.chunks_mut(v)) {
+        let x = match &w.ln_f {
+            Some((g, b)) => {
+                cpu::layernorm(x, g, b, dm, eps, &mut h);
+                &h[..]
+            }
+            None => x,
+        };
+        cpu::matmul_into(x, &w.wte, 1, dm, v, true, &mut logits, 0.0);
+        cpu::softmax_rows(&logits, v, 1.0, probs);
+    }
+    Ok(out)
+}
+
+/// Every stage's full next-token distribution at `position` (stages × V): the embedding first,
+/// then each block's output.
+pub fn stage_probs(model: &Model, trace: &Trace, position: usize) -> Result<Vec<Vec<f32>>> {
+    let v = trace.dims.vocab;
+    let flat = head_probs(model, &stage_rows(trace, position)?)?;
+    Ok(flat.chunks(v).map(<[f32]>::to_vec).collect())
+}
+
+/// Token `id`'s probability and rank (0 = first) at every stage of `probs` (`head_probs`'
+/// layout, `v` per stage): the lens's "follow this token".
+pub fn follow(probs: &[f32], v: usize, id: u32) -> Vec<(f32, usize)> {
+    probs
+        .chunks(v)
+        .map(|p| match p.get(id as usize) {
+            Some(&x) => (x, rank(p, id)),
+            None => (0.0, p.len()),
         })
-        .collect())
+        .collect()
 }
 
 /// The rank of `id` in `p` (how many ids are more likely, ties before it by id).
@@ -94,10 +126,29 @@ fn rank(p: &[f32], id: u32) -> usize {
 
 /// The logit lens at `position` with the `k` most likely tokens per stage.
 pub fn logit_lens(model: &Model, trace: &Trace, position: usize, k: usize) -> Result<Lens> {
-    let probs = stage_probs(model, trace, position)?;
+    let probs = head_probs(model, &stage_rows(trace, position)?)?;
+    let normalised = if model.weights.ln_f.is_some() {
+        Normalised::FinalLayerNorm
+    } else {
+        Normalised::BlockOutputs
+    };
+    Ok(from_probs(trace, position, &probs, normalised, k))
+}
+
+/// The lens from every stage's distribution (`head_probs`' output, computed wherever the
+/// model is: the CLI, or the page's CPU worker for a trace from either engine). The final
+/// prediction is the trace's own most likely token at `position`.
+pub fn from_probs(
+    trace: &Trace,
+    position: usize,
+    probs: &[f32],
+    normalised: Normalised,
+    k: usize,
+) -> Lens {
     let target = top_k(trace.probs_at(position), 1)[0].0;
+    let v = trace.dims.vocab;
     let stages = probs
-        .iter()
+        .chunks(v)
         .enumerate()
         .map(|(i, p)| Stage {
             layer: i.checked_sub(1),
@@ -106,16 +157,12 @@ pub fn logit_lens(model: &Model, trace: &Trace, position: usize, k: usize) -> Re
             target_rank: rank(p, target),
         })
         .collect();
-    Ok(Lens {
+    Lens {
         position,
-        normalised: if model.weights.ln_f.is_some() {
-            Normalised::FinalLayerNorm
-        } else {
-            Normalised::BlockOutputs
-        },
+        normalised,
         target,
         stages,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -154,6 +201,27 @@ mod tests {
             };
             assert_eq!(lens.normalised, expect);
         }
+    }
+
+    #[test]
+    fn the_lens_from_rows_is_the_lens_from_the_trace_and_bad_rows_are_an_error() {
+        let model = random_model(&tiny_config(LnPlacement::Post), 3, 1.0);
+        let tr = forward(&model, &[2, 7, 1, 8], &AttentionOptions::default()).unwrap();
+        let rows = stage_rows(&tr, 2).unwrap();
+        assert_eq!(rows.len(), (tr.dims.n_layer + 1) * tr.dims.d_model);
+        let probs = head_probs(&model, &rows).unwrap();
+        let lens = from_probs(&tr, 2, &probs, Normalised::BlockOutputs, 4);
+        assert_eq!(lens, logit_lens(&model, &tr, 2, 4).unwrap());
+        let e = head_probs(&model, &rows[1..]).unwrap_err().to_string();
+        assert!(e.contains("not rows of"), "{e}");
+        assert!(stage_rows(&tr, 4).is_err());
+        let followed = follow(&probs, tr.dims.vocab, lens.target);
+        let want: Vec<(f32, usize)> = lens
+            .stages
+            .iter()
+            .map(|s| (s.target_prob, s.target_rank))
+            .collect();
+        assert_eq!(followed, want);
     }
 
     #[test]

@@ -96,6 +96,56 @@ impl Tokenizer {
             .collect())
     }
 
+    /// `text` followed by the tokens `appended` (a generation's output): the whole text and
+    /// its tokens — `text`'s own tokens as `encode` gives them, then exactly `appended`, with
+    /// spans into the returned text. The appended tokens' bytes become characters; a byte
+    /// that is no whole character yet (a generation that stopped inside one) is U+FFFD.
+    pub fn continue_with(&self, text: &str, appended: &[u32]) -> Result<(String, Vec<TokenInfo>)> {
+        let mut tokens = self.encode(text)?;
+        if appended.is_empty() {
+            return Ok((text.to_string(), tokens));
+        }
+        let pieces: Vec<String> = appended
+            .iter()
+            .map(|&id| {
+                self.inner
+                    .id_to_token(id)
+                    .ok_or_else(|| Error::Tokenizer(format!("no token with id {id}")))
+            })
+            .collect::<Result<_>>()?;
+        let bytes: Vec<Vec<u8>> = pieces.iter().map(|p| self.piece_bytes(p)).collect();
+        let all = bytes.concat();
+        let units = units(&all);
+        let mut full = text.to_string();
+        full.extend(units.iter().map(|u| u.ch.unwrap_or('\u{fffd}')));
+        let base = text.chars().count();
+        // the unit holding byte `b` of the appended bytes
+        let unit_at = |b: usize| units.partition_point(|u| u.start + u.len <= b);
+        let mut at = 0;
+        for (((&id, piece), b), (display, partial)) in appended
+            .iter()
+            .zip(pieces)
+            .zip(&bytes)
+            .zip(display_strings(&bytes))
+        {
+            let (start, end) = if b.is_empty() {
+                let u = unit_at(at);
+                (u, u)
+            } else {
+                (unit_at(at), unit_at(at + b.len() - 1) + 1)
+            };
+            tokens.push(TokenInfo {
+                id,
+                piece,
+                display,
+                span: (base + start, base + end),
+                partial,
+            });
+            at += b.len();
+        }
+        Ok((full, tokens))
+    }
+
     /// Token ids of `text`.
     pub fn ids(&self, text: &str) -> Result<Vec<u32>> {
         Ok(self.encode(text)?.into_iter().map(|t| t.id).collect())
