@@ -49,6 +49,82 @@ async function loadFiles(page, selector, files) {
   return { state: await el.getAttribute('data-state'), text: await el.textContent() };
 }
 
+/** The CLI's JSON for a formation command (`lens`, `generate`) on the bundled model. */
+function cliJson(args) {
+  return JSON.parse(execFileSync(CLI, ['--model', path.join(ROOT, 'assets', 'model'), ...args, '--format', 'json'], { encoding: 'utf8', maxBuffer: 64 << 20 }));
+}
+
+/** The page's logit lens, once it is of the result on screen: per stage its top tokens and the final prediction's probability and rank. */
+async function pageLens(page) {
+  const gen = (await painted(page)).generation;
+  await page.locator('#lens').scrollIntoViewIfNeeded();
+  await page.waitForFunction((g) => document.querySelector('#lens-table')?.dataset.generation === String(g), gen, { timeout: 60_000 });
+  return page.$eval('#lens-table', (t) => ({
+    position: Number(t.dataset.position),
+    target: Number(t.dataset.target),
+    stages: [...t.querySelectorAll('tbody tr')].map((tr) => ({
+      target_prob: Number(tr.dataset.targetProb),
+      target_rank: Number(tr.dataset.targetRank),
+      top: [...tr.querySelectorAll('td.lens-tok button')].map((b) => ({ id: Number(b.dataset.token), prob: Number(b.dataset.prob) })),
+    })),
+  }));
+}
+
+/** Asserts that the page's lens of `text` equals `attnlab lens` (ids and ranks exactly, probabilities within `tol`). */
+async function assertLensMatchesCli(page, text, tol) {
+  const got = await pageLens(page);
+  const cli = cliJson(['lens', text, '--top', '5']);
+  assert.equal(got.position, cli.position);
+  assert.equal(got.target, cli.target.id);
+  assert.equal(got.stages.length, cli.stages.length, 'the embedding and every block');
+  cli.stages.forEach((s, i) => {
+    const g = got.stages[i];
+    assert.deepEqual(g.top.map((x) => x.id), s.top.map((x) => x.id), `${s.stage}: the top tokens`);
+    g.top.forEach((x, k) => assert.ok(Math.abs(x.prob - s.top[k].prob) <= tol, `${s.stage} #${k}: ${x.prob} vs ${s.top[k].prob}`));
+    assert.equal(g.target_rank, s.target_rank, `${s.stage}: the final prediction's rank`);
+    assert.ok(Math.abs(g.target_prob - s.target_prob) <= tol, `${s.stage}: ${g.target_prob} vs ${s.target_prob}`);
+  });
+  return got;
+}
+
+/** Fills the Generate control's fields (each followed by its change event). */
+async function genSettings(page, { steps, greedy, temperature, topK, topP, seed }) {
+  const set = async (sel, v) => {
+    if (v === undefined) return;
+    await page.locator(sel).fill(String(v));
+    await page.locator(sel).dispatchEvent('change');
+  };
+  if (greedy !== undefined && (await page.locator('#gen-greedy').isChecked()) !== greedy) await page.locator('#gen-greedy').click();
+  await set('#gen-steps', steps);
+  await set('#gen-temperature', temperature);
+  await set('#gen-top-k', topK);
+  await set('#gen-top-p', topP);
+  await set('#gen-seed', seed);
+}
+
+/** Runs the Generate control to its end; returns { state, ids, text }. */
+async function generate(page) {
+  await page.locator('#gen-start').click();
+  await page.waitForFunction(() => !['running', 'idle'].includes(document.querySelector('#gen-status').dataset.state), null, { timeout: 240_000 });
+  await settled(page);
+  const el = page.locator('#gen-status');
+  const ids = (await el.getAttribute('data-ids')).split(',').filter(Boolean).map(Number);
+  return { state: await el.getAttribute('data-state'), ids, message: await el.textContent(), text: await page.locator('#text').inputValue() };
+}
+
+/** Asserts that a run of the Generate control equals `attnlab generate` with the same settings. */
+async function assertGenerationMatchesCli(page, text, settings, cliFlags) {
+  await setText(page, text);
+  await genSettings(page, settings);
+  const got = await generate(page);
+  const cli = cliJson(['generate', text, '--steps', String(settings.steps), ...cliFlags]);
+  assert.equal(got.state, 'done', got.message);
+  assert.deepEqual(got.ids, cli.generated.map((g) => g.id), `the tokens of ${cliFlags.join(' ')}`);
+  assert.equal(got.text, cli.full_text, 'the text box holds the generated text');
+  assert.equal((await painted(page)).text, cli.full_text);
+  return got;
+}
+
 const ROLES = ['previous', 'first', 'self', 'broad', 'local', 'induction', 'duplicate'];
 
 /** The head roles table as the page shows it, once the probe ran: { 'l.h': { role: score|null, role: code|null } }. */
@@ -496,6 +572,79 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     assert.equal(await page.locator('#text').inputValue(), `나는 어제 산 커피를 오늘${piece}`);
     assert.equal(p.text, `나는 어제 산 커피를 오늘${piece}`);
   });
+
+  test('the logit lens and seeded generations equal the CLI; bad settings and the context are said (CPU)', async () => {
+    const { page } = app;
+    await setText(page, LESSON);
+    await assertLensMatchesCli(page, LESSON, 1e-5);
+    assert.equal(await page.locator('#lens-how').getAttribute('data-normalised'), 'block-outputs', 'the bundled model is post-LN');
+    // clicking a token follows it through every stage
+    const btn = page.locator('#lens-table tbody tr[data-stage="1"] td.lens-tok button').first();
+    const followed = Number(await btn.getAttribute('data-token'));
+    await btn.click();
+    const follow = await page.$$eval('#lens-table td.follow', (tds) => tds.map((td) => Number(td.dataset.prob)));
+    const lens = cliJson(['lens', LESSON, '--top', '6000']);
+    assert.equal(follow.length, lens.stages.length);
+    follow.forEach((p, i) => {
+      const want = lens.stages[i].top.find((x) => x.id === followed).prob;
+      assert.ok(Math.abs(p - want) <= 1e-5, `stage ${i}: ${p} vs ${want}`);
+    });
+    await page.locator('#lens').screenshot({ path: path.join(ARTIFACTS, 'lens-ko.png') });
+    // the lesson's section 9 leads to the lens
+    await page.locator('#lesson-toggle').click();
+    for (let i = 0; i < 8; i++) await page.locator('#lesson-next').click();
+    await page.locator('#lesson-lens-link').click();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'lens-h');
+    await page.locator('#lesson-close').click();
+
+    // sampled (T 0.8, top-k 40, seed 7), nucleus (top-p 0.9), greedy: each the CLI's tokens
+    await assertGenerationMatchesCli(page, LESSON, { steps: 8, greedy: false, temperature: 0.8, topK: 40, topP: '', seed: 7 },
+      ['--temperature', '0.8', '--top-k', '40', '--seed', '7']);
+    assert.match(await currentHash(page), /&gen=8&greedy=0&out_t=0\.8&top_k=40&top_p=&seed=7$/, 'the settings are in the link');
+    await page.locator('#generate').screenshot({ path: path.join(ARTIFACTS, 'generate-ko.png') });
+    await assertGenerationMatchesCli(page, LESSON, { steps: 5, temperature: 1.3, topK: '', topP: 0.9, seed: 2026 },
+      ['--temperature', '1.3', '--top-p', '0.9', '--seed', '2026']);
+    await assertGenerationMatchesCli(page, '나는', { steps: 6, greedy: true }, ['--greedy']);
+
+    // bad settings: named, Generate disabled, the text and its result kept
+    await setText(page, LESSON);
+    const before = await painted(page);
+    await genSettings(page, { greedy: false, temperature: 'NaN', topK: '0', steps: 99 });
+    const errors = await page.locator('#gen-errors li').allTextContents();
+    assert.equal(errors.length, 3, errors.join(' | '));
+    assert.ok(await page.locator('#gen-start').isDisabled());
+    for (const t of ['-1', 'Infinity', '0']) {
+      await genSettings(page, { temperature: t, topK: '', steps: 4 });
+      assert.deepEqual(await page.locator('#gen-errors li').allTextContents(), ['출력 온도는 0보다 큰 유한한 수여야 합니다.'], t);
+    }
+    assert.equal((await painted(page)).generation, before.generation, 'nothing ran');
+    assert.equal(await page.locator('#text').inputValue(), LESSON);
+
+    // stoppable: a 64-token run stopped at once ends early
+    await genSettings(page, { temperature: 1, steps: 64, seed: 1 });
+    await page.locator('#gen-start').click();
+    await page.locator('#gen-stop').click();
+    await page.waitForFunction(() => document.querySelector('#gen-status').dataset.state === 'stopped');
+    const stoppedAt = (await page.locator('#gen-status').getAttribute('data-ids')).split(',').length;
+    assert.ok(stoppedAt < 64, `stopped after ${stoppedAt}`);
+
+    // the context: a text a few tokens short of it takes what fits and says why; a full one takes none
+    const words = Array(30).fill(LESSON).join(' ').split(' ');
+    let n = 60;
+    let p = await setText(page, words.slice(0, n).join(' '));
+    while (p.tokens < 121) p = await setText(page, words.slice(0, ++n).join(' '));
+    assert.ok(p.tokens <= 127, `${p.tokens} tokens`);
+    const room = 128 - p.tokens;
+    await genSettings(page, { steps: 8, greedy: true });
+    const cut = await generate(page);
+    assert.equal(cut.state, 'context', cut.message);
+    assert.equal(cut.ids.length, room, cut.message);
+    assert.match(cut.message, /128/);
+    await page.locator('#gen-start').click();
+    await page.waitForFunction(() => document.querySelector('#gen-status').dataset.state === 'context');
+    assert.match(await page.locator('#gen-status').textContent(), /이미 문맥 길이\(128 토큰\)/);
+    assert.deepEqual(app.errors.filter((e) => !/favicon/.test(e)), []);
+  });
 });
 
 describe('loading a model from files (WebGPU)', () => {
@@ -506,6 +655,16 @@ describe('loading a model from files (WebGPU)', () => {
   });
   after(async () => {
     await app?.close();
+  });
+
+  test('the logit lens and a seeded generation on WebGPU equal the CLI', async () => {
+    const { page } = app;
+    await setText(page, LESSON);
+    assert.equal((await painted(page)).backend, 'webgpu');
+    await assertLensMatchesCli(page, LESSON, 2e-4);
+    await assertGenerationMatchesCli(page, LESSON, { steps: 8, greedy: false, temperature: 0.8, topK: 40, topP: '', seed: 7 },
+      ['--temperature', '0.8', '--top-k', '40', '--seed', '7']);
+    assert.equal((await painted(page)).backend, 'webgpu', 'every step ran on the GPU');
   });
 
   test('an invalid model is refused with the reason and the current model stays; a valid one replaces it', async () => {

@@ -9,11 +9,13 @@ use yew::prelude::*;
 use crate::components::deferred::Deferred;
 use crate::components::exports::Exports;
 use crate::components::flow_strip::FlowStrip;
+use crate::components::generate::Generate;
 use crate::components::head_map::HeadMap;
 use crate::components::head_roles::HeadRoles;
 use crate::components::header::Header;
 use crate::components::heads_grid::HeadsGrid;
 use crate::components::legend::Legend;
+use crate::components::lens::LogitLens;
 use crate::components::lesson::Lesson;
 use crate::components::model_card::ModelCard;
 use crate::components::model_loader::ModelLoader;
@@ -68,6 +70,7 @@ struct Callbacks {
     role_filter: Callback<Option<attnlab_model::roles::Role>>,
     pin: Callback<Option<usize>>,
     flow: Callback<attnlab_model::flow::Method>,
+    gen_settings: Callback<crate::state::GenSettings>,
 }
 
 impl Callbacks {
@@ -86,6 +89,7 @@ impl Callbacks {
             role_filter: send(d, |r| Action::View(VA::FilterRole(r))),
             pin: send(d, |r| Action::View(VA::Pin(r))),
             flow: send(d, |m| Action::View(VA::SetFlow(m))),
+            gen_settings: send(d, |g| Action::View(VA::SetGen(g))),
         }
     }
 }
@@ -275,6 +279,24 @@ fn Page() -> Html {
             })
         }
     });
+    // a generation's step: the text it started from and exactly the tokens appended so far
+    let on_gen_step = use_memo(state.options(), {
+        let engine = engine.clone();
+        move |opts| {
+            let opts = opts.clone();
+            Callback::from(move |(base, appended): (String, Vec<u32>)| {
+                engine.submit_generated(base, appended, opts.clone())
+            })
+        }
+    });
+    let on_lens = use_memo((), {
+        let engine = engine.clone();
+        move |_| {
+            Callback::from(move |(of, pos, rows): (u64, usize, Vec<f32>)| {
+                engine.lens(of, pos, rows)
+            })
+        }
+    });
     let on_preference = use_memo((), {
         let (engine, d) = (engine.clone(), state.dispatcher());
         move |_| {
@@ -430,10 +452,18 @@ fn Page() -> Html {
                         <div class="grid two">
                             <WeightedSum {lang} sel={sel.clone()}
                                 query={q} on_query={cb.query.clone()} />
-                            <NextToken {lang} trace={trace} baseline={s.baseline.clone().map(TraceRef)}
+                            <NextToken {lang} trace={trace.clone()} baseline={s.baseline.clone().map(TraceRef)}
                                 vocab={vocab.clone()} labels={labels.clone()} query={q}
                                 on_append={Some((*on_append).clone())} />
                         </div>
+                    </Deferred>
+                    <Generate {lang} trace={trace.clone()} tokens={s.tokens.clone()} text={AttrValue::from(s.text.clone())}
+                        generation={s.generation} context={info.config.n_positions} settings={v.gen.clone()}
+                        on_settings={cb.gen_settings.clone()} on_step={(*on_gen_step).clone()} />
+                    <Deferred generation={s.generation}>
+                        <LogitLens {lang} trace={trace.clone()} generation={s.generation} position={q}
+                            labels={labels.clone()} vocab={vocab.clone()} lens={state.results.lens.clone()}
+                            has_ln_f={info.has_ln_f} on_need={(*on_lens).clone()} />
                     </Deferred>
                     <Deferred generation={s.generation}>
                         <Exports {lang} sel={sel.clone()} tokens={s.tokens.clone()} vocab={vocab.clone()} />

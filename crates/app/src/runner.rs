@@ -1,6 +1,7 @@
 //! The page's request queue: one forward at a time, the newest request next, older results
-//! dropped; background jobs (the head-role probe) run when no request waits and are always
-//! reported. What runs a request (and where, and what happens when a backend fails) is the
+//! dropped; follow-up jobs (the logit lens of the result on screen) run when no request
+//! waits and only while no newer request came; background jobs (the head-role probe) run
+//! last and are always reported. What runs a request (and where, and what happens when a backend fails) is the
 //! engine's business (`crate::engine`); this file only orders and drops.
 
 use std::cell::{Cell, RefCell};
@@ -27,6 +28,8 @@ pub struct Runner<E: Run> {
     engine: E,
     latest: Cell<u64>,
     pending: RefCell<Option<(u64, E::Job)>>,
+    /// A follow-up job and the newest request at the time it was asked for.
+    follow_up: RefCell<Option<(u64, E::Job, u64)>>,
     background: RefCell<VecDeque<(u64, E::Job)>>,
     busy: Cell<bool>,
     /// Set when another model replaced this runner's: its results are no longer reported.
@@ -44,6 +47,7 @@ impl<E: Run + 'static> Runner<E> {
             engine,
             latest: Cell::new(0),
             pending: RefCell::new(None),
+            follow_up: RefCell::new(None),
             background: RefCell::new(VecDeque::new()),
             busy: Cell::new(false),
             retired: Cell::new(false),
@@ -59,6 +63,7 @@ impl<E: Run + 'static> Runner<E> {
     pub fn retire(&self) {
         self.retired.set(true);
         self.pending.borrow_mut().take();
+        self.follow_up.borrow_mut().take();
         self.background.borrow_mut().clear();
     }
 
@@ -80,6 +85,15 @@ impl<E: Run + 'static> Runner<E> {
         self.start(generation)
     }
 
+    /// Queues a job about the result of the newest request (replacing a queued follow-up):
+    /// it runs once no request waits, never in place of one, and its output is reported only
+    /// if no request came after it (a newer text makes it stale).
+    pub fn submit_follow_up(self: &Rc<Self>, job: E::Job) -> (u64, Option<Drain>) {
+        let generation = Self::next_generation();
+        *self.follow_up.borrow_mut() = Some((generation, job, self.latest.get()));
+        self.start(generation)
+    }
+
     /// Queues a job that runs once no request is waiting and whose output is reported even
     /// though newer requests came after it (it answers no request: nothing makes it stale).
     pub fn submit_background(self: &Rc<Self>, job: E::Job) -> (u64, Option<Drain>) {
@@ -98,16 +112,27 @@ impl<E: Run + 'static> Runner<E> {
 
     async fn drain(&self) {
         loop {
-            let next = self.pending.borrow_mut().take().map(|(g, j)| (g, j, false));
+            // a request first, then a follow-up, then the background
+            let next = self
+                .pending
+                .borrow_mut()
+                .take()
+                .map(|(g, j)| (g, j, Some(g)));
+            let next = next.or_else(|| {
+                let f = self.follow_up.borrow_mut().take();
+                f.map(|(g, j, asked_after)| (g, j, Some(asked_after)))
+            });
             let next = next.or_else(|| {
                 let b = self.background.borrow_mut().pop_front();
-                b.map(|(g, j)| (g, j, true))
+                b.map(|(g, j)| (g, j, None))
             });
-            let Some((generation, job, background)) = next else {
+            // `current`: the newest request this job answers to (None: always reported)
+            let Some((generation, job, current)) = next else {
                 break;
             };
             let out = self.engine.run(&job).await;
-            if (background || generation == self.latest.get()) && !self.retired.get() {
+            let fresh = current.is_none_or(|c| c == self.latest.get());
+            if fresh && !self.retired.get() {
                 (self.report)(generation, out);
             } else {
                 self.engine.dropped(out);
@@ -270,6 +295,51 @@ mod tests {
             "probe 2 never ran"
         );
         assert_eq!(shown.borrow().len(), 3);
+    }
+
+    #[test]
+    fn a_follow_up_never_replaces_a_request_and_goes_stale_with_a_newer_one() {
+        let (r, shown) = setup();
+        let (ga, drain) = r.submit("a");
+        let mut drain = drain.unwrap();
+        assert!(!poll(&mut drain), "a is running");
+        let (gb, _) = r.submit("b");
+        r.submit_follow_up("lens of a");
+        r.engine().open.set(1);
+        assert!(
+            !poll(&mut drain),
+            "a done; b (still asked for) runs before the follow-up"
+        );
+        assert_eq!(*r.engine().ran.borrow(), ["a", "b"]);
+        r.engine().open.set(1);
+        assert!(!poll(&mut drain), "b done; the follow-up runs");
+        r.engine().open.set(1);
+        assert!(poll(&mut drain));
+        assert_eq!(*r.engine().ran.borrow(), ["a", "b", "lens of a"]);
+        let reported: Vec<&str> = shown.borrow().iter().map(|x| x.1).collect();
+        assert_eq!(
+            reported,
+            ["b", "lens of a"],
+            "no request came after the follow-up"
+        );
+        assert!(gb > ga);
+        // a request while the follow-up runs makes it stale; a second follow-up replaces
+        // the first that has not started
+        let (_, drain) = r.submit_follow_up("lens of b");
+        let mut drain = drain.unwrap();
+        assert!(!poll(&mut drain), "the follow-up is running");
+        r.submit("c");
+        r.submit_follow_up("lens 1 of c");
+        r.submit_follow_up("lens 2 of c");
+        r.engine().open.set(3);
+        assert!(poll(&mut drain));
+        assert_eq!(
+            &r.engine().ran.borrow()[3..],
+            ["lens of b", "c", "lens 2 of c"]
+        );
+        let reported: Vec<&str> = shown.borrow().iter().map(|x| x.1).collect();
+        assert_eq!(reported, ["b", "lens of a", "c", "lens 2 of c"]);
+        assert_eq!(r.engine().dropped.borrow().last(), Some(&"lens of b"));
     }
 
     #[test]

@@ -137,6 +137,39 @@ pub struct Shown {
     /// for the latency measurement.
     pub input_at: f64,
     pub result_at: f64,
+    /// A step of a generation: the text box shows the text with the token that landed.
+    pub generated: bool,
+}
+
+/// The logit lens of a result: every stage's next-token distribution at one position, as
+/// the CPU worker computed it from the result's residual rows (or why it could not).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LensResult {
+    /// The result (`Shown::generation`) and the position it is of.
+    pub of: u64,
+    pub position: usize,
+    /// (stages × V), the embedding first.
+    pub probs: Result<Rc<Vec<f32>>, String>,
+}
+
+/// The generation settings (the Generate control; in the URL). `steps` tokens are appended
+/// one by one, each chosen by `attnlab_model::sample::Sampling` from these settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenSettings {
+    pub steps: usize,
+    pub sampling: attnlab_model::sample::Sampling,
+}
+
+/// The most tokens one Generate appends.
+pub const GEN_MAX_STEPS: usize = 64;
+
+impl Default for GenSettings {
+    fn default() -> Self {
+        GenSettings {
+            steps: 8,
+            sampling: attnlab_model::sample::Sampling::default(),
+        }
+    }
 }
 
 /// The second text of a comparison, run with the same options as the first.
@@ -213,6 +246,8 @@ pub struct View {
     /// The first result picks the head to show (`lesson::clearest_head`): nobody chose one
     /// yet (no head in the link, no click).
     pub auto_head: bool,
+    /// How the Generate control samples.
+    pub gen: GenSettings,
 }
 
 /// A pinned query: the token's index in the text's tokens and the text up to its end.
@@ -256,6 +291,7 @@ pub enum ViewAction {
     SetFlow(Method),
     /// Pin a query row of the run on screen (a second pin of the same row, or None, unpins).
     Pin(Option<usize>),
+    SetGen(GenSettings),
 }
 
 /// What the user changed in the model.
@@ -357,6 +393,9 @@ pub struct Results {
     pub error: Option<String>,
     /// The model's head-role probe: None while it runs, else its result or why it failed.
     pub probe: Option<Result<Rc<ProbeResult>, String>>,
+    /// The latest logit lens (of the result on screen, or of an earlier one until the next
+    /// arrives).
+    pub lens: Option<Rc<LensResult>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -386,6 +425,7 @@ impl State {
                 pin: None,
                 flow: Method::Raw,
                 auto_head: true,
+                gen: GenSettings::default(),
             },
             interventions: Interventions {
                 variant: Variant::Scaled,
@@ -448,6 +488,11 @@ impl State {
             }
             ViewAction::FilterRole(r) => v.role_filter = r,
             ViewAction::SetFlow(m) => v.flow = m,
+            ViewAction::SetGen(g) => {
+                if g.sampling.validate().is_ok() && (1..=GEN_MAX_STEPS).contains(&g.steps) {
+                    v.gen = g;
+                }
+            }
             ViewAction::SetCompare(b) => {
                 if let Some(b) = &b {
                     v.compare_last = b.clone();
@@ -546,6 +591,9 @@ impl State {
             }
         }
         self.view.text = shown.text.clone();
+        if shown.generated {
+            self.view.preset_n += 1; // the text box shows the token that landed
+        }
         if self.view.auto_head {
             // (a text too short to say leaves the choice to the next result)
             let d = shown.trace.dims;
@@ -588,6 +636,8 @@ pub enum Action {
     },
     /// The loaded model's head-role probe finished (or failed).
     Probe(Result<Rc<ProbeResult>, String>),
+    /// A logit lens arrived.
+    Lens(Rc<LensResult>),
 }
 
 impl Reducible for State {
@@ -607,6 +657,12 @@ impl Reducible for State {
                 s.results.error = Some(error);
             }
             Action::Probe(p) => s.results.probe = Some(p),
+            Action::Lens(l) => {
+                let of_shown = s.results.shown.as_ref().map(|x| x.generation) == Some(l.of);
+                if of_shown {
+                    s.results.lens = Some(l);
+                }
+            }
         }
         if s == *self {
             return self; // nothing changed: no render
@@ -647,6 +703,7 @@ mod tests {
             notes: vec![],
             input_at: 0.0,
             result_at: 0.0,
+            generated: false,
         }
     }
 

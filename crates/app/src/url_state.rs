@@ -1,5 +1,7 @@
 //! The page's state in the URL fragment, so a link restores exactly what was on screen:
-//! `#t=<text>&b=<second text>&lang=ko&l=1&h=2&q=3&v=temperature&tau=0.5&apply=1&mask=0&ablate=0.1,2.3&backend=cpu`.
+//! `#t=<text>&b=<second text>&lang=ko&l=1&h=2&q=3&v=temperature&tau=0.5&apply=1&mask=0&ablate=0.1,2.3&backend=cpu`,
+//! and the Generate control's settings when they are not the defaults
+//! (`gen=8&greedy=0&out_t=0.8&top_k=40&top_p=0.9&seed=7`; an empty top-k/top-p: no limit).
 //! Parsing never fails: unknown or malformed parameters are skipped and reported as notices
 //! (plain text, never markup).
 
@@ -34,6 +36,13 @@ pub struct UrlState {
     pub compare: Option<String>,
     /// What the head map shows (`flow=value|rollout`; raw is the default).
     pub flow: Option<attnlab_model::flow::Method>,
+    /// The Generate control's settings, each as given.
+    pub gen_steps: Option<usize>,
+    pub gen_greedy: Option<bool>,
+    pub gen_temperature: Option<f32>,
+    pub gen_top_k: Option<Option<usize>>,
+    pub gen_top_p: Option<Option<f32>>,
+    pub gen_seed: Option<u64>,
 }
 
 /// `%XX` and `+` decoding; invalid escapes are kept as they are, invalid UTF-8 replaced.
@@ -143,6 +152,36 @@ pub fn parse(fragment: &str) -> (UrlState, Vec<String>) {
                 Some(m) => st.flow = Some(m),
                 None => bad(),
             },
+            "gen" => match val.parse::<usize>() {
+                Ok(n) if (1..=crate::state::GEN_MAX_STEPS).contains(&n) => st.gen_steps = Some(n),
+                _ => bad(),
+            },
+            "greedy" => match flag(&val) {
+                Some(b) => st.gen_greedy = Some(b),
+                None => bad(),
+            },
+            "out_t" => match val.parse::<f32>() {
+                Ok(t) if t.is_finite() && t > 0.0 => st.gen_temperature = Some(t),
+                _ => bad(),
+            },
+            "top_k" => match val.as_str() {
+                "" => st.gen_top_k = Some(None),
+                k => match k.parse::<usize>() {
+                    Ok(k) if k >= 1 => st.gen_top_k = Some(Some(k)),
+                    _ => bad(),
+                },
+            },
+            "top_p" => match val.as_str() {
+                "" => st.gen_top_p = Some(None),
+                p => match p.parse::<f32>() {
+                    Ok(p) if p.is_finite() && p > 0.0 && p <= 1.0 => st.gen_top_p = Some(Some(p)),
+                    _ => bad(),
+                },
+            },
+            "seed" => match val.parse::<u64>() {
+                Ok(n) => st.gen_seed = Some(n),
+                _ => bad(),
+            },
             "backend" => match Preference::from_code(&val) {
                 Some(p) => st.backend = Some(p),
                 None => bad(),
@@ -221,6 +260,25 @@ impl UrlState {
             v.compare = Some(b.clone());
             v.compare_last = b.clone();
         }
+        let g = &mut v.gen;
+        if let Some(n) = self.gen_steps {
+            g.steps = n;
+        }
+        if let Some(b) = self.gen_greedy {
+            g.sampling.greedy = b;
+        }
+        if let Some(t) = self.gen_temperature {
+            g.sampling.temperature = t;
+        }
+        if let Some(k) = self.gen_top_k {
+            g.sampling.top_k = k;
+        }
+        if let Some(p) = self.gen_top_p {
+            g.sampling.top_p = p;
+        }
+        if let Some(n) = self.gen_seed {
+            g.sampling.seed = n;
+        }
     }
 }
 
@@ -256,6 +314,18 @@ pub fn fragment(s: &State) -> String {
     if s.model.preference != Preference::Auto {
         parts.push(format!("backend={}", s.model.preference.code()));
     }
+    if v.gen != crate::state::GenSettings::default() {
+        let g = &v.gen.sampling;
+        let opt = |x: Option<String>| x.unwrap_or_default();
+        parts.extend([
+            format!("gen={}", v.gen.steps),
+            format!("greedy={}", u8::from(g.greedy)),
+            format!("out_t={}", g.temperature),
+            format!("top_k={}", opt(g.top_k.map(|k| k.to_string()))),
+            format!("top_p={}", opt(g.top_p.map(|p| p.to_string()))),
+            format!("seed={}", g.seed),
+        ]);
+    }
     format!("#{}", parts.join("&"))
 }
 
@@ -283,6 +353,11 @@ mod tests {
         s.view.auto_head = false; // a link names its head: the page does not pick one
         s.view.flow = attnlab_model::flow::Method::Rollout;
         assert!(fragment(&s).ends_with("&lesson=4&flow=rollout&backend=cpu"));
+        s.view.gen.steps = 12;
+        s.view.gen.sampling.temperature = 0.7;
+        s.view.gen.sampling.top_p = Some(0.9);
+        s.view.gen.sampling.seed = 2026;
+        assert!(fragment(&s).ends_with("&gen=12&greedy=0&out_t=0.7&top_k=&top_p=0.9&seed=2026"));
         let (u, notices) = parse(&fragment(&s));
         assert_eq!(notices, Vec::<String>::new());
         let mut back = State::new(Lang::En);
@@ -293,7 +368,7 @@ mod tests {
     #[test]
     fn unknown_and_malformed_parameters_are_ignored_with_a_notice() {
         let (u, notices) = parse(
-            "#t=hi&lang=fr&l=x&h=2&tau=1e9&v=<script>&apply=maybe&ablate=1.x&zzz=1&q=-3&mask=0&lesson=10&backend=gpu",
+            "#t=hi&lang=fr&l=x&h=2&tau=1e9&v=<script>&apply=maybe&ablate=1.x&zzz=1&q=-3&mask=0&lesson=10&backend=gpu&gen=65&out_t=NaN&top_k=0&top_p=1.5&seed=-1&greedy=2",
         );
         assert_eq!(u.text.as_deref(), Some("hi"));
         assert_eq!(u.head, Some(2));
@@ -304,7 +379,19 @@ mod tests {
         );
         assert_eq!(u.lesson, None, "there are 9 sections");
         assert_eq!(u.backend, None, "auto, webgpu or cpu");
-        assert_eq!(notices.len(), 10, "{notices:?}");
+        assert_eq!(
+            (
+                u.gen_steps,
+                u.gen_temperature,
+                u.gen_top_k,
+                u.gen_top_p,
+                u.gen_seed,
+                u.gen_greedy
+            ),
+            (None, None, None, None, None, None),
+            "every bad generation setting is skipped"
+        );
+        assert_eq!(notices.len(), 16, "{notices:?}");
         assert!(notices.iter().any(|n| n.contains("zzz")));
         assert!(
             notices.iter().any(|n| n.contains("<script>")),

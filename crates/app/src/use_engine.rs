@@ -17,7 +17,9 @@ use crate::engine::worker_client::CpuWorker;
 use crate::engine::{Engine, Note, Preference};
 use crate::loader::{self, ModelBytes};
 use crate::runner::{Run, Runner};
-use crate::state::{Action, ModelAction, ModelInfo, OwnLoad, ProbeResult, Shown, Side, State};
+use crate::state::{
+    Action, LensResult, ModelAction, ModelInfo, OwnLoad, ProbeResult, Shown, Side, State,
+};
 use crate::test_hooks;
 
 /// A request of the page.
@@ -26,6 +28,8 @@ pub enum Job {
     /// event, for the latency measurement.
     Text {
         text: String,
+        /// Tokens appended to `text` by a generation, kept exactly (not re-tokenized).
+        appended: Vec<u32>,
         /// The second text, when comparing (run after the first, same options).
         b: Option<String>,
         opts: AttentionOptions,
@@ -33,6 +37,13 @@ pub enum Job {
     },
     /// The head-role probe of a newly loaded model (run in the background, default options).
     Probe(Probe),
+    /// The logit lens of the result `of` at `position`: its residual rows through the output
+    /// head (a follow-up job).
+    Lens {
+        of: u64,
+        position: usize,
+        rows: Vec<f32>,
+    },
 }
 
 pub enum Outcome {
@@ -43,6 +54,7 @@ pub enum Outcome {
         error: String,
     },
     Probe(Result<ProbeResult, String>),
+    Lens(LensResult),
 }
 
 /// Tokenizes on the page (the tokens are shown), runs the model on the engine.
@@ -87,6 +99,7 @@ impl PageEngine {
     async fn run_text(
         &self,
         text: &str,
+        appended: &[u32],
         b: Option<&str>,
         opts: &AttentionOptions,
         input_at: f64,
@@ -95,10 +108,11 @@ impl PageEngine {
             text: text.to_string(),
             error,
         };
-        let tokens = match self.tokenizer.encode(text) {
+        let (text, tokens) = match self.tokenizer.continue_with(text, appended) {
             Ok(t) => t,
             Err(e) => return error(e.to_string()),
         };
+        let text = text.as_str();
         if tokens.is_empty() {
             return error(String::new());
         }
@@ -134,7 +148,14 @@ impl PageEngine {
             notes,
             input_at,
             result_at: 0.0,
+            generated: !appended.is_empty(),
         })
+    }
+
+    async fn run_lens(&self, rows: &[f32]) -> Result<Rc<Vec<f32>>, String> {
+        let (probs, notes) = self.engine.lens(rows).await?;
+        self.carried.borrow_mut().extend(notes);
+        Ok(Rc::new(probs))
     }
 
     async fn run_probe(&self, probe: &Probe) -> Result<ProbeResult, String> {
@@ -169,11 +190,20 @@ impl Run for PageEngine {
         match job {
             Job::Text {
                 text,
+                appended,
                 b,
                 opts,
                 input_at,
-            } => self.run_text(text, b.as_deref(), opts, *input_at).await,
+            } => {
+                self.run_text(text, appended, b.as_deref(), opts, *input_at)
+                    .await
+            }
             Job::Probe(probe) => Outcome::Probe(self.run_probe(probe).await),
+            Job::Lens { of, position, rows } => Outcome::Lens(LensResult {
+                of: *of,
+                position: *position,
+                probs: self.run_lens(rows).await,
+            }),
         }
     }
 
@@ -219,17 +249,33 @@ impl EngineHandle {
         if *self.0.text.borrow() == text && *self.0.opts.borrow() == opts {
             return;
         }
-        self.send(text, opts, input_at);
+        self.send(text, Vec::new(), opts, input_at);
     }
 
-    fn send(&self, text: String, opts: AttentionOptions, input_at: f64) {
-        *self.0.text.borrow_mut() = text.clone();
-        *self.0.opts.borrow_mut() = opts.clone();
+    /// Runs `text` followed by exactly the tokens `appended` (a generation's steps: the ids
+    /// are kept as generated, not re-tokenized, so the page's generation is the CLI's).
+    pub fn submit_generated(&self, text: String, appended: Vec<u32>, opts: AttentionOptions) {
+        self.send(text, appended, opts, now());
+    }
+
+    fn send(&self, text: String, appended: Vec<u32>, opts: AttentionOptions, input_at: f64) {
         let runner = self.0.runner.borrow().clone();
+        // what a re-run (an option changed) runs: the whole text
+        let whole = match (&runner, appended.is_empty()) {
+            (Some(r), false) => r
+                .engine()
+                .tokenizer
+                .continue_with(&text, &appended)
+                .map_or_else(|_| text.clone(), |(t, _)| t),
+            _ => text.clone(),
+        };
+        *self.0.text.borrow_mut() = whole;
+        *self.0.opts.borrow_mut() = opts.clone();
         if let Some(r) = runner {
             let b = self.0.compare.borrow().clone();
             let (_, drain) = r.submit(Job::Text {
                 text,
+                appended,
                 b,
                 opts,
                 input_at,
@@ -243,7 +289,18 @@ impl EngineHandle {
     /// Runs the last text again with `opts` (after a change of options, backend or model).
     pub fn rerun(&self, opts: AttentionOptions) {
         let text = self.0.text.borrow().clone();
-        self.send(text, opts, now());
+        self.send(text, Vec::new(), opts, now());
+    }
+
+    /// Asks for the logit lens of the result `of` at `position` from its residual rows
+    /// (`attnlab_model::lens::stage_rows`); it arrives as `Action::Lens`, unless a newer text
+    /// was asked for meanwhile.
+    pub fn lens(&self, of: u64, position: usize, rows: Vec<f32>) {
+        if let Some(r) = self.current() {
+            if let (_, Some(d)) = r.submit_follow_up(Job::Lens { of, position, rows }) {
+                wasm_bindgen_futures::spawn_local(d);
+            }
+        }
     }
 
     /// Compares the text with `b` from now on (or stops comparing), and runs both.
@@ -253,7 +310,7 @@ impl EngineHandle {
         }
         *self.0.compare.borrow_mut() = b;
         let (text, opts) = (self.0.text.borrow().clone(), self.0.opts.borrow().clone());
-        self.send(text, opts, now());
+        self.send(text, Vec::new(), opts, now());
     }
 
     /// Switches the backend (Auto, WebGPU, CPU) and shows the text computed there.
@@ -315,6 +372,7 @@ impl EngineHandle {
                     }
                     Outcome::Error { text, error } => Action::RunError { text, error },
                     Outcome::Probe(p) => Action::Probe(p.map(Rc::new)),
+                    Outcome::Lens(l) => Action::Lens(Rc::new(l)),
                 })
             },
         );

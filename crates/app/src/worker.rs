@@ -87,6 +87,28 @@ fn run(state: &mut State, data: &JsValue, baseline: bool) -> Result<(JsValue, Ar
     Ok((msg.into(), Array::of1(&flat.buffer())))
 }
 
+/// The logit lens's heavy part for the page: the rows it sent through the model's final
+/// LayerNorm and output head (`lens::head_probs`), as one transferred array.
+fn lens(state: &State, data: &JsValue) -> Result<(JsValue, Array), String> {
+    let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
+    let rows = get(data, "rows")
+        .dyn_into::<Float32Array>()
+        .map_err(|_| "the page sent no rows for the lens")?
+        .to_vec();
+    let started = now();
+    let probs = attnlab_model::lens::head_probs(model, &rows).map_err(|e| e.to_string())?;
+    let ms = now() - started;
+    let out = Float32Array::new_with_length(probs.len() as u32);
+    out.copy_from(&probs);
+    let msg = object(&[
+        ("kind", kind::LENS.into()),
+        ("id", get(data, "id")),
+        ("data", out.clone().into()),
+        ("workerMs", ms.into()),
+    ]);
+    Ok((msg.into(), Array::of1(&out.buffer())))
+}
+
 /// The worker's entry point: answers the page's messages until it is terminated.
 pub fn start() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
@@ -136,6 +158,14 @@ pub fn start() {
                     }
                 };
             }
+            kind::LENS => match lens(&st, &data) {
+                Ok((msg, transfer)) => {
+                    let _ = reply.post_message_with_transfer(&msg, &transfer);
+                }
+                Err(e) => {
+                    let _ = reply.post_message(&error(e));
+                }
+            },
             // the end-to-end tests' fault injection: a real panic, as a bug would cause
             kind::CRASH => panic!("the page asked the CPU worker to crash (test hook)"),
             other => {

@@ -31,7 +31,10 @@ pub fn FlowStrip(props: &Props) -> Html {
         (props.trace.clone(), props.query, props.method),
         |(tr, q, m)| {
             let q = (*q).min(tr.0.dims.t - 1);
-            let rows = flow::strip(&tr.0, q, *m);
+            let rows = match m {
+                Method::Rollout => flow::rollout_rows(&super::rollout(tr), tr.0.dims.t, q),
+                _ => flow::strip(&tr.0, q, *m),
+            };
             Floats(Rc::new(rows.concat()))
         },
     );

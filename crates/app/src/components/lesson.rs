@@ -132,6 +132,26 @@ fn rnn_diagram(lang: Lang, sel: Option<&HeadSel>) -> Html {
     }
 }
 
+/// Scrolls the panel `selector` names into view and moves the keyboard focus to its title.
+fn show(selector: &str) {
+    let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(selector).ok().flatten())
+    else {
+        return;
+    };
+    el.scroll_into_view();
+    if let Some(h) = el
+        .query_selector("h2")
+        .ok()
+        .flatten()
+        .and_then(|h| h.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = h.set_attribute("tabindex", "-1");
+        let _ = h.focus();
+    }
+}
+
 #[function_component]
 pub fn Lesson(props: &Props) -> Html {
     let lang = props.lang;
@@ -153,24 +173,7 @@ pub fn Lesson(props: &Props) -> Html {
         let cb = props.on_section.clone();
         Callback::from(move |_: MouseEvent| cb.emit(to))
     };
-    let show_panel = Callback::from(move |_: MouseEvent| {
-        if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
-            d.query_selector(&format!(".{}", section.panel()))
-                .ok()
-                .flatten()
-        }) {
-            el.scroll_into_view();
-            if let Some(h) = el
-                .query_selector("h2")
-                .ok()
-                .flatten()
-                .and_then(|h| h.dyn_into::<web_sys::HtmlElement>().ok())
-            {
-                let _ = h.set_attribute("tabindex", "-1");
-                let _ = h.focus();
-            }
-        }
-    });
+    let show_panel = Callback::from(move |_: MouseEvent| show(&format!(".{}", section.panel())));
     let preset = section.preset().map(|p| {
         let cb = props.on_preset.clone();
         html! {
@@ -494,6 +497,8 @@ pub fn Lesson(props: &Props) -> Html {
                         <pre class="formula">{ lines.join("\n") }</pre>
                         <p class="help">{ format!("× N = {} · d_model {} · FFN {} → {} → {} · {} {}", c.n_layer, c.n_embd, c.n_embd, c.d_ff(), c.n_embd,
                             Key::Heads.text(lang), c.n_head) }</p>
+                        <button class="link" id="lesson-lens-link" onclick={Callback::from(|_: MouseEvent| show(".lens-card"))}>
+                            { Key::LensLessonLink.text(lang) }</button>
                     </>
                 }
             }

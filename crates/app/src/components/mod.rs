@@ -9,11 +9,13 @@ pub mod deferred;
 pub mod drill;
 pub mod exports;
 pub mod flow_strip;
+pub mod generate;
 pub mod head_map;
 pub mod head_roles;
 pub mod header;
 pub mod heads_grid;
 pub mod legend;
+pub mod lens;
 pub mod lesson;
 pub mod model_card;
 pub mod model_loader;
@@ -119,6 +121,30 @@ impl HeadSel {
     }
 }
 
+/// A trace (weakly held) and its rollout, one matrix per layer.
+type RolloutOf = (std::rc::Weak<Trace>, Rc<Vec<Vec<f32>>>);
+
+thread_local! {
+    /// The last trace's rollout (the head map and the flow strip both show it).
+    static ROLLOUT: std::cell::RefCell<Option<RolloutOf>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Every layer's attention rollout of `trace` (`attnlab_model::flow::rollout`), computed
+/// once per trace however many views show it (T² per layer: a view each would do it twice).
+pub fn rollout(trace: &TraceRef) -> Rc<Vec<Vec<f32>>> {
+    ROLLOUT.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((of, r)) = c.as_ref() {
+            if std::ptr::eq(of.as_ptr(), Rc::as_ptr(&trace.0)) && of.strong_count() > 0 {
+                return r.clone();
+            }
+        }
+        let r = Rc::new(attnlab_model::flow::rollout(&trace.0));
+        *c = Some((Rc::downgrade(&trace.0), r.clone()));
+        r
+    })
+}
+
 /// A shared matrix of numbers, equal only to itself.
 #[derive(Clone, Debug)]
 pub struct Floats(pub Rc<Vec<f32>>);
@@ -130,3 +156,34 @@ impl PartialEq for Floats {
 }
 
 pub mod matrix;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use attnlab_model::testing::{random_model, tiny_config};
+    use attnlab_model::{forward, AttentionOptions, LnPlacement};
+
+    #[test]
+    fn the_rollout_is_computed_once_per_trace() {
+        let model = random_model(&tiny_config(LnPlacement::Post), 2, 0.5);
+        let run = |ids: &[u32]| {
+            TraceRef(Rc::new(
+                forward(&model, ids, &AttentionOptions::default()).unwrap(),
+            ))
+        };
+        let a = run(&[1, 2, 3]);
+        let first = rollout(&a);
+        assert!(
+            Rc::ptr_eq(&first, &rollout(&a)),
+            "the second view gets the same numbers"
+        );
+        assert_eq!(*first, attnlab_model::flow::rollout(&a.0));
+        let b = run(&[1, 2, 3, 4]);
+        let other = rollout(&b);
+        assert!(
+            !Rc::ptr_eq(&first, &other),
+            "another trace, its own rollout"
+        );
+        assert_eq!(other[0].len(), 16);
+    }
+}

@@ -101,6 +101,9 @@ pub trait Compute {
 /// probabilities, with its own incremental cache) and be restarted after a crash.
 pub trait CpuCompute: Compute {
     fn baseline(&self, ids: &[u32]) -> impl Future<Output = Result<Computed, ComputeError>>;
+    /// The logit lens's rows (`attnlab_model::lens::stage_rows`) through the model's final
+    /// LayerNorm and output head: every stage's next-token distribution, (stages × V).
+    fn lens(&self, rows: &[f32]) -> impl Future<Output = Result<Vec<f32>, ComputeError>>;
     fn restart(&self);
 }
 
@@ -309,11 +312,20 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
         })
     }
 
+    /// The logit lens of a trace from either backend: its rows go through the output head
+    /// on the CPU worker (which holds the model; the GPU engine keeps no copy of the head on
+    /// the page). Returns every stage's distribution and what to say (a worker restart).
+    pub async fn lens(&self, rows: &[f32]) -> Result<(Vec<f32>, Vec<Note>), String> {
+        let mut notes = Vec::new();
+        let probs = self.on_cpu(&mut notes, |cpu| cpu.lens(rows)).await?;
+        Ok((probs, notes))
+    }
+
     /// Runs `f` on the CPU worker; a crash restarts the worker and runs `f` once more.
-    async fn on_cpu<'a, F, Fut>(&'a self, notes: &mut Vec<Note>, f: F) -> Result<Computed, String>
+    async fn on_cpu<'a, T, F, Fut>(&'a self, notes: &mut Vec<Note>, f: F) -> Result<T, String>
     where
         F: Fn(&'a C) -> Fut,
-        Fut: Future<Output = Result<Computed, ComputeError>>,
+        Fut: Future<Output = Result<T, ComputeError>>,
     {
         match f(&self.cpu).await {
             Err(ComputeError::Crashed(e)) => {
@@ -406,6 +418,12 @@ mod tests {
         async fn baseline(&self, ids: &[u32]) -> Result<Computed, ComputeError> {
             self.baselines.set(self.baselines.get() + 1);
             self.answer(ids, &AttentionOptions::default())
+        }
+        async fn lens(&self, rows: &[f32]) -> Result<Vec<f32>, ComputeError> {
+            self.calls.set(self.calls.get() + 1);
+            self.script.borrow_mut().pop_front().unwrap_or(Ok(1.0))?;
+            attnlab_model::lens::head_probs(&self.model, rows)
+                .map_err(|e| ComputeError::Input(e.to_string()))
         }
         fn restart(&self) {
             self.restarts.set(self.restarts.get() + 1);
@@ -520,6 +538,31 @@ mod tests {
             Preference::Cpu,
         );
         assert_eq!(run(&e, &[1]).unwrap_err(), "b");
+    }
+
+    #[test]
+    fn the_lens_of_a_gpu_trace_runs_on_the_cpu_worker_and_survives_a_crash() {
+        let e = Engine::new(
+            gpu(vec![], false),
+            Fake::new([Err(ComputeError::Crashed("worker panicked".into()))]),
+            Preference::WebGpu,
+        );
+        let r = run(&e, &[1, 2, 3]).unwrap();
+        assert!(r.ran_on_gpu);
+        let rows = attnlab_model::lens::stage_rows(&r.trace, 2).unwrap();
+        let (probs, notes) = ready(e.lens(&rows)).unwrap();
+        let want = attnlab_model::lens::stage_probs(&e.cpu().model, &r.trace, 2).unwrap();
+        assert_eq!(probs, want.concat());
+        assert_eq!(notes, vec![Note::WorkerRestarted("worker panicked".into())]);
+        assert_eq!(e.cpu().restarts.get(), 1);
+        assert_eq!(
+            e.gpu().unwrap().compute.calls.get(),
+            1,
+            "the GPU ran only the forward"
+        );
+        assert!(ready(e.lens(&rows[1..]))
+            .unwrap_err()
+            .contains("not rows of"));
     }
 
     #[test]

@@ -107,7 +107,7 @@ impl Inner {
         let Some(w) = self.waiting.borrow_mut().take() else {
             return;
         };
-        if what == kind::TRACE {
+        if what == kind::TRACE || what == kind::LENS {
             let _ = w.resolve.call1(&JsValue::NULL, &data);
         } else {
             let _ = w.reject.call1(&JsValue::NULL, &get(&data, "message"));
@@ -220,12 +220,13 @@ impl CpuWorker {
         }
     }
 
-    async fn request(
+    /// Posts `msg` (with `transfer`) as request `id` and waits for its answer.
+    async fn ask(
         &self,
-        what: &str,
-        ids: &[u32],
-        opts: &AttentionOptions,
-    ) -> Result<Computed, ComputeError> {
+        id: u32,
+        msg: js_sys::Object,
+        transfer: Array,
+    ) -> Result<JsValue, ComputeError> {
         if let Some(why) = self.inner.crashed.borrow().clone() {
             return Err(ComputeError::Crashed(why));
         }
@@ -235,20 +236,6 @@ impl CpuWorker {
             .borrow()
             .clone()
             .ok_or_else(|| ComputeError::Crashed("the CPU worker is not running".into()))?;
-        let id = self.inner.next_id.get() + 1;
-        self.inner.next_id.set(id);
-        let opts = serde_json::to_string(opts).map_err(|e| ComputeError::Input(e.to_string()))?;
-        let msg = object(&[
-            ("kind", what.into()),
-            ("id", id.into()),
-            ("ids", Uint32Array::from(ids).into()),
-            ("opts", opts.into()),
-        ]);
-        let transfer = Array::new();
-        if let Some(spare) = self.inner.spare.borrow_mut().take() {
-            let _ = js_sys::Reflect::set(&msg, &"spare".into(), &spare);
-            transfer.push(&spare);
-        }
         let inner = self.inner.clone();
         let promise = Promise::new(&mut |resolve, reject| {
             // a request still waiting (a replaced model's last one) is answered with an error
@@ -263,17 +250,45 @@ impl CpuWorker {
                 reject,
             });
         });
-        let started = now();
         worker
             .post_message_with_transfer(&msg, &transfer)
             .map_err(|e| ComputeError::Crashed(js_err(e)))?;
-        let data = JsFuture::from(promise).await.map_err(|e| {
+        JsFuture::from(promise).await.map_err(|e| {
             if get(&e, "crashed").is_truthy() {
                 ComputeError::Crashed(get(&e, "message").as_string().unwrap_or_default())
             } else {
                 ComputeError::Input(js_err(e))
             }
-        })?;
+        })
+    }
+
+    fn next_id(&self) -> u32 {
+        let id = self.inner.next_id.get() + 1;
+        self.inner.next_id.set(id);
+        id
+    }
+
+    async fn request(
+        &self,
+        what: &str,
+        ids: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Computed, ComputeError> {
+        let id = self.next_id();
+        let opts = serde_json::to_string(opts).map_err(|e| ComputeError::Input(e.to_string()))?;
+        let msg = object(&[
+            ("kind", what.into()),
+            ("id", id.into()),
+            ("ids", Uint32Array::from(ids).into()),
+            ("opts", opts.into()),
+        ]);
+        let transfer = Array::new();
+        if let Some(spare) = self.inner.spare.borrow_mut().take() {
+            let _ = js_sys::Reflect::set(&msg, &"spare".into(), &spare);
+            transfer.push(&spare);
+        }
+        let started = now();
+        let data = self.ask(id, msg, transfer).await?;
         let header: Header =
             serde_json::from_str(&get(&data, "header").as_string().unwrap_or_default())
                 .map_err(|e| ComputeError::Input(format!("the CPU worker's answer: {e}")))?;
@@ -309,6 +324,21 @@ impl CpuCompute for CpuWorker {
     async fn baseline(&self, ids: &[u32]) -> Result<Computed, ComputeError> {
         self.request(kind::BASELINE, ids, &AttentionOptions::default())
             .await
+    }
+
+    async fn lens(&self, rows: &[f32]) -> Result<Vec<f32>, ComputeError> {
+        let id = self.next_id();
+        let rows = Float32Array::from(rows);
+        let msg = object(&[
+            ("kind", kind::LENS.into()),
+            ("id", id.into()),
+            ("rows", rows.clone().into()),
+        ]);
+        let data = self.ask(id, msg, Array::of1(&rows.buffer())).await?;
+        get(&data, "data")
+            .dyn_into::<Float32Array>()
+            .map(|a| a.to_vec())
+            .map_err(|_| ComputeError::Input("the CPU worker sent no lens".into()))
     }
 
     fn restart(&self) {

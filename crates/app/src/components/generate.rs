@@ -1,0 +1,397 @@
+//! The Generate control: appends up to 64 tokens one by one, each chosen from the result on
+//! screen by `attnlab_model::sample::Sampling` (greedy, or sampled with an output temperature
+//! and top-k / top-p from a seed) and run as the next request, so every step is seen as it
+//! lands. The appended ids are kept exactly (`EngineHandle::submit_generated`), which makes
+//! a run the CLI's `attnlab generate` with the same settings. It stops when asked, when the
+//! text fills the context (and says so), or when the text is changed meanwhile.
+
+use std::rc::Rc;
+
+use attnlab_model::sample::Sampling;
+use attnlab_model::TokenInfo;
+use yew::prelude::*;
+
+use super::{target_as, TraceRef};
+use crate::i18n::{Key, Lang};
+use crate::state::{GenSettings, GEN_MAX_STEPS};
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub lang: Lang,
+    pub trace: TraceRef,
+    /// Every token of the text on screen (also any dropped to fit the context).
+    pub tokens: Rc<Vec<TokenInfo>>,
+    /// The text on screen.
+    pub text: AttrValue,
+    pub generation: u64,
+    /// The model's context length.
+    pub context: usize,
+    pub settings: GenSettings,
+    pub on_settings: Callback<GenSettings>,
+    /// Runs (the text the generation started from, the tokens appended so far).
+    pub on_step: Callback<(String, Vec<u32>)>,
+}
+
+/// A generation under way.
+struct Run {
+    base: String,
+    base_ids: Vec<u32>,
+    appended: Vec<u32>,
+    total: usize,
+    sampling: Sampling,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Status {
+    Idle,
+    Running { done: usize, total: usize },
+    Done(usize),
+    Stopped(usize),
+    Context(usize),
+    ContextFull,
+    Changed(usize),
+}
+
+/// The form's fields as typed.
+#[derive(Clone, PartialEq)]
+struct Fields {
+    steps: String,
+    greedy: bool,
+    temperature: String,
+    top_k: String,
+    top_p: String,
+    seed: String,
+}
+
+impl Fields {
+    fn of(s: &GenSettings) -> Fields {
+        let opt = |x: Option<String>| x.unwrap_or_default();
+        Fields {
+            steps: s.steps.to_string(),
+            greedy: s.sampling.greedy,
+            temperature: s.sampling.temperature.to_string(),
+            top_k: opt(s.sampling.top_k.map(|k| k.to_string())),
+            top_p: opt(s.sampling.top_p.map(|p| p.to_string())),
+            seed: s.sampling.seed.to_string(),
+        }
+    }
+
+    /// The settings, or what is wrong with each field (every error at once).
+    fn parse(&self) -> Result<GenSettings, Vec<Key>> {
+        let mut errors = Vec::new();
+        let steps = match self.steps.trim().parse::<usize>() {
+            Ok(n) if (1..=GEN_MAX_STEPS).contains(&n) => n,
+            _ => {
+                errors.push(Key::GenBadSteps);
+                1
+            }
+        };
+        let temperature = match self.temperature.trim().parse::<f32>() {
+            Ok(t) if t.is_finite() && t > 0.0 => t,
+            _ if self.greedy => 1.0,
+            _ => {
+                errors.push(Key::GenBadTemperature);
+                1.0
+            }
+        };
+        let top_k = match self.top_k.trim() {
+            "" => None,
+            k => match k.parse::<usize>() {
+                Ok(k) if k >= 1 => Some(k),
+                _ => {
+                    errors.push(Key::GenBadTopK);
+                    None
+                }
+            },
+        };
+        let top_p = match self.top_p.trim() {
+            "" => None,
+            p => match p.parse::<f32>() {
+                Ok(p) if p.is_finite() && p > 0.0 && p <= 1.0 => Some(p),
+                _ => {
+                    errors.push(Key::GenBadTopP);
+                    None
+                }
+            },
+        };
+        let seed = self.seed.trim().parse::<u64>().unwrap_or_else(|_| {
+            errors.push(Key::GenBadSeed);
+            0
+        });
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(GenSettings {
+            steps,
+            sampling: Sampling {
+                greedy: self.greedy,
+                temperature,
+                top_k,
+                top_p,
+                seed,
+            },
+        })
+    }
+}
+
+/// The next token after the last position of `trace`, at generation step `step`.
+fn choose(trace: &attnlab_model::Trace, sampling: &Sampling, step: usize) -> u32 {
+    let v = trace.dims.vocab;
+    let last = trace.dims.t - 1;
+    sampling.choose(&trace.logits[last * v..(last + 1) * v], step)
+}
+
+#[function_component]
+pub fn Generate(props: &Props) -> Html {
+    let lang = props.lang;
+    let fields = use_state(|| Fields::of(&props.settings));
+    let run = use_mut_ref(|| None::<Run>);
+    let status = use_state(|| Status::Idle);
+    // each new result: the next step of a generation under way
+    {
+        let (run, status, on_step) = (run.clone(), status.clone(), props.on_step.clone());
+        let (trace, tokens, context) = (props.trace.clone(), props.tokens.clone(), props.context);
+        use_effect_with(props.generation, move |_| {
+            let mut slot = run.borrow_mut();
+            let Some(r) = slot.as_mut() else { return };
+            let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
+            let n = r.appended.len();
+            if ids.len() != r.base_ids.len() + n
+                || ids[..r.base_ids.len()] != r.base_ids[..]
+                || ids[r.base_ids.len()..] != r.appended[..]
+            {
+                *slot = None;
+                status.set(Status::Changed(n));
+            } else if n == r.total {
+                *slot = None;
+                status.set(Status::Done(n));
+            } else if ids.len() >= context {
+                *slot = None;
+                status.set(Status::Context(n));
+            } else {
+                r.appended.push(choose(&trace.0, &r.sampling, n));
+                status.set(Status::Running {
+                    done: n + 1,
+                    total: r.total,
+                });
+                on_step.emit((r.base.clone(), r.appended.clone()));
+            }
+        });
+    }
+    let parsed = fields.parse();
+    let running = matches!(*status, Status::Running { .. });
+    let start = {
+        let (run, status, on_step) = (run.clone(), status.clone(), props.on_step.clone());
+        let (trace, tokens, text, context) = (
+            props.trace.clone(),
+            props.tokens.clone(),
+            props.text.to_string(),
+            props.context,
+        );
+        let settings = parsed.clone();
+        Callback::from(move |_| {
+            let Ok(s) = settings.clone() else { return };
+            if tokens.len() >= context {
+                status.set(Status::ContextFull);
+                return;
+            }
+            let first = choose(&trace.0, &s.sampling, 0);
+            *run.borrow_mut() = Some(Run {
+                base: text.clone(),
+                base_ids: tokens.iter().map(|t| t.id).collect(),
+                appended: vec![first],
+                total: s.steps,
+                sampling: s.sampling,
+            });
+            status.set(Status::Running {
+                done: 1,
+                total: s.steps,
+            });
+            on_step.emit((text.clone(), vec![first]));
+        })
+    };
+    let stop = {
+        let (run, status) = (run.clone(), status.clone());
+        Callback::from(move |_| {
+            if let Some(r) = run.borrow_mut().take() {
+                status.set(Status::Stopped(r.appended.len()));
+            }
+        })
+    };
+    // a field edited: kept as typed; valid settings go to the state (and the URL)
+    let edit = |set: fn(&mut Fields, String, bool)| {
+        let (fields, on_settings) = (fields.clone(), props.on_settings.clone());
+        Callback::from(move |e: Event| {
+            let Some(i) = target_as::<web_sys::HtmlInputElement>(&e) else {
+                return;
+            };
+            let mut f = (*fields).clone();
+            set(&mut f, i.value(), i.checked());
+            if let Ok(s) = f.parse() {
+                on_settings.emit(s);
+            }
+            fields.set(f);
+        })
+    };
+    let appended_ids = run
+        .borrow()
+        .as_ref()
+        .map(|r| r.appended.clone())
+        .unwrap_or_default();
+    let (state_code, message) = match &*status {
+        Status::Idle => ("idle", String::new()),
+        Status::Running { done, total } => (
+            "running",
+            Key::GenRunning
+                .text(lang)
+                .replace("{n}", &done.to_string())
+                .replace("{total}", &total.to_string()),
+        ),
+        Status::Done(n) => (
+            "done",
+            Key::GenDone.text(lang).replace("{n}", &n.to_string()),
+        ),
+        Status::Stopped(n) => (
+            "stopped",
+            Key::GenStopped.text(lang).replace("{n}", &n.to_string()),
+        ),
+        Status::Context(n) => (
+            "context",
+            Key::GenContext
+                .text(lang)
+                .replace("{n}", &n.to_string())
+                .replace("{ctx}", &props.context.to_string()),
+        ),
+        Status::ContextFull => (
+            "context",
+            Key::GenContextFull
+                .text(lang)
+                .replace("{ctx}", &props.context.to_string()),
+        ),
+        Status::Changed(n) => (
+            "changed",
+            Key::GenTextChanged
+                .text(lang)
+                .replace("{n}", &n.to_string()),
+        ),
+    };
+    // the ids of the last run (for the tests and the curious): what was appended
+    let last_ids = use_mut_ref(Vec::<u32>::new);
+    if !appended_ids.is_empty() {
+        *last_ids.borrow_mut() = appended_ids;
+    }
+    let ids_attr = last_ids
+        .borrow()
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let f = &*fields;
+    let errors = parsed.as_ref().err().cloned().unwrap_or_default();
+    html! {
+        <section class="card gen-card" id="generate" aria-labelledby="gen-h">
+            <h2 id="gen-h">{ Key::GenTitle.text(lang) }</h2>
+            <p class="help">{ Key::GenHelp.text(lang) }</p>
+            <div class="gen-fields">
+                <label>{ Key::GenSteps.text(lang) }
+                    <input type="number" id="gen-steps" min="1" max={GEN_MAX_STEPS.to_string()} step="1"
+                        value={f.steps.clone()} onchange={edit(|f, v, _| f.steps = v)} /></label>
+                <label class="check"><input type="checkbox" id="gen-greedy" checked={f.greedy}
+                    onchange={edit(|f, _, c| f.greedy = c)} />{ Key::GenGreedy.text(lang) }</label>
+                <label>{ Key::GenTemperature.text(lang) }
+                    <input type="text" inputmode="decimal" id="gen-temperature" disabled={f.greedy}
+                        value={f.temperature.clone()} onchange={edit(|f, v, _| f.temperature = v)} /></label>
+                <label>{ Key::GenTopK.text(lang) }
+                    <input type="text" inputmode="numeric" id="gen-top-k" disabled={f.greedy}
+                        value={f.top_k.clone()} onchange={edit(|f, v, _| f.top_k = v)} /></label>
+                <label>{ Key::GenTopP.text(lang) }
+                    <input type="text" inputmode="decimal" id="gen-top-p" disabled={f.greedy}
+                        value={f.top_p.clone()} onchange={edit(|f, v, _| f.top_p = v)} /></label>
+                <label>{ Key::GenSeed.text(lang) }
+                    <input type="text" inputmode="numeric" id="gen-seed" disabled={f.greedy}
+                        value={f.seed.clone()} onchange={edit(|f, v, _| f.seed = v)} /></label>
+            </div>
+            if !errors.is_empty() {
+                <ul class="error gen-errors" role="alert" id="gen-errors">
+                    { for errors.iter().map(|k| html! { <li>{ k.text(lang) }</li> }) }
+                </ul>
+            }
+            <div class="gen-actions">
+                if running {
+                    <button type="button" id="gen-stop" onclick={stop}>{ Key::GenStop.text(lang) }</button>
+                } else {
+                    <button type="button" id="gen-start" disabled={parsed.is_err()} onclick={start}>
+                        { Key::GenStart.text(lang) }</button>
+                }
+                <output id="gen-status" role="status" data-state={state_code} data-ids={ids_attr}>{ message }</output>
+            </div>
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields() -> Fields {
+        Fields::of(&GenSettings::default())
+    }
+
+    #[test]
+    fn the_form_round_trips_and_names_every_bad_field() {
+        assert_eq!(fields().parse().unwrap(), GenSettings::default());
+        let bad = Fields {
+            steps: "65".into(),
+            temperature: "NaN".into(),
+            top_k: "0".into(),
+            top_p: "1.5".into(),
+            seed: "-1".into(),
+            ..fields()
+        };
+        assert_eq!(
+            bad.parse().unwrap_err(),
+            vec![
+                Key::GenBadSteps,
+                Key::GenBadTemperature,
+                Key::GenBadTopK,
+                Key::GenBadTopP,
+                Key::GenBadSeed
+            ]
+        );
+        for t in ["-1", "0", "inf", ""] {
+            let f = Fields {
+                temperature: t.into(),
+                ..fields()
+            };
+            assert_eq!(
+                f.parse().unwrap_err(),
+                vec![Key::GenBadTemperature],
+                "{t:?}"
+            );
+            // greedy ignores the temperature
+            assert!(
+                Fields { greedy: true, ..f }
+                    .parse()
+                    .unwrap()
+                    .sampling
+                    .greedy
+            );
+        }
+        let ok = Fields {
+            steps: "12".into(),
+            temperature: "0.7".into(),
+            top_k: "40".into(),
+            top_p: " 0.9 ".into(),
+            seed: "2026".into(),
+            ..fields()
+        }
+        .parse()
+        .unwrap();
+        assert_eq!(ok.steps, 12);
+        assert_eq!(
+            (ok.sampling.top_k, ok.sampling.top_p, ok.sampling.seed),
+            (Some(40), Some(0.9), 2026)
+        );
+        assert_eq!(Fields::of(&ok).parse().unwrap(), ok);
+    }
+}
