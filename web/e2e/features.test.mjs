@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, CLI, ROOT, cliTrace, currentHash, nextResult, openApp, painted, setText, settled } from './common.mjs';
+import { ARTIFACTS, CLI, ROOT, caughtUp, cliTrace, currentHash, nextResult, openApp, painted, setText, settled } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 const LESSON = '나는 어제 산 커피를 오늘 마셨다';
@@ -662,6 +662,15 @@ describe('loading a model from files (WebGPU)', () => {
     await setText(page, LESSON);
     assert.equal((await painted(page)).backend, 'webgpu');
     await assertLensMatchesCli(page, LESSON, 2e-4);
+    for (const method of ['value', 'rollout']) {
+      await page.locator(`#flow-${method}`).check();
+      await page.waitForSelector(`#flow-strip[data-method=${method}]`);
+      await caughtUp(page);
+      const cli = cliJson(['flow', LESSON, '--method', method]);
+      const shown = await page.$$eval('#flow-strip tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent.replace(/−/g, '-')))));
+      cli.layers.forEach((row, l) => row.forEach((x, j) => assert.ok(Math.abs(shown[l][j] - x) < 2e-4, `WebGPU ${method} L${l} key ${j}: ${shown[l][j]} vs ${x}`)));
+    }
+    await page.locator('#flow-raw').check();
     await assertGenerationMatchesCli(page, LESSON, { steps: 8, greedy: false, temperature: 0.8, topK: 40, topP: '', seed: 7 },
       ['--temperature', '0.8', '--top-k', '40', '--seed', '7']);
     assert.equal((await painted(page)).backend, 'webgpu', 'every step ran on the GPU');
