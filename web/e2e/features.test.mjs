@@ -400,6 +400,13 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     const trace = JSON.parse((await download(page, '#export-trace')).bytes.toString('utf8'));
     assert.equal(trace.trace.probs.length, t * dims.vocab);
     assert.equal(trace.trace.layers.length, dims.n_layer);
+    // whole: the views get a lite trace from the CPU worker, the export every field, exact
+    const cliFull = JSON.parse(execFileSync(CLI, ['--model', path.join(ROOT, 'assets/model'), 'trace', await page.locator('#text').inputValue(), '--format', 'json', '--full'], { encoding: 'utf8', maxBuffer: 256 << 20 }));
+    for (const [name, want] of Object.entries(cliFull.trace.layers[dims.n_layer - 1])) {
+      const got = trace.trace.layers[dims.n_layer - 1][name];
+      assert.equal(got.length, want.length, `layer ${dims.n_layer - 1} ${name}`);
+      got.forEach((x, i) => assert.ok(Math.abs(x - want[i]) <= 1e-4 * Math.max(1, Math.abs(want[i])), `${name}[${i}]: ${x} vs ${want[i]}`));
+    }
     assert.match(await page.locator('#export-status').textContent(), /attnlab-trace\.json/);
   });
 

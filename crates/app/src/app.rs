@@ -297,6 +297,10 @@ fn Page() -> Html {
             })
         }
     });
+    let on_full = use_memo((), {
+        let engine = engine.clone();
+        move |_| Callback::from(move |(ids, opts, done)| engine.full_trace(ids, opts, done))
+    });
     let on_preference = use_memo((), {
         let (engine, d) = (engine.clone(), state.dispatcher());
         move |_| {
@@ -466,7 +470,8 @@ fn Page() -> Html {
                             has_ln_f={info.has_ln_f} on_need={(*on_lens).clone()} />
                     </Deferred>
                     <Deferred generation={s.generation}>
-                        <Exports {lang} sel={sel.clone()} tokens={s.tokens.clone()} vocab={vocab.clone()} />
+                        <Exports {lang} sel={sel.clone()} tokens={s.tokens.clone()} vocab={vocab.clone()}
+                            complete={s.complete} on_full={(*on_full).clone()} />
                     </Deferred>
                     <ModelCard {lang} info={info.clone()} backend={state.model.backend.clone()} />
                 </>

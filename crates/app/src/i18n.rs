@@ -280,6 +280,7 @@ strings! {
     RowChangeHelp => ("½·Σ|B − A|: 0이면 같은 가중치, 1이면 완전히 다른 키를 봄", "½·Σ|B − A|: 0 = the same weights, 1 = entirely different keys"),
     MostChangedKey => ("가장 바뀐 키", "key that changed most"),
     TokenCountsDiffer => ("토큰 수가 달라서(A {a}개, B {b}개) 차이 지도는 없습니다.", "The token counts differ (A {a}, B {b}): no difference map."),
+    ExportPreparing => ("전체 Trace를 준비하는 중…", "preparing the whole Trace…"),
     LensTitle => ("로짓 렌즈: 층마다 예측이 만들어지는 과정", "Logit lens: how the prediction forms, layer by layer"),
     LensHelp => ("토큰 «{tok}» 뒤의 잔차 흐름을, 임베딩 뒤와 블록마다, 모델 자신의 출력층에 통과시켜 다음 토큰 확률로 봅니다. 토큰을 누르면 그 토큰의 확률을 층마다 따라갑니다.",
                  "The residual stream after «{tok}», after the embedding and after each block, put through the model's own output head as next-token probabilities. Click a token to follow its probability through the layers."),

@@ -139,6 +139,9 @@ pub struct Shown {
     pub result_at: f64,
     /// A step of a generation: the text box shows the text with the token that landed.
     pub generated: bool,
+    /// Every field of `trace` is there (a CPU result carries only what the views read; the
+    /// whole-Trace export asks for the rest).
+    pub complete: bool,
 }
 
 /// The logit lens of a result: every stage's next-token distribution at one position, as
@@ -704,6 +707,7 @@ mod tests {
             input_at: 0.0,
             result_at: 0.0,
             generated: false,
+            complete: true,
         }
     }
 

@@ -37,6 +37,13 @@ pub enum Job {
     },
     /// The head-role probe of a newly loaded model (run in the background, default options).
     Probe(Probe),
+    /// The whole trace of a lite result, for an export: `done` hears of it (a background
+    /// job: it waits for any keystroke, and is never dropped).
+    Full {
+        ids: Vec<u32>,
+        opts: AttentionOptions,
+        done: Callback<Result<Rc<attnlab_model::Trace>, String>>,
+    },
     /// The logit lens of the result `of` at `position`: its residual rows through the output
     /// head (a follow-up job).
     Lens {
@@ -55,6 +62,8 @@ pub enum Outcome {
     },
     Probe(Result<ProbeResult, String>),
     Lens(LensResult),
+    /// Handed over by the job itself (the whole trace of an export).
+    Delivered,
 }
 
 /// Tokenizes on the page (the tokens are shown), runs the model on the engine.
@@ -149,6 +158,7 @@ impl PageEngine {
             input_at,
             result_at: 0.0,
             generated: !appended.is_empty(),
+            complete: reply.complete,
         })
     }
 
@@ -199,6 +209,10 @@ impl Run for PageEngine {
                     .await
             }
             Job::Probe(probe) => Outcome::Probe(self.run_probe(probe).await),
+            Job::Full { ids, opts, done } => {
+                done.emit(self.engine.full(ids, opts).await);
+                Outcome::Delivered
+            }
             Job::Lens { of, position, rows } => Outcome::Lens(LensResult {
                 of: *of,
                 position: *position,
@@ -292,6 +306,24 @@ impl EngineHandle {
         self.send(text, Vec::new(), opts, now());
     }
 
+    /// Asks the CPU worker for the whole trace of `ids` with `opts` (a lite result's, for
+    /// the whole-Trace export); `done` gets it, or why not.
+    pub fn full_trace(
+        &self,
+        ids: Vec<u32>,
+        opts: AttentionOptions,
+        done: Callback<Result<Rc<attnlab_model::Trace>, String>>,
+    ) {
+        match self.current() {
+            Some(r) => {
+                if let (_, Some(d)) = r.submit_background(Job::Full { ids, opts, done }) {
+                    wasm_bindgen_futures::spawn_local(d);
+                }
+            }
+            None => done.emit(Err("no model is running".into())),
+        }
+    }
+
     /// Asks for the logit lens of the result `of` at `position` from its residual rows
     /// (`attnlab_model::lens::stage_rows`); it arrives as `Action::Lens`, unless a newer text
     /// was asked for meanwhile.
@@ -373,6 +405,8 @@ impl EngineHandle {
                     Outcome::Error { text, error } => Action::RunError { text, error },
                     Outcome::Probe(p) => Action::Probe(p.map(Rc::new)),
                     Outcome::Lens(l) => Action::Lens(Rc::new(l)),
+                    // the job handed its result over itself
+                    Outcome::Delivered => return,
                 })
             },
         );

@@ -43,7 +43,7 @@ fn flatten(trace: &Trace, header: &Header, spare: Option<ArrayBuffer>) -> Float3
     };
     let out = Float32Array::new_with_byte_offset_and_length(&buffer, 0, total);
     let mut at = 0u32;
-    for a in wire::arrays(trace) {
+    for a in wire::arrays(trace, header.lite) {
         let end = at + a.len() as u32;
         out.subarray(at, end).copy_from(a);
         at = end;
@@ -72,7 +72,8 @@ fn run(state: &mut State, data: &JsValue, baseline: bool) -> Result<(JsValue, Ar
     let (trace, incremental) =
         forward_incremental(model, cache.as_ref(), &ids, &opts).map_err(|e| e.to_string())?;
     let ms = now() - started;
-    let header = Header::of(&trace);
+    // the views' fields only, unless the page asks for the whole trace (an export)
+    let header = Header::of(&trace, !get(data, "full").is_truthy());
     let flat = flatten(&trace, &header, get(data, "spare").dyn_into().ok());
     *cache = Some(trace);
     let header = serde_json::to_string(&header).map_err(|e| e.to_string())?;

@@ -22,6 +22,25 @@ pub struct Props {
     pub tokens: Rc<Vec<TokenInfo>>,
     /// Display strings of the vocabulary, by id.
     pub vocab: Labels,
+    /// Every field of the trace is there; else the whole-Trace export asks `on_full` for it.
+    #[prop_or(true)]
+    pub complete: bool,
+    /// Asks for the whole trace of (ids, options); the callback gets it.
+    #[prop_or_default]
+    pub on_full: Callback<(
+        Vec<u32>,
+        attnlab_model::AttentionOptions,
+        Callback<Result<Rc<attnlab_model::Trace>, String>>,
+    )>,
+}
+
+/// Saves the whole trace `tr` of `tokens` as JSON; returns the file's name.
+fn save_trace(tokens: &[TokenInfo], tr: &attnlab_model::Trace) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    export::write_full_json(&mut bytes, tokens, tr).map_err(|e| e.to_string())?;
+    let name = file_name(None, "trace", "json");
+    dom::download_bytes(&name, "application/json", &bytes)?;
+    Ok(name)
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -113,12 +132,7 @@ fn export(props: &Props, kind: Kind) -> Result<String, String> {
             dom::download_bytes(&name, "application/json", &bytes)?;
             name
         }
-        Kind::Trace => {
-            let bytes = text(&|o| export::write_full_json(o, &props.tokens, tr))?;
-            let name = file_name(None, "trace", "json");
-            dom::download_bytes(&name, "application/json", &bytes)?;
-            name
-        }
+        Kind::Trace => save_trace(&props.tokens, tr)?,
     };
     Ok(name)
 }
@@ -127,15 +141,37 @@ fn export(props: &Props, kind: Kind) -> Result<String, String> {
 pub fn Exports(props: &Props) -> Html {
     let lang = props.lang;
     let status = use_state(|| None::<Result<String, String>>);
+    let preparing = use_state(|| false);
     let button = |kind: Kind, id: &'static str, key: Key| {
         let onclick = {
-            let status = status.clone();
+            let (status, preparing) = (status.clone(), preparing.clone());
             let props = props.clone();
-            Callback::from(move |_| status.set(Some(export(&props, kind))))
+            Callback::from(move |_| {
+                if kind == Kind::Trace && !props.complete {
+                    // a lite result: the CPU worker sends the whole trace first
+                    let (status, preparing2) = (status.clone(), preparing.clone());
+                    let tokens = props.tokens.clone();
+                    let done =
+                        Callback::from(move |full: Result<Rc<attnlab_model::Trace>, String>| {
+                            preparing2.set(false);
+                            status.set(Some(full.and_then(|tr| save_trace(&tokens, &tr))));
+                        });
+                    preparing.set(true);
+                    let ids = props.tokens.iter().map(|t| t.id).collect();
+                    props
+                        .on_full
+                        .emit((ids, props.sel.trace.0.options.clone(), done));
+                    return;
+                }
+                status.set(Some(export(&props, kind)))
+            })
         };
         html! { <button {id} class="export" {onclick}>{ key.text(lang) }</button> }
     };
     let msg = match &*status {
+        _ if *preparing => {
+            html! { <p class="help" role="status" id="export-status" aria-busy="true">{ Key::ExportPreparing.text(lang) }</p> }
+        }
         Some(Ok(name)) => {
             html! { <p class="help" role="status" id="export-status">{ format!("{}: {name}", Key::Exported.text(lang)) }</p> }
         }

@@ -81,6 +81,7 @@ impl Compute for Gpu {
                     incremental,
                     ms,
                     engine_ms: None,
+                    complete: true,
                 })
             }
             Err(GpuError::Model(e)) => {

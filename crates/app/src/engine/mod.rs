@@ -61,6 +61,9 @@ pub struct Computed {
     pub ms: f64,
     /// The forward alone, where the backend measures it apart (the worker's own clock).
     pub engine_ms: Option<f64>,
+    /// Every field of the trace is there (the CPU worker sends the views' fields only:
+    /// `wire::SHOWN`).
+    pub complete: bool,
 }
 
 /// Why a backend did not answer.
@@ -101,6 +104,12 @@ pub trait Compute {
 /// probabilities, with its own incremental cache) and be restarted after a crash.
 pub trait CpuCompute: Compute {
     fn baseline(&self, ids: &[u32]) -> impl Future<Output = Result<Computed, ComputeError>>;
+    /// The same forward with every field of the trace (for the whole-Trace export).
+    fn full(
+        &self,
+        ids: &[u32],
+        opts: &AttentionOptions,
+    ) -> impl Future<Output = Result<Computed, ComputeError>>;
     /// The logit lens's rows (`attnlab_model::lens::stage_rows`) through the model's final
     /// LayerNorm and output head: every stage's next-token distribution, (stages × V).
     fn lens(&self, rows: &[f32]) -> impl Future<Output = Result<Vec<f32>, ComputeError>>;
@@ -128,6 +137,8 @@ pub struct Reply {
     pub forward_ms: f64,
     /// The forward alone, without the transfer (the CPU worker's own clock).
     pub engine_ms: Option<f64>,
+    /// Every field of the trace is there (else only what the views read).
+    pub complete: bool,
     /// Where this result was computed.
     pub ran_on_gpu: bool,
     /// The backend as the badge should show it after this request.
@@ -306,10 +317,21 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
             incremental: c.incremental,
             forward_ms: c.ms,
             engine_ms: c.engine_ms,
+            complete: c.complete,
             ran_on_gpu,
             backend: self.backend(),
             notes,
         })
+    }
+
+    /// The whole trace of `ids` with `opts` from the CPU worker (its cache makes the forward
+    /// cheap when it just ran them), for an export of a lite result.
+    pub async fn full(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Rc<Trace>, String> {
+        let mut notes = Vec::new();
+        Ok(self
+            .on_cpu(&mut notes, |cpu| cpu.full(ids, opts))
+            .await?
+            .trace)
     }
 
     /// The logit lens of a trace from either backend: its rows go through the output head
@@ -399,6 +421,7 @@ mod tests {
                 incremental: false,
                 ms,
                 engine_ms: None,
+                complete: true,
             })
         }
     }
@@ -418,6 +441,14 @@ mod tests {
         async fn baseline(&self, ids: &[u32]) -> Result<Computed, ComputeError> {
             self.baselines.set(self.baselines.get() + 1);
             self.answer(ids, &AttentionOptions::default())
+        }
+        async fn full(
+            &self,
+            ids: &[u32],
+            opts: &AttentionOptions,
+        ) -> Result<Computed, ComputeError> {
+            self.calls.set(self.calls.get() + 1);
+            self.answer(ids, opts)
         }
         async fn lens(&self, rows: &[f32]) -> Result<Vec<f32>, ComputeError> {
             self.calls.set(self.calls.get() + 1);

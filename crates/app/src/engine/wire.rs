@@ -2,6 +2,10 @@
 //! options) and every array of the trace one after another in one `Float32Array`, whose
 //! buffer is transferred, not copied. The order is `Trace::fields`' order; each array's length
 //! follows from the sizes, so the header carries no offsets.
+//!
+//! A result for the views is **lite**: only the layer fields a view shows (`SHOWN`) travel,
+//! the others arrive empty — about half the numbers. A full trace (the whole-Trace export)
+//! is asked for when needed.
 
 use attnlab_model::{AttentionOptions, Dims, LayerTrace, Trace};
 use serde::{Deserialize, Serialize};
@@ -30,16 +34,36 @@ pub struct Header {
     pub dropped: usize,
     pub options: AttentionOptions,
     pub has_ln_f: bool,
+    /// Only the `SHOWN` layer fields (the rest empty), and no `ln_f`.
+    #[serde(default)]
+    pub lite: bool,
 }
 
+/// Which of a layer's 20 fields (`LayerTrace::fields`' order) a lite trace carries: what the
+/// views read (q, k, v, the four score stages, head outputs, concat; the block output for the
+/// logit lens). The rest (the residual stream's inner steps, the FFN) only the whole-Trace
+/// export uses.
+pub const SHOWN: [bool; 20] = {
+    let mut shown = [false; 20];
+    // q, k, v, scores, scaled, masked, weights, head_out, concat
+    let mut i = 2;
+    while i <= 10 {
+        shown[i] = true;
+        i += 1;
+    }
+    shown[19] = true; // output
+    shown
+};
+
 impl Header {
-    pub fn of(trace: &Trace) -> Header {
+    pub fn of(trace: &Trace, lite: bool) -> Header {
         Header {
             dims: trace.dims,
             tokens: trace.tokens.clone(),
             dropped: trace.dropped,
             options: trace.options.clone(),
             has_ln_f: trace.ln_f.is_some(),
+            lite,
         }
     }
 
@@ -81,12 +105,15 @@ impl Header {
             td,
             td,
         ];
+        let lite = self.lite;
+        let layer =
+            std::array::from_fn::<usize, 20, _>(|i| if lite && !SHOWN[i] { 0 } else { layer[i] });
         let mut out = vec![td];
         for _ in 0..n_layer {
             out.extend(layer);
         }
         if self.has_ln_f {
-            out.push(td);
+            out.push(if lite { 0 } else { td });
         }
         out.extend([t * v, t * v]);
         out
@@ -98,14 +125,20 @@ impl Header {
     }
 }
 
-/// The trace's arrays in wire order (what the worker copies out, one after another).
-pub fn arrays(trace: &Trace) -> Vec<&[f32]> {
+/// The trace's arrays in wire order (what the worker copies out, one after another); in a
+/// lite trace the fields not `SHOWN` are empty.
+pub fn arrays(trace: &Trace, lite: bool) -> Vec<&[f32]> {
     let mut out: Vec<&[f32]> = vec![&trace.embedding];
     for l in &trace.layers {
-        out.extend(l.fields().into_iter().map(|(_, v)| v));
+        out.extend(
+            l.fields()
+                .into_iter()
+                .zip(SHOWN)
+                .map(|((_, v), shown)| if lite && !shown { &[][..] } else { v }),
+        );
     }
     if let Some(x) = &trace.ln_f {
-        out.push(x);
+        out.push(if lite { &[][..] } else { x });
     }
     out.extend([&trace.logits[..], &trace.probs[..]]);
     out
@@ -179,8 +212,8 @@ mod tests {
                 ..AttentionOptions::default()
             };
             let trace = forward(&model, &[3, 1, 4, 1, 5], &opts).unwrap();
-            let header = Header::of(&trace);
-            let flat: Vec<f32> = arrays(&trace).concat();
+            let header = Header::of(&trace, false);
+            let flat: Vec<f32> = arrays(&trace, false).concat();
             assert_eq!(
                 flat.len(),
                 header.total(),
@@ -191,6 +224,49 @@ mod tests {
             })
             .unwrap();
             assert_eq!(back, trace, "{ln:?}");
+            // lite: what the views read arrives exactly, the rest empty, in about half
+            let lite = Header::of(&trace, true);
+            let flat: Vec<f32> = arrays(&trace, true).concat();
+            assert_eq!(flat.len(), lite.total());
+            assert!(
+                lite.total() * 10 < header.total() * 7,
+                "{} of {}",
+                lite.total(),
+                header.total()
+            );
+            let back = rebuild(lite, flat.len(), |at, dst| {
+                dst.copy_from_slice(&flat[at..at + dst.len()])
+            })
+            .unwrap();
+            for (l, (a, b)) in back.layers.iter().zip(&trace.layers).enumerate() {
+                for (((name, x), (_, y)), shown) in
+                    a.fields().into_iter().zip(b.fields()).zip(SHOWN)
+                {
+                    if shown {
+                        assert_eq!(x, y, "{ln:?} layer {l} {name}");
+                    } else {
+                        assert!(x.is_empty(), "{ln:?} layer {l} {name}");
+                    }
+                }
+            }
+            assert_eq!(
+                (&back.embedding, &back.probs, &back.logits),
+                (&trace.embedding, &trace.probs, &trace.logits)
+            );
+            for l in 0..trace.dims.n_layer {
+                for h in 0..trace.dims.n_head {
+                    let (a, b) = (back.head(l, h), trace.head(l, h));
+                    assert_eq!(
+                        (a.q, a.k, a.v, a.weights, a.masked),
+                        (b.q, b.k, b.v, b.weights, b.masked)
+                    );
+                }
+            }
+            assert_eq!(
+                attnlab_model::lens::stage_rows(&back, 4).unwrap(),
+                attnlab_model::lens::stage_rows(&trace, 4).unwrap(),
+                "the logit lens reads a lite trace"
+            );
         }
     }
 
@@ -198,7 +274,7 @@ mod tests {
     fn a_buffer_that_does_not_match_its_header_is_refused() {
         let model = random_model(&config(LnPlacement::Post), 3, 0.5);
         let trace = forward(&model, &[1, 2], &AttentionOptions::default()).unwrap();
-        let header = Header::of(&trace);
+        let header = Header::of(&trace, false);
         let n = header.total();
         let err = rebuild(header.clone(), n - 1, |_, _| {}).unwrap_err();
         assert!(

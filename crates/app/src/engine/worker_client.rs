@@ -268,11 +268,14 @@ impl CpuWorker {
         id
     }
 
+    /// A forward (or the baseline) on the worker: a lite trace for the views, or with `full`
+    /// every field.
     async fn request(
         &self,
         what: &str,
         ids: &[u32],
         opts: &AttentionOptions,
+        full: bool,
     ) -> Result<Computed, ComputeError> {
         let id = self.next_id();
         let opts = serde_json::to_string(opts).map_err(|e| ComputeError::Input(e.to_string()))?;
@@ -281,6 +284,7 @@ impl CpuWorker {
             ("id", id.into()),
             ("ids", Uint32Array::from(ids).into()),
             ("opts", opts.into()),
+            ("full", full.into()),
         ]);
         let transfer = Array::new();
         if let Some(spare) = self.inner.spare.borrow_mut().take() {
@@ -292,6 +296,7 @@ impl CpuWorker {
         let header: Header =
             serde_json::from_str(&get(&data, "header").as_string().unwrap_or_default())
                 .map_err(|e| ComputeError::Input(format!("the CPU worker's answer: {e}")))?;
+        let complete = !header.lite;
         let flat: Float32Array = get(&data, "data")
             .dyn_into()
             .map_err(|_| ComputeError::Input("the CPU worker sent no numbers".into()))?;
@@ -306,6 +311,7 @@ impl CpuWorker {
             incremental: get(&data, "incremental").is_truthy(),
             ms: now() - started,
             engine_ms: get(&data, "workerMs").as_f64(),
+            complete,
         })
     }
 }
@@ -316,14 +322,18 @@ impl Compute for CpuWorker {
         ids: &[u32],
         opts: &AttentionOptions,
     ) -> Result<Computed, ComputeError> {
-        self.request(kind::FORWARD, ids, opts).await
+        self.request(kind::FORWARD, ids, opts, false).await
     }
 }
 
 impl CpuCompute for CpuWorker {
     async fn baseline(&self, ids: &[u32]) -> Result<Computed, ComputeError> {
-        self.request(kind::BASELINE, ids, &AttentionOptions::default())
+        self.request(kind::BASELINE, ids, &AttentionOptions::default(), false)
             .await
+    }
+
+    async fn full(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Computed, ComputeError> {
+        self.request(kind::FORWARD, ids, opts, true).await
     }
 
     async fn lens(&self, rows: &[f32]) -> Result<Vec<f32>, ComputeError> {
