@@ -608,6 +608,16 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     await assertGenerationMatchesCli(page, LESSON, { steps: 8, greedy: false, temperature: 0.8, topK: 40, topP: '', seed: 7 },
       ['--temperature', '0.8', '--top-k', '40', '--seed', '7']);
     assert.match(await currentHash(page), /&gen=8&greedy=0&out_t=0\.8&top_k=40&top_p=&seed=7$/, 'the settings are in the link');
+    // Generate again: it continues from exactly the ids on screen (not a re-tokenized text)
+    const first = await page.locator('#gen-status').getAttribute('data-ids');
+    const had = (await painted(page)).tokens;
+    await genSettings(page, { steps: 4 });
+    const again = await generate(page);
+    assert.equal(again.state, 'done', again.message);
+    assert.equal(again.ids.length, 4);
+    assert.equal((await painted(page)).tokens, had + 4);
+    assert.ok(again.text.startsWith(cliJson(['generate', LESSON, '--steps', '8', '--temperature', '0.8', '--top-k', '40', '--seed', '7']).full_text), first);
+    await genSettings(page, { steps: 8 });
     await page.locator('#generate').screenshot({ path: path.join(ARTIFACTS, 'generate-ko.png') });
     await assertGenerationMatchesCli(page, LESSON, { steps: 5, temperature: 1.3, topK: '', topP: 0.9, seed: 2026 },
       ['--temperature', '1.3', '--top-p', '0.9', '--seed', '2026']);

@@ -463,6 +463,7 @@ fn Page() -> Html {
                     </Deferred>
                     <Generate {lang} trace={trace.clone()} tokens={s.tokens.clone()} text={AttrValue::from(s.text.clone())}
                         generation={s.generation} context={info.config.n_positions} settings={v.gen.clone()}
+                        generated={s.generated.clone()}
                         on_settings={cb.gen_settings.clone()} on_step={(*on_gen_step).clone()} />
                     <Deferred generation={s.generation}>
                         <LogitLens {lang} trace={trace.clone()} generation={s.generation} position={q}

@@ -28,7 +28,7 @@ pub struct Runner<E: Run> {
     engine: E,
     latest: Cell<u64>,
     pending: RefCell<Option<(u64, E::Job)>>,
-    /// A follow-up job and the newest request at the time it was asked for.
+    /// A follow-up job and the request whose result it is about.
     follow_up: RefCell<Option<(u64, E::Job, u64)>>,
     background: RefCell<VecDeque<(u64, E::Job)>>,
     busy: Cell<bool>,
@@ -85,12 +85,12 @@ impl<E: Run + 'static> Runner<E> {
         self.start(generation)
     }
 
-    /// Queues a job about the result of the newest request (replacing a queued follow-up):
-    /// it runs once no request waits, never in place of one, and its output is reported only
-    /// if no request came after it (a newer text makes it stale).
-    pub fn submit_follow_up(self: &Rc<Self>, job: E::Job) -> (u64, Option<Drain>) {
+    /// Queues a job about the result of request `about` (replacing a queued follow-up): it
+    /// runs once no request waits, never in place of one, and only while `about` is still the
+    /// newest request — a newer text makes it stale, and a stale one is not even run.
+    pub fn submit_follow_up(self: &Rc<Self>, job: E::Job, about: u64) -> (u64, Option<Drain>) {
         let generation = Self::next_generation();
-        *self.follow_up.borrow_mut() = Some((generation, job, self.latest.get()));
+        *self.follow_up.borrow_mut() = Some((generation, job, about));
         self.start(generation)
     }
 
@@ -120,7 +120,9 @@ impl<E: Run + 'static> Runner<E> {
                 .map(|(g, j)| (g, j, Some(g)));
             let next = next.or_else(|| {
                 let f = self.follow_up.borrow_mut().take();
-                f.map(|(g, j, asked_after)| (g, j, Some(asked_after)))
+                // one about an older result is dropped unrun
+                f.filter(|&(_, _, about)| about == self.latest.get())
+                    .map(|(g, j, about)| (g, j, Some(about)))
             });
             let next = next.or_else(|| {
                 let b = self.background.borrow_mut().pop_front();
@@ -304,42 +306,37 @@ mod tests {
         let mut drain = drain.unwrap();
         assert!(!poll(&mut drain), "a is running");
         let (gb, _) = r.submit("b");
-        r.submit_follow_up("lens of a");
+        // about a, asked while b waits: b runs, and the follow-up (stale) never does
+        r.submit_follow_up("lens of a", ga);
         r.engine().open.set(1);
-        assert!(
-            !poll(&mut drain),
-            "a done; b (still asked for) runs before the follow-up"
-        );
+        assert!(!poll(&mut drain), "a done; b (still asked for) runs");
+        r.engine().open.set(1);
+        assert!(poll(&mut drain), "b done; nothing else to run");
         assert_eq!(*r.engine().ran.borrow(), ["a", "b"]);
-        r.engine().open.set(1);
-        assert!(!poll(&mut drain), "b done; the follow-up runs");
+        // about b, the newest: runs and is reported
+        let (_, drain) = r.submit_follow_up("lens of b", gb);
+        let mut drain = drain.unwrap();
         r.engine().open.set(1);
         assert!(poll(&mut drain));
-        assert_eq!(*r.engine().ran.borrow(), ["a", "b", "lens of a"]);
         let reported: Vec<&str> = shown.borrow().iter().map(|x| x.1).collect();
-        assert_eq!(
-            reported,
-            ["b", "lens of a"],
-            "no request came after the follow-up"
-        );
-        assert!(gb > ga);
+        assert_eq!(reported, ["b", "lens of b"]);
         // a request while the follow-up runs makes it stale; a second follow-up replaces
         // the first that has not started
-        let (_, drain) = r.submit_follow_up("lens of b");
+        let (_, drain) = r.submit_follow_up("lens 2 of b", gb);
         let mut drain = drain.unwrap();
         assert!(!poll(&mut drain), "the follow-up is running");
-        r.submit("c");
-        r.submit_follow_up("lens 1 of c");
-        r.submit_follow_up("lens 2 of c");
+        let (gc, _) = r.submit("c");
+        r.submit_follow_up("lens 1 of c", gc);
+        r.submit_follow_up("lens 2 of c", gc);
         r.engine().open.set(3);
         assert!(poll(&mut drain));
         assert_eq!(
             &r.engine().ran.borrow()[3..],
-            ["lens of b", "c", "lens 2 of c"]
+            ["lens 2 of b", "c", "lens 2 of c"]
         );
         let reported: Vec<&str> = shown.borrow().iter().map(|x| x.1).collect();
-        assert_eq!(reported, ["b", "lens of a", "c", "lens 2 of c"]);
-        assert_eq!(r.engine().dropped.borrow().last(), Some(&"lens of b"));
+        assert_eq!(reported, ["b", "lens of b", "c", "lens 2 of c"]);
+        assert_eq!(r.engine().dropped.borrow().last(), Some(&"lens 2 of b"));
     }
 
     #[test]

@@ -137,8 +137,9 @@ pub struct Shown {
     /// for the latency measurement.
     pub input_at: f64,
     pub result_at: f64,
-    /// A step of a generation: the text box shows the text with the token that landed.
-    pub generated: bool,
+    /// A step of a generation: the text it started from and exactly the ids appended to it
+    /// (the text box shows the text with the token that landed).
+    pub generated: Option<Rc<(String, Vec<u32>)>>,
     /// Every field of `trace` is there (a CPU result carries only what the views read; the
     /// whole-Trace export asks for the rest).
     pub complete: bool,
@@ -594,7 +595,7 @@ impl State {
             }
         }
         self.view.text = shown.text.clone();
-        if shown.generated {
+        if shown.generated.is_some() {
             self.view.preset_n += 1; // the text box shows the token that landed
         }
         if self.view.auto_head {
@@ -706,7 +707,7 @@ mod tests {
             notes: vec![],
             input_at: 0.0,
             result_at: 0.0,
-            generated: false,
+            generated: None,
             complete: true,
         }
     }

@@ -117,6 +117,7 @@ impl PageEngine {
             text: text.to_string(),
             error,
         };
+        let base = text;
         let (text, tokens) = match self.tokenizer.continue_with(text, appended) {
             Ok(t) => t,
             Err(e) => return error(e.to_string()),
@@ -157,7 +158,8 @@ impl PageEngine {
             notes,
             input_at,
             result_at: 0.0,
-            generated: !appended.is_empty(),
+            generated: (!appended.is_empty())
+                .then(|| Rc::new((base.to_string(), appended.to_vec()))),
             complete: reply.complete,
         })
     }
@@ -329,7 +331,7 @@ impl EngineHandle {
     /// was asked for meanwhile.
     pub fn lens(&self, of: u64, position: usize, rows: Vec<f32>) {
         if let Some(r) = self.current() {
-            if let (_, Some(d)) = r.submit_follow_up(Job::Lens { of, position, rows }) {
+            if let (_, Some(d)) = r.submit_follow_up(Job::Lens { of, position, rows }, of) {
                 wasm_bindgen_futures::spawn_local(d);
             }
         }

@@ -26,6 +26,10 @@ pub struct Props {
     pub generation: u64,
     /// The model's context length.
     pub context: usize,
+    /// Set when the result on screen is itself a generation's step: the text it started from
+    /// and the ids appended to it (a new run continues from exactly those ids).
+    #[prop_or_default]
+    pub generated: Option<Rc<(String, Vec<u32>)>>,
     pub settings: GenSettings,
     pub on_settings: Callback<GenSettings>,
     /// Runs (the text the generation started from, the tokens appended so far).
@@ -33,18 +37,37 @@ pub struct Props {
 }
 
 /// A generation under way.
+#[derive(Clone)]
 struct Run {
+    /// The text the ids are appended to, and the ids appended before this run (a run that
+    /// continues a generated result keeps them exactly, not re-tokenized).
     base: String,
+    prefix: Vec<u32>,
+    /// Every id of the result the run started from, then the ids this run appended.
     base_ids: Vec<u32>,
     appended: Vec<u32>,
     total: usize,
     sampling: Sampling,
 }
 
+impl Run {
+    /// What the next request runs: the base text and every id appended to it.
+    fn step(&self) -> (String, Vec<u32>) {
+        let mut ids = self.prefix.clone();
+        ids.extend(&self.appended);
+        (self.base.clone(), ids)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 enum Status {
     Idle,
-    Running { done: usize, total: usize },
+    /// Started while the text box was ahead of the result: it begins with that text's result.
+    Waiting,
+    Running {
+        done: usize,
+        total: usize,
+    },
     Done(usize),
     Stopped(usize),
     Context(usize),
@@ -95,6 +118,7 @@ impl Fields {
             }
         };
         let top_k = match self.top_k.trim() {
+            _ if self.greedy => None,
             "" => None,
             k => match k.parse::<usize>() {
                 Ok(k) if k >= 1 => Some(k),
@@ -105,6 +129,7 @@ impl Fields {
             },
         };
         let top_p = match self.top_p.trim() {
+            _ if self.greedy => None,
             "" => None,
             p => match p.parse::<f32>() {
                 Ok(p) if p.is_finite() && p > 0.0 && p <= 1.0 => Some(p),
@@ -114,10 +139,14 @@ impl Fields {
                 }
             },
         };
-        let seed = self.seed.trim().parse::<u64>().unwrap_or_else(|_| {
-            errors.push(Key::GenBadSeed);
-            0
-        });
+        let seed = match self.seed.trim().parse::<u64>() {
+            Ok(n) => n,
+            Err(_) if self.greedy => 0,
+            Err(_) => {
+                errors.push(Key::GenBadSeed);
+                0
+            }
+        };
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -141,20 +170,100 @@ fn choose(trace: &attnlab_model::Trace, sampling: &Sampling, step: usize) -> u32
     sampling.choose(&trace.logits[last * v..(last + 1) * v], step)
 }
 
+/// The main text box's value (it may be ahead of the result on screen while a text runs).
+fn text_box() -> Option<String> {
+    use wasm_bindgen::JsCast;
+    let el = web_sys::window()?.document()?.get_element_by_id("text")?;
+    Some(el.dyn_into::<web_sys::HtmlTextAreaElement>().ok()?.value())
+}
+
+/// The result on screen, as a run starts from it.
+#[derive(Clone)]
+struct Origin {
+    trace: TraceRef,
+    tokens: Rc<Vec<TokenInfo>>,
+    text: AttrValue,
+    generated: Option<Rc<(String, Vec<u32>)>>,
+    context: usize,
+}
+
+impl Origin {
+    fn of(p: &Props) -> Origin {
+        Origin {
+            trace: p.trace.clone(),
+            tokens: p.tokens.clone(),
+            text: p.text.clone(),
+            generated: p.generated.clone(),
+            context: p.context,
+        }
+    }
+
+    /// Whether the text box holds this result's text (it may be ahead while a text runs).
+    fn is_current(&self) -> bool {
+        text_box().is_none_or(|t| t == self.text.as_str())
+    }
+
+    /// A run of `settings` from here: its first token chosen, or why none fits.
+    fn begin(&self, settings: &GenSettings) -> Result<Run, Status> {
+        if self.tokens.len() >= self.context {
+            return Err(Status::ContextFull);
+        }
+        let (base, prefix) = match &self.generated {
+            Some(g) => (g.0.clone(), g.1.clone()),
+            None => (self.text.to_string(), Vec::new()),
+        };
+        Ok(Run {
+            base,
+            prefix,
+            base_ids: self.tokens.iter().map(|t| t.id).collect(),
+            appended: vec![choose(&self.trace.0, &settings.sampling, 0)],
+            total: settings.steps,
+            sampling: settings.sampling.clone(),
+        })
+    }
+}
+
 #[function_component]
 pub fn Generate(props: &Props) -> Html {
     let lang = props.lang;
     let fields = use_state(|| Fields::of(&props.settings));
     let run = use_mut_ref(|| None::<Run>);
+    // a Generate pressed while the text box was ahead of the result on screen
+    let pending = use_mut_ref(|| None::<GenSettings>);
     let status = use_state(|| Status::Idle);
-    // each new result: the next step of a generation under way
-    {
+    let launch = {
         let (run, status, on_step) = (run.clone(), status.clone(), props.on_step.clone());
-        let (trace, tokens, context) = (props.trace.clone(), props.tokens.clone(), props.context);
+        move |r: Result<Run, Status>| match r {
+            Ok(r) => {
+                status.set(Status::Running {
+                    done: 1,
+                    total: r.total,
+                });
+                on_step.emit(r.step());
+                *run.borrow_mut() = Some(r);
+            }
+            Err(s) => status.set(s),
+        }
+    };
+    // each new result: the next step of a generation under way (or the start it waited for)
+    {
+        let (run, pending, status, on_step) = (
+            run.clone(),
+            pending.clone(),
+            status.clone(),
+            props.on_step.clone(),
+        );
+        let (launch, origin) = (launch.clone(), Origin::of(props));
         use_effect_with(props.generation, move |_| {
+            // a start that waited for the text box's result
+            if origin.is_current() {
+                if let Some(s) = pending.borrow_mut().take() {
+                    return launch(origin.begin(&s));
+                }
+            }
             let mut slot = run.borrow_mut();
             let Some(r) = slot.as_mut() else { return };
-            let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
+            let ids: Vec<u32> = origin.tokens.iter().map(|t| t.id).collect();
             let n = r.appended.len();
             if ids.len() != r.base_ids.len() + n
                 || ids[..r.base_ids.len()] != r.base_ids[..]
@@ -165,56 +274,42 @@ pub fn Generate(props: &Props) -> Html {
             } else if n == r.total {
                 *slot = None;
                 status.set(Status::Done(n));
-            } else if ids.len() >= context {
+            } else if ids.len() >= origin.context {
                 *slot = None;
                 status.set(Status::Context(n));
             } else {
-                r.appended.push(choose(&trace.0, &r.sampling, n));
+                r.appended.push(choose(&origin.trace.0, &r.sampling, n));
                 status.set(Status::Running {
                     done: n + 1,
                     total: r.total,
                 });
-                on_step.emit((r.base.clone(), r.appended.clone()));
+                on_step.emit(r.step());
             }
         });
     }
     let parsed = fields.parse();
-    let running = matches!(*status, Status::Running { .. });
-    let start = {
-        let (run, status, on_step) = (run.clone(), status.clone(), props.on_step.clone());
-        let (trace, tokens, text, context) = (
-            props.trace.clone(),
-            props.tokens.clone(),
-            props.text.to_string(),
-            props.context,
-        );
+    let running = matches!(*status, Status::Running { .. } | Status::Waiting);
+    let toggle = {
+        let (run, stop_pending, stop_status) = (run.clone(), pending.clone(), status.clone());
+        let (pending, status) = (pending.clone(), status.clone());
         let settings = parsed.clone();
-        Callback::from(move |_| {
-            let Ok(s) = settings.clone() else { return };
-            if tokens.len() >= context {
-                status.set(Status::ContextFull);
-                return;
+        let origin = Origin::of(props);
+        let start = move || match settings.clone() {
+            Ok(s) if origin.is_current() => launch(origin.begin(&s)),
+            // the text typed last has not run yet: start from its result
+            Ok(s) => {
+                *pending.borrow_mut() = Some(s);
+                status.set(Status::Waiting);
             }
-            let first = choose(&trace.0, &s.sampling, 0);
-            *run.borrow_mut() = Some(Run {
-                base: text.clone(),
-                base_ids: tokens.iter().map(|t| t.id).collect(),
-                appended: vec![first],
-                total: s.steps,
-                sampling: s.sampling,
-            });
-            status.set(Status::Running {
-                done: 1,
-                total: s.steps,
-            });
-            on_step.emit((text.clone(), vec![first]));
-        })
-    };
-    let stop = {
-        let (run, status) = (run.clone(), status.clone());
-        Callback::from(move |_| {
-            if let Some(r) = run.borrow_mut().take() {
-                status.set(Status::Stopped(r.appended.len()));
+            Err(_) => {}
+        };
+        Callback::from(move |_: MouseEvent| {
+            if running {
+                stop_pending.borrow_mut().take();
+                let n = run.borrow_mut().take().map_or(0, |r| r.appended.len());
+                stop_status.set(Status::Stopped(n));
+            } else {
+                start();
             }
         })
     };
@@ -240,6 +335,7 @@ pub fn Generate(props: &Props) -> Html {
         .unwrap_or_default();
     let (state_code, message) = match &*status {
         Status::Idle => ("idle", String::new()),
+        Status::Waiting => ("running", Key::GenWaiting.text(lang).to_string()),
         Status::Running { done, total } => (
             "running",
             Key::GenRunning
@@ -317,12 +413,11 @@ pub fn Generate(props: &Props) -> Html {
                 </ul>
             }
             <div class="gen-actions">
-                if running {
-                    <button type="button" id="gen-stop" onclick={stop}>{ Key::GenStop.text(lang) }</button>
-                } else {
-                    <button type="button" id="gen-start" disabled={parsed.is_err()} onclick={start}>
-                        { Key::GenStart.text(lang) }</button>
-                }
+                // one button that turns into Stop while running, so the keyboard focus stays
+                <button type="button" id={if running { "gen-stop" } else { "gen-start" }}
+                    class={classes!(running.then_some("stop"))}
+                    disabled={!running && parsed.is_err()} onclick={toggle}>
+                    { if running { Key::GenStop } else { Key::GenStart }.text(lang) }</button>
                 <output id="gen-status" role="status" data-state={state_code} data-ids={ids_attr}>{ message }</output>
             </div>
         </section>

@@ -85,6 +85,15 @@ pub fn LogitLens(props: &Props) -> Html {
         Some(Err(e)) => html! {
             <p class="error" role="alert" id="lens-status">{ format!("{}: {e}", Key::LensFailed.text(lang)) }</p>
         },
+        Some(Ok(probs))
+            if probs.len() != (props.trace.0.dims.n_layer + 1) * props.trace.0.dims.vocab =>
+        {
+            html! {
+                // (a lens computed on a model that has just been replaced)
+                <p class="error" role="alert" id="lens-status">{ format!("{}: {} ≠ {} × {}", Key::LensFailed.text(lang),
+                    probs.len(), props.trace.0.dims.n_layer + 1, props.trace.0.dims.vocab) }</p>
+            }
+        }
         Some(Ok(probs)) => {
             let v = props.trace.0.dims.vocab;
             let l = lens::from_probs(&props.trace.0, pos, probs, normalised, TOP);

@@ -44,9 +44,10 @@ pub fn TextInput(props: &Props) -> Html {
         });
     }
     {
-        let node = node.clone();
+        let (node, composing) = (node.clone(), composing.clone());
         use_effect_with(props.preset.clone(), move |(n, text)| {
-            if *n > 0 {
+            // never over a syllable being composed (a generation's step landing meanwhile)
+            if *n > 0 && !*composing.borrow() {
                 if let Some(el) = node.cast::<HtmlTextAreaElement>() {
                     el.set_value(text);
                 }

@@ -219,7 +219,7 @@ mod tests {
                 header.total(),
                 "{ln:?}: the sizes say every length"
             );
-            let back = rebuild(header, flat.len(), |at, dst| {
+            let back = rebuild(header.clone(), flat.len(), |at, dst| {
                 dst.copy_from_slice(&flat[at..at + dst.len()])
             })
             .unwrap();
