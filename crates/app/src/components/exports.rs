@@ -27,12 +27,16 @@ pub struct Props {
     pub complete: bool,
     /// Asks for the whole trace of (ids, options); the callback gets it.
     #[prop_or_default]
-    pub on_full: Callback<(
-        Vec<u32>,
-        attnlab_model::AttentionOptions,
-        Callback<Result<Rc<attnlab_model::Trace>, String>>,
-    )>,
+    pub on_full: Callback<FullTraceAsk>,
 }
+
+/// What the whole-Trace export asks for: the ids and options of the result, and where the
+/// whole trace (or why not) goes.
+pub type FullTraceAsk = (
+    Vec<u32>,
+    attnlab_model::AttentionOptions,
+    Callback<Result<Rc<attnlab_model::Trace>, String>>,
+);
 
 /// Saves the whole trace `tr` of `tokens` as JSON; returns the file's name.
 fn save_trace(tokens: &[TokenInfo], tr: &attnlab_model::Trace) -> Result<String, String> {
