@@ -8,9 +8,7 @@
 //! `window.__attnlab.stale` counts the views still waiting (the tests wait for 0 before
 //! reading one).
 
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
-use web_sys::{Element, IntersectionObserver, IntersectionObserverEntry, IntersectionObserverInit};
+use web_sys::Element;
 use yew::prelude::*;
 
 use crate::dom;
@@ -32,7 +30,7 @@ pub struct Props {
 pub fn Deferred(props: &Props) -> Html {
     let node = use_node_ref();
     // on screen until the observer says otherwise (the first render shows everything)
-    let near = use_state_eq(|| true);
+    let near = super::use_near(node.clone(), NEAR);
     let shown = use_mut_ref(|| props.children.clone());
     // the result `shown` belongs to
     let shown_gen = use_mut_ref(|| props.generation);
@@ -44,7 +42,7 @@ pub fn Deferred(props: &Props) -> Html {
     let due = use_mut_ref(|| false);
     let update = use_force_update();
 
-    let current = *near || *due.borrow() || *shown_gen.borrow() == props.generation;
+    let current = near || *due.borrow() || *shown_gen.borrow() == props.generation;
     if current {
         *due.borrow_mut() = false;
         *shown_gen.borrow_mut() = props.generation;
@@ -84,36 +82,11 @@ pub fn Deferred(props: &Props) -> Html {
             }
         });
     }
-    // watch whether the view is near the viewport
+    // a view that goes away uncounts what it still waited for
     {
-        let (node, near, waiting, caught_up) = (
-            node.clone(),
-            near.clone(),
-            waiting.clone(),
-            caught_up.clone(),
-        );
+        let (waiting, caught_up) = (waiting.clone(), caught_up.clone());
         use_effect_with((), move |_| {
-            let cb = Closure::<dyn Fn(js_sys::Array)>::new(move |entries: js_sys::Array| {
-                if let Some(e) = entries
-                    .iter()
-                    .last()
-                    .and_then(|e| e.dyn_into::<IntersectionObserverEntry>().ok())
-                {
-                    near.set(e.is_intersecting());
-                }
-            });
-            let init = IntersectionObserverInit::new();
-            init.set_root_margin(NEAR);
-            let observer =
-                IntersectionObserver::new_with_options(cb.as_ref().unchecked_ref(), &init).ok();
-            if let (Some(o), Some(el)) = (&observer, node.cast::<Element>()) {
-                o.observe(&el);
-            }
             move || {
-                if let Some(o) = observer {
-                    o.disconnect();
-                }
-                drop(cb);
                 let n = *caught_up.borrow() + i32::from(*waiting.borrow());
                 dom::stale_views(-n);
             }

@@ -45,6 +45,10 @@ fn pct(p: f32) -> String {
 pub fn LogitLens(props: &Props) -> Html {
     let lang = props.lang;
     let follow = use_state(|| None::<u32>);
+    // the lens is computed only while the card is near the screen: off screen it would cost
+    // the worker (and the next keystroke) for nothing
+    let node = use_node_ref();
+    let near = super::use_near(node.clone(), "200px 0px");
     let t = props.trace.0.dims.t;
     let pos = props.position.min(t - 1);
     let current = props
@@ -52,20 +56,23 @@ pub fn LogitLens(props: &Props) -> Html {
         .as_ref()
         .filter(|l| l.of == props.generation && l.position == pos)
         .cloned();
-    // ask once per (result, position) that has no lens yet
+    // ask once per (result, position) that has no lens yet, once the card is near the screen
     {
         let (trace, on_need, have) = (
             props.trace.clone(),
             props.on_need.clone(),
             current.is_some(),
         );
-        use_effect_with((props.generation, pos), move |&(generation, pos)| {
-            if !have {
-                if let Ok(rows) = lens::stage_rows(&trace.0, pos) {
-                    on_need.emit((generation, pos, rows));
+        use_effect_with(
+            (props.generation, pos, near),
+            move |&(generation, pos, near)| {
+                if near && !have {
+                    if let Ok(rows) = lens::stage_rows(&trace.0, pos) {
+                        on_need.emit((generation, pos, rows));
+                    }
                 }
-            }
-        });
+            },
+        );
     }
     let normalised = if props.has_ln_f {
         Normalised::FinalLayerNorm
@@ -173,7 +180,7 @@ pub fn LogitLens(props: &Props) -> Html {
         }
     };
     html! {
-        <section class="card lens-card" id="lens" aria-labelledby="lens-h">
+        <section class="card lens-card" id="lens" aria-labelledby="lens-h" ref={node}>
             <h2 id="lens-h">{ Key::LensTitle.text(lang) }</h2>
             <p class="help">{ Key::LensHelp.text(lang).replace("{tok}", props.labels.get(pos)) }</p>
             <p class="help" id="lens-how" data-normalised={match normalised {

@@ -63,6 +63,43 @@ where
     (*value).clone()
 }
 
+/// Whether the element behind `node` is on the screen or within `margin` (a CSS margin,
+/// e.g. "200px 0px") of it, as an IntersectionObserver reports it; true until first observed.
+#[yew::hook]
+pub fn use_near(node: yew::NodeRef, margin: &'static str) -> bool {
+    use wasm_bindgen::{closure::Closure, JsCast};
+    let near = yew::use_state_eq(|| true);
+    {
+        let near = near.clone();
+        yew::use_effect_with((), move |_| {
+            let cb = Closure::<dyn Fn(js_sys::Array)>::new(move |entries: js_sys::Array| {
+                if let Some(e) = entries
+                    .iter()
+                    .last()
+                    .and_then(|e| e.dyn_into::<web_sys::IntersectionObserverEntry>().ok())
+                {
+                    near.set(e.is_intersecting());
+                }
+            });
+            let init = web_sys::IntersectionObserverInit::new();
+            init.set_root_margin(margin);
+            let observer =
+                web_sys::IntersectionObserver::new_with_options(cb.as_ref().unchecked_ref(), &init)
+                    .ok();
+            if let (Some(o), Some(el)) = (&observer, node.cast::<web_sys::Element>()) {
+                o.observe(&el);
+            }
+            move || {
+                if let Some(o) = observer {
+                    o.disconnect();
+                }
+                drop(cb);
+            }
+        });
+    }
+    *near
+}
+
 /// The element an event was fired at, as the element type the handler expects.
 pub fn target_as<T: wasm_bindgen::JsCast>(e: &web_sys::Event) -> Option<T> {
     use wasm_bindgen::JsCast;
