@@ -383,6 +383,17 @@ pub fn Generate(props: &Props) -> Html {
         .collect::<Vec<_>>()
         .join(",");
     let f = &*fields;
+    // a sampling field: off while greedy (greedy ignores it)
+    let text_field = |key: Key,
+                      id: &'static str,
+                      mode: &'static str,
+                      value: &str,
+                      onchange: Callback<Event>| {
+        html! {
+            <label>{ key.text(lang) }
+                <input type="text" inputmode={mode} {id} disabled={f.greedy} value={value.to_string()} {onchange} /></label>
+        }
+    };
     let errors = parsed.as_ref().err().cloned().unwrap_or_default();
     html! {
         <section class="card gen-card" id="generate" aria-labelledby="gen-h">
@@ -394,18 +405,10 @@ pub fn Generate(props: &Props) -> Html {
                         value={f.steps.clone()} onchange={edit(|f, v, _| f.steps = v)} /></label>
                 <label class="check"><input type="checkbox" id="gen-greedy" checked={f.greedy}
                     onchange={edit(|f, _, c| f.greedy = c)} />{ Key::GenGreedy.text(lang) }</label>
-                <label>{ Key::GenTemperature.text(lang) }
-                    <input type="text" inputmode="decimal" id="gen-temperature" disabled={f.greedy}
-                        value={f.temperature.clone()} onchange={edit(|f, v, _| f.temperature = v)} /></label>
-                <label>{ Key::GenTopK.text(lang) }
-                    <input type="text" inputmode="numeric" id="gen-top-k" disabled={f.greedy}
-                        value={f.top_k.clone()} onchange={edit(|f, v, _| f.top_k = v)} /></label>
-                <label>{ Key::GenTopP.text(lang) }
-                    <input type="text" inputmode="decimal" id="gen-top-p" disabled={f.greedy}
-                        value={f.top_p.clone()} onchange={edit(|f, v, _| f.top_p = v)} /></label>
-                <label>{ Key::GenSeed.text(lang) }
-                    <input type="text" inputmode="numeric" id="gen-seed" disabled={f.greedy}
-                        value={f.seed.clone()} onchange={edit(|f, v, _| f.seed = v)} /></label>
+                { text_field(Key::GenTemperature, "gen-temperature", "decimal", &f.temperature, edit(|f, v, _| f.temperature = v)) }
+                { text_field(Key::GenTopK, "gen-top-k", "numeric", &f.top_k, edit(|f, v, _| f.top_k = v)) }
+                { text_field(Key::GenTopP, "gen-top-p", "decimal", &f.top_p, edit(|f, v, _| f.top_p = v)) }
+                { text_field(Key::GenSeed, "gen-seed", "numeric", &f.seed, edit(|f, v, _| f.seed = v)) }
             </div>
             if !errors.is_empty() {
                 <ul class="error gen-errors" role="alert" id="gen-errors">
