@@ -27,6 +27,48 @@ pub mod text_input;
 pub mod token_strip;
 pub mod weighted_sum;
 
+/// A browser observer (resize, intersection) of one element.
+trait Observer {
+    fn observe(&self, el: &web_sys::Element);
+    fn disconnect(&self);
+}
+
+impl Observer for web_sys::ResizeObserver {
+    fn observe(&self, el: &web_sys::Element) {
+        web_sys::ResizeObserver::observe(self, el)
+    }
+    fn disconnect(&self) {
+        web_sys::ResizeObserver::disconnect(self)
+    }
+}
+
+impl Observer for web_sys::IntersectionObserver {
+    fn observe(&self, el: &web_sys::Element) {
+        web_sys::IntersectionObserver::observe(self, el)
+    }
+    fn disconnect(&self) {
+        web_sys::IntersectionObserver::disconnect(self)
+    }
+}
+
+/// Starts `observer` on the element behind `node`; returns the effect's cleanup, which stops
+/// it and frees its callback `cb`.
+fn watch<O: Observer, C: ?Sized>(
+    observer: Option<O>,
+    node: &yew::NodeRef,
+    cb: wasm_bindgen::closure::Closure<C>,
+) -> impl FnOnce() {
+    if let (Some(o), Some(el)) = (&observer, node.cast::<web_sys::Element>()) {
+        o.observe(&el);
+    }
+    move || {
+        if let Some(o) = observer {
+            o.disconnect();
+        }
+        drop(cb);
+    }
+}
+
 /// What `measure` reads from the element behind `node`, re-read each time the element's size
 /// changes (a ResizeObserver). Its callback runs after the browser's own layout, so the
 /// reading forces none — unlike reading sizes while drawing a result, which forced a layout
@@ -49,15 +91,7 @@ where
                 }
             });
             let observer = web_sys::ResizeObserver::new(cb.as_ref().unchecked_ref()).ok();
-            if let (Some(o), Some(el)) = (&observer, node.cast::<web_sys::Element>()) {
-                o.observe(&el);
-            }
-            move || {
-                if let Some(o) = observer {
-                    o.disconnect();
-                }
-                drop(cb);
-            }
+            watch(observer, &node, cb)
         });
     }
     (*value).clone()
@@ -86,15 +120,7 @@ pub fn use_near(node: yew::NodeRef, margin: &'static str) -> bool {
             let observer =
                 web_sys::IntersectionObserver::new_with_options(cb.as_ref().unchecked_ref(), &init)
                     .ok();
-            if let (Some(o), Some(el)) = (&observer, node.cast::<web_sys::Element>()) {
-                o.observe(&el);
-            }
-            move || {
-                if let Some(o) = observer {
-                    o.disconnect();
-                }
-                drop(cb);
-            }
+            watch(observer, &node, cb)
         });
     }
     *near
