@@ -1,8 +1,8 @@
 //! The page's request queue: one forward at a time, the newest request next, older results
 //! dropped; follow-up jobs (the logit lens of the result on screen) run when no request
 //! waits and only while no newer request came; background jobs (the head-role probe) run
-//! last and are always reported. What runs a request (and where, and what happens when a backend fails) is the
-//! engine's business (`crate::engine`); this file only orders and drops.
+//! last and are always reported. What runs a request (and where, and what happens when a
+//! backend fails) is the engine's business (`crate::engine`); this file only orders and drops.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;

@@ -146,14 +146,27 @@ pub struct Shown {
 }
 
 /// The logit lens of a result: every stage's next-token distribution at one position, as
-/// the CPU worker computed it from the result's residual rows (or why it could not).
-#[derive(Clone, Debug, PartialEq)]
+/// the CPU worker computed it from the result's residual rows (or why it could not). Equal
+/// by pointer for the numbers (stages × V of them: comparing props must not read them).
+#[derive(Clone, Debug)]
 pub struct LensResult {
     /// The result (`Shown::generation`) and the position it is of.
     pub of: u64,
     pub position: usize,
     /// (stages × V), the embedding first.
     pub probs: Result<Rc<Vec<f32>>, String>,
+}
+
+impl PartialEq for LensResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.of == other.of
+            && self.position == other.position
+            && match (&self.probs, &other.probs) {
+                (Ok(a), Ok(b)) => Rc::ptr_eq(a, b),
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            }
+    }
 }
 
 /// The generation settings (the Generate control; in the URL). `steps` tokens are appended

@@ -278,11 +278,10 @@ impl EngineHandle {
         let runner = self.0.runner.borrow().clone();
         // what a re-run (an option changed) runs: the whole text
         let whole = match (&runner, appended.is_empty()) {
-            (Some(r), false) => r
-                .engine()
-                .tokenizer
-                .continue_with(&text, &appended)
-                .map_or_else(|_| text.clone(), |(t, _)| t),
+            (Some(r), false) => match r.engine().tokenizer.spell(&appended) {
+                Ok(tail) => format!("{text}{tail}"),
+                Err(_) => text.clone(),
+            },
             _ => text.clone(),
         };
         *self.0.text.borrow_mut() = whole;

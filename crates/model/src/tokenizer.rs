@@ -105,19 +105,13 @@ impl Tokenizer {
         if appended.is_empty() {
             return Ok((text.to_string(), tokens));
         }
-        let pieces: Vec<String> = appended
-            .iter()
-            .map(|&id| {
-                self.inner
-                    .id_to_token(id)
-                    .ok_or_else(|| Error::Tokenizer(format!("no token with id {id}")))
-            })
-            .collect::<Result<_>>()?;
-        let bytes: Vec<Vec<u8>> = pieces.iter().map(|p| self.piece_bytes(p)).collect();
-        let all = bytes.concat();
-        let units = units(&all);
+        let Spelled {
+            pieces,
+            bytes,
+            units,
+        } = self.spelled(appended)?;
         let mut full = text.to_string();
-        full.extend(units.iter().map(|u| u.ch.unwrap_or('\u{fffd}')));
+        full.extend(units.iter().map(Unit::char));
         let base = text.chars().count();
         // the unit holding byte `b` of the appended bytes
         let unit_at = |b: usize| units.partition_point(|u| u.start + u.len <= b);
@@ -144,6 +138,32 @@ impl Tokenizer {
             at += b.len();
         }
         Ok((full, tokens))
+    }
+
+    /// The text the tokens `ids` spell, one after another (a generation's appended tokens; a
+    /// byte that is no whole character yet is U+FFFD) — `continue_with`'s text without
+    /// tokenizing anything.
+    pub fn spell(&self, ids: &[u32]) -> Result<String> {
+        Ok(self.spelled(ids)?.units.iter().map(Unit::char).collect())
+    }
+
+    /// Each id's piece and bytes, and the characters their bytes make together.
+    fn spelled(&self, ids: &[u32]) -> Result<Spelled> {
+        let pieces: Vec<String> = ids
+            .iter()
+            .map(|&id| {
+                self.inner
+                    .id_to_token(id)
+                    .ok_or_else(|| Error::Tokenizer(format!("no token with id {id}")))
+            })
+            .collect::<Result<_>>()?;
+        let bytes: Vec<Vec<u8>> = pieces.iter().map(|p| self.piece_bytes(p)).collect();
+        let units = units(&bytes.concat());
+        Ok(Spelled {
+            pieces,
+            bytes,
+            units,
+        })
     }
 
     /// Token ids of `text`.
@@ -243,6 +263,20 @@ struct Unit {
     start: usize,
     len: usize,
     ch: Option<char>,
+}
+
+/// Tokens spelled out: each one's piece and bytes, and the characters of all their bytes.
+struct Spelled {
+    pieces: Vec<String>,
+    bytes: Vec<Vec<u8>>,
+    units: Vec<Unit>,
+}
+
+impl Unit {
+    /// The character, or U+FFFD for a byte of no valid character.
+    fn char(&self) -> char {
+        self.ch.unwrap_or('\u{fffd}')
+    }
 }
 
 fn units(all: &[u8]) -> Vec<Unit> {

@@ -26,6 +26,11 @@ fn appended_ids_are_kept_exactly_and_spelled_out() {
     let appended = &whole_ids[base_ids.len()..];
     let (text, infos) = tok.continue_with(base, appended).unwrap();
     assert_eq!(text, whole);
+    assert_eq!(
+        format!("{base}{}", tok.spell(appended).unwrap()),
+        whole,
+        "spell: the same text, nothing tokenized"
+    );
     let ids: Vec<u32> = infos.iter().map(|t| t.id).collect();
     assert_eq!(ids, whole_ids);
     // the spans are the ones encoding the whole text gives

@@ -48,6 +48,8 @@ struct Run {
     appended: Vec<u32>,
     total: usize,
     sampling: Sampling,
+    /// Over (done, stopped, cut): kept for what it appended (`data-ids`) until the next run.
+    ended: bool,
 }
 
 impl Run {
@@ -219,6 +221,7 @@ impl Origin {
             appended: vec![choose(&self.trace.0, &settings.sampling, 0)],
             total: settings.steps,
             sampling: settings.sampling.clone(),
+            ended: false,
         })
     }
 }
@@ -255,28 +258,35 @@ pub fn Generate(props: &Props) -> Html {
         );
         let (launch, origin) = (launch.clone(), Origin::of(props));
         use_effect_with(props.generation, move |_| {
-            // a start that waited for the text box's result
-            if origin.is_current() {
+            // a start that waited for the text box's result (the box is read only then)
+            if pending.borrow().is_some() && origin.is_current() {
                 if let Some(s) = pending.borrow_mut().take() {
                     return launch(origin.begin(&s));
                 }
             }
             let mut slot = run.borrow_mut();
-            let Some(r) = slot.as_mut() else { return };
-            let ids: Vec<u32> = origin.tokens.iter().map(|t| t.id).collect();
+            let Some(r) = slot.as_mut().filter(|r| !r.ended) else {
+                return;
+            };
             let n = r.appended.len();
-            if ids.len() != r.base_ids.len() + n
-                || ids[..r.base_ids.len()] != r.base_ids[..]
-                || ids[r.base_ids.len()..] != r.appended[..]
-            {
-                *slot = None;
-                status.set(Status::Changed(n));
+            // the result on screen is the run's: where it started, then what it appended
+            let ours = origin.tokens.iter().map(|t| t.id).eq(r
+                .base_ids
+                .iter()
+                .chain(&r.appended)
+                .copied());
+            let end = if !ours {
+                Some(Status::Changed(n))
             } else if n == r.total {
-                *slot = None;
-                status.set(Status::Done(n));
-            } else if ids.len() >= origin.context {
-                *slot = None;
-                status.set(Status::Context(n));
+                Some(Status::Done(n))
+            } else if origin.tokens.len() >= origin.context {
+                Some(Status::Context(n))
+            } else {
+                None
+            };
+            if let Some(st) = end {
+                r.ended = true;
+                status.set(st);
             } else {
                 r.appended.push(choose(&origin.trace.0, &r.sampling, n));
                 status.set(Status::Running {
@@ -306,7 +316,14 @@ pub fn Generate(props: &Props) -> Html {
         Callback::from(move |_: MouseEvent| {
             if running {
                 stop_pending.borrow_mut().take();
-                let n = run.borrow_mut().take().map_or(0, |r| r.appended.len());
+                let n = run
+                    .borrow_mut()
+                    .as_mut()
+                    .filter(|r| !r.ended)
+                    .map_or(0, |r| {
+                        r.ended = true;
+                        r.appended.len()
+                    });
                 stop_status.set(Status::Stopped(n));
             } else {
                 start();
@@ -328,11 +345,6 @@ pub fn Generate(props: &Props) -> Html {
             fields.set(f);
         })
     };
-    let appended_ids = run
-        .borrow()
-        .as_ref()
-        .map(|r| r.appended.clone())
-        .unwrap_or_default();
     let (state_code, message) = match &*status {
         Status::Idle => ("idle", String::new()),
         Status::Waiting => ("running", Key::GenWaiting.text(lang).to_string()),
@@ -371,17 +383,14 @@ pub fn Generate(props: &Props) -> Html {
                 .replace("{n}", &n.to_string()),
         ),
     };
-    // the ids of the last run (for the tests and the curious): what was appended
-    let last_ids = use_mut_ref(Vec::<u32>::new);
-    if !appended_ids.is_empty() {
-        *last_ids.borrow_mut() = appended_ids;
-    }
-    let ids_attr = last_ids
-        .borrow()
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
+    // what the last run appended (for the tests and the curious)
+    let ids_attr = run.borrow().as_ref().map_or_else(String::new, |r| {
+        r.appended
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    });
     let f = &*fields;
     // a sampling field: off while greedy (greedy ignores it)
     let text_field = |key: Key,

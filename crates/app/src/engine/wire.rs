@@ -43,17 +43,15 @@ pub struct Header {
 /// views read (q, k, v, the four score stages, head outputs, concat; the block output for the
 /// logit lens). The rest (the residual stream's inner steps, the FFN) only the whole-Trace
 /// export uses.
-pub const SHOWN: [bool; 20] = {
-    let mut shown = [false; 20];
-    // q, k, v, scores, scaled, masked, weights, head_out, concat
-    let mut i = 2;
-    while i <= 10 {
-        shown[i] = true;
-        i += 1;
-    }
-    shown[19] = true; // output
-    shown
-};
+#[rustfmt::skip]
+pub const SHOWN: [bool; 20] = [
+    false, false, // input, attn_in
+    true, true, true, // q, k, v
+    true, true, true, true, // scores, scaled, masked, weights
+    true, true, // head_out, concat
+    false, false, false, false, false, false, false, false, // attn_out … ln_2
+    true, // output
+];
 
 impl Header {
     pub fn of(trace: &Trace, lite: bool) -> Header {
