@@ -20,6 +20,7 @@ use crate::components::lesson::Lesson;
 use crate::components::model_card::ModelCard;
 use crate::components::model_loader::ModelLoader;
 use crate::components::next_token::NextToken;
+use crate::components::present_bar::PresentBar;
 use crate::components::softmax_compare::SoftmaxCompare;
 use crate::components::steps::Steps;
 use crate::components::text_compare::TextCompare;
@@ -27,6 +28,7 @@ use crate::components::text_input::TextInput;
 use crate::components::token_strip::TokenStrip;
 use crate::components::weighted_sum::WeightedSum;
 use crate::components::{HeadSel, Labels, TraceRef};
+use crate::display::Solo;
 use crate::dom;
 use crate::engine::Preference;
 use crate::i18n::{Key, Lang};
@@ -37,6 +39,7 @@ use crate::state::{
 };
 use crate::telemetry::{use_recorder, TimingsProvider};
 use crate::url_state;
+use crate::use_display::use_display;
 use crate::use_engine::use_engine;
 
 /// The app: the timings' context around the page.
@@ -58,6 +61,9 @@ fn send<T: 'static>(
 /// equal props and does not re-render.
 struct Callbacks {
     lang: Callback<Lang>,
+    theme: Callback<crate::display::Theme>,
+    present: Callback<Solo>,
+    present_exit: Callback<()>,
     lesson_toggle: Callback<bool>,
     lesson: Callback<Option<usize>>,
     query: Callback<usize>,
@@ -77,6 +83,9 @@ impl Callbacks {
     fn new(d: &UseReducerDispatcher<State>) -> Callbacks {
         Callbacks {
             lang: send(d, Action::SetLang),
+            theme: send(d, Action::SetTheme),
+            present: send(d, |v| Action::Present(Some(v))),
+            present_exit: send(d, |_: ()| Action::Present(None)),
             lesson_toggle: send(d, |on: bool| Action::View(VA::SetLesson(on.then_some(0)))),
             lesson: send(d, |s| Action::View(VA::SetLesson(s))),
             query: send(d, |q| Action::View(VA::SelectQuery(q))),
@@ -111,6 +120,7 @@ fn Page() -> Html {
         state.view.compare.clone(),
     );
     let recorder = use_recorder();
+    let dark = use_display(&state.display, state.view.lesson, state.dispatcher());
     {
         let lang = state.lang;
         use_effect_with(lang, move |lang| {
@@ -131,6 +141,7 @@ fn Page() -> Html {
                 state.view.clone(),
                 state.interventions.clone(),
                 state.model.preference,
+                state.display.clone(),
             ),
             {
                 let state = state.clone();
@@ -301,6 +312,16 @@ fn Page() -> Html {
         let engine = engine.clone();
         move |_| Callback::from(move |(ids, opts, done)| engine.full_trace(ids, opts, done))
     });
+    // "present": the view on screen, full-screen (the F key does the same: `use_display`)
+    let on_present = use_memo(state.view.lesson, {
+        let d = state.dispatcher();
+        move |&lesson| {
+            Callback::from(move |()| {
+                crate::use_display::enter_full_screen();
+                d.dispatch(Action::Present(Some(crate::use_display::on_screen(lesson))));
+            })
+        }
+    });
     let on_preference = use_memo((), {
         let (engine, d) = (engine.clone(), state.dispatcher());
         move |_| {
@@ -393,6 +414,16 @@ fn Page() -> Html {
     };
 
     let (v, iv) = (&state.view, &state.interventions);
+    // one view on its own (embedded or presented), or the whole page
+    let d = &state.display;
+    let solo = d.solo();
+    let shows = |view: Solo| match (solo, view) {
+        (None, _) => true,
+        (Some(Solo::Lesson(_)), Solo::Lesson(_)) => true,
+        (Some(s), view) => s == view,
+    };
+    let whole = solo.is_none();
+    let pair = if whole { "grid two" } else { "solo-pair" };
     // the selected head in the result on screen: the views' and the lesson's
     let head_sel = shown.map(|s| HeadSel {
         trace: TraceRef(s.trace.clone()),
@@ -410,71 +441,102 @@ fn Page() -> Html {
             let (l, h) = (v.layer, v.head);
             html! {
                 <>
+                    if shows(Solo::Tokens) {
                     <Deferred generation={s.generation}>
                         <TokenStrip {lang} tokens={s.tokens.clone()} {dropped} query={Some(q)} pinned={v.pin.is_some()}
                             on_select={cb.query.clone()} />
                     </Deferred>
+                    }
+                    if shows(Solo::Heads) || shows(Solo::Head) {
                     <Deferred generation={s.generation}>
-                        <div class="grid two">
+                        <div class={pair}>
+                            if shows(Solo::Heads) {
                             <HeadsGrid {lang} trace={trace.clone()} selected={(l, h)}
                                 on_select={cb.head.clone()} roles={(*roles).clone()}
                                 filter={v.role_filter} on_filter={cb.role_filter.clone()} />
+                            }
+                            if shows(Solo::Head) {
                             <HeadMap {lang} sel={sel.clone()}
                                 cell={v.cell} on_cell={cb.cell.clone()}
                                 ablated={iv.ablate.contains(&(l, h))}
                                 on_ablate={(*on_ablate).clone()}
                                 pin={v.pin.as_ref().map(|_| q)} on_pin={cb.pin.clone()}
-                                flow={v.flow} on_flow={cb.flow.clone()} />
+                                flow={v.flow} on_flow={cb.flow.clone()} {dark}
+                                max_width={if d.present.is_some() { 1200.0 } else { 640.0 }} />
+                            }
                         </div>
                     </Deferred>
-                    if v.compare.is_some() {
+                    }
+                    if whole && v.compare.is_some() {
                         <Deferred generation={s.generation}>
                             <TextCompare {lang} a={sel.clone()} b={s.b.clone()} vocab={vocab.clone()}
                                 a_tokens={s.tokens.len()} pin={v.pin.as_ref().map(|_| q)}
                                 initial={(*initial_b).clone()} on_text={(*on_text_b).clone()} />
                         </Deferred>
                     }
-                    <Legend {lang} />
+                    if whole || [Solo::Heads, Solo::Head, Solo::Steps, Solo::Softmax].iter().any(|&x| shows(x)) {
+                        <Legend {lang} />
+                    }
+                    if shows(Solo::Flow) {
                     <Deferred generation={s.generation}>
                         <FlowStrip {lang} trace={trace.clone()} labels={labels.clone()} query={q} method={v.flow} />
                     </Deferred>
+                    }
+                    if shows(Solo::Roles) {
                     <Deferred generation={s.generation}>
                         <HeadRoles {lang} roles={(*roles).clone()} n_head={s.trace.dims.n_head}
                             probe={state.results.probe.clone()} selected={(l, h)}
                             on_select={cb.head.clone()} />
                     </Deferred>
+                    }
+                    if shows(Solo::Steps) {
                     <Deferred generation={s.generation}>
                         <Steps {lang} sel={sel.clone()} pin={v.pin.as_ref().map(|_| q)} />
                     </Deferred>
+                    }
+                    if shows(Solo::Softmax) {
                     <Deferred generation={s.generation}>
                         <SoftmaxCompare {lang} sel={sel.clone()}
                             variant={iv.variant} tau={iv.tau} apply={iv.apply} mask={iv.mask} query={q}
                             on_variant={cb.variant.clone()} on_tau={cb.tau.clone()}
                             on_apply={cb.apply.clone()} on_mask={cb.mask.clone()} />
                     </Deferred>
+                    }
+                    if shows(Solo::Sum) || shows(Solo::Next) {
                     <Deferred generation={s.generation}>
-                        <div class="grid two">
+                        <div class={pair}>
+                            if shows(Solo::Sum) {
                             <WeightedSum {lang} sel={sel.clone()}
                                 query={q} on_query={cb.query.clone()} />
+                            }
+                            if shows(Solo::Next) {
                             <NextToken {lang} trace={trace.clone()} baseline={s.baseline.clone().map(TraceRef)}
                                 vocab={vocab.clone()} labels={labels.clone()} query={q}
                                 on_append={Some((*on_append).clone())} />
+                            }
                         </div>
                     </Deferred>
+                    }
+                    if shows(Solo::Generate) {
                     <Generate {lang} trace={trace.clone()} tokens={s.tokens.clone()} text={AttrValue::from(s.text.clone())}
                         generation={s.generation} context={info.config.n_positions} settings={v.gen.clone()}
                         generated={s.generated.clone()}
                         on_settings={cb.gen_settings.clone()} on_step={(*on_gen_step).clone()} />
+                    }
+                    if shows(Solo::Lens) {
                     <Deferred generation={s.generation}>
                         <LogitLens {lang} trace={trace.clone()} generation={s.generation} position={q}
                             labels={labels.clone()} vocab={vocab.clone()} lens={state.results.lens.clone()}
                             has_ln_f={info.has_ln_f} on_need={(*on_lens).clone()} />
                     </Deferred>
+                    }
+                    if whole {
                     <Deferred generation={s.generation}>
                         <Exports {lang} sel={sel.clone()} tokens={s.tokens.clone()} vocab={vocab.clone()}
                             complete={s.complete} on_full={(*on_full).clone()} />
                     </Deferred>
                     <ModelCard {lang} info={info.clone()} backend={state.model.backend.clone()} />
+                    }
                 </>
             }
         }
@@ -487,24 +549,49 @@ fn Page() -> Html {
             html! {
                 <>
                     <p class="empty" role="status" id="run-status">{ msg }</p>
-                    <ModelCard {lang} info={info.clone()} backend={state.model.backend.clone()} />
+                    if whole {
+                        <ModelCard {lang} info={info.clone()} backend={state.model.backend.clone()} />
+                    }
                 </>
             }
         }
         _ => html! {},
     };
 
-    html! {
-        <>
+    // the text box: on the whole page, and beside one view unless it is the lesson (which has
+    // its own inputs) or an embed without it (`input=0`)
+    let input = solo.is_none_or(|s| s.wants_input() && (d.present.is_some() || d.input));
+    let top = match (d.present, d.embed) {
+        (Some(view), _) => html! {
+            <PresentBar {lang} {view} on_view={cb.present.clone()} on_section={cb.lesson.clone()}
+                on_exit={cb.present_exit.clone()} />
+        },
+        // embedded: the view alone, with the way to the whole page
+        (None, Some(_)) => html! {
+            <a class="open-full" id="open-full" href={url_state::page_fragment(&state)} target="_blank" rel="noopener">
+                { t(Key::OpenInAttnlab) }
+            </a>
+        },
+        (None, None) => html! {
             <Header {lang} backend={state.model.backend.clone()} on_lang={cb.lang.clone()}
                 lesson={v.lesson.is_some()} on_lesson={cb.lesson_toggle.clone()}
-                preference={state.model.preference} on_preference={(*on_preference).clone()} />
-            <main data-focus={v.lesson.map(|i| Section::at(i).panel())}>
+                preference={state.model.preference} on_preference={(*on_preference).clone()}
+                theme={d.theme} on_theme={cb.theme.clone()} on_present={(*on_present).clone()} />
+        },
+    };
+
+    html! {
+        <>
+            { top }
+            <main data-focus={(whole).then(|| v.lesson.map(|i| Section::at(i).panel())).flatten()}>
                 { status }
                 { for notice }
                 { for url_notice }
+                if input {
                 <TextInput initial={(*initial).clone()} label={t(Key::InputLabel)}
                     on_text={(*on_text).clone()} preset={(*preset).clone()} />
+                }
+                if whole {
                 <label class="compare-toggle">
                     <input type="checkbox" id="compare-toggle" checked={v.compare.is_some()}
                         onchange={{
@@ -517,16 +604,19 @@ fn Page() -> Html {
                         }} />
                     { t(Key::CompareToggle) }
                 </label>
-                if let Some(section) = v.lesson {
+                }
+                if let Some(section) = v.lesson.filter(|&i| shows(Solo::Lesson(i))) {
                     <Deferred generation={shown.map_or(0, |s| s.generation)}>
                         <Lesson {lang} {section} on_section={cb.lesson.clone()}
                             sel={head_sel.clone()} query={state.query_index().unwrap_or(0)} info={state.model.info.clone()}
                             mask={iv.mask} on_mask={cb.mask.clone()} on_preset={(*on_preset).clone()} />
                     </Deferred>
                 }
-                { for cpu_reason }
+                if whole {
+                    { for cpu_reason }
+                }
                 { views }
-                if state.model.info.is_some() {
+                if whole && state.model.info.is_some() {
                     <ModelLoader {lang} own={state.model.own.clone()} on_files={(*on_files).clone()} />
                 }
             </main>

@@ -229,7 +229,15 @@ pub fn record_paint(fields: &[(&str, JsValue)]) {
             let _ = Reflect::set(&h, &"log".into(), &a);
             a
         });
-    log.push(&entry);
+    if log.push(&entry) == 1 {
+        // the first result is on screen: boot.js then completes the offline copy
+        if let (Some(doc), Ok(e)) = (
+            web_sys::window().and_then(|w| w.document()),
+            web_sys::Event::new("attnlab-painted"),
+        ) {
+            let _ = doc.dispatch_event(&e);
+        }
+    }
     let _ = Reflect::set(&h, &"painted".into(), &entry);
 }
 

@@ -69,6 +69,10 @@ pub fn ink(bg: [u8; 3]) -> &'static str {
     }
 }
 
+/// The labels' colour on the light theme's cards, and on the dark theme's.
+pub const INK_LIGHT: &str = "#1d1d1f";
+pub const INK_DARK: &str = "#e8e6e1";
+
 /// The off-screen canvases the drawings reuse: one for the large heatmap's cells, one for the
 /// all-heads grid's image (kept apart so neither resizes the other's every keystroke).
 #[derive(Clone, Copy)]
@@ -324,6 +328,7 @@ pub fn heatmap(
     weights: &[f32],
     masked: &[f32],
     labels: &[String],
+    ink: &str,
 ) {
     crate::dom::count_draw("head-map");
     let Some(ctx) = sized(canvas, layout) else {
@@ -375,7 +380,7 @@ pub fn heatmap(
     }
     ctx.restore();
     if layout.labels() {
-        ctx.set_fill_style_str("#1d1d1f");
+        ctx.set_fill_style_str(ink);
         let px = (c * 0.8).clamp(9.0, 14.0);
         ctx.set_font(&format!(
             "{px}px 'Noto Sans CJK KR', 'Noto Sans KR', sans-serif"

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod compare;
 pub mod components;
+pub mod display;
 pub mod dom;
 pub mod draw;
 pub mod engine;
@@ -18,6 +19,7 @@ pub mod state;
 pub mod telemetry;
 pub mod test_hooks;
 pub mod url_state;
+pub mod use_display;
 pub mod use_engine;
 pub mod worker;
 

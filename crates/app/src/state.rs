@@ -418,6 +418,8 @@ pub struct Results {
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
     pub lang: Lang,
+    /// The theme, and one view embedded or presented (`display`).
+    pub display: crate::display::Display,
     pub view: View,
     pub interventions: Interventions,
     pub model: ModelStatus,
@@ -428,6 +430,7 @@ impl State {
     pub fn new(lang: Lang) -> State {
         State {
             lang,
+            display: crate::display::Display::new(),
             view: View {
                 text: LESSON_SENTENCE.into(),
                 layer: 0,
@@ -641,6 +644,9 @@ impl State {
 
 pub enum Action {
     SetLang(Lang),
+    SetTheme(crate::display::Theme),
+    /// Present this view full-screen (None: back to the page).
+    Present(Option<crate::display::Solo>),
     View(ViewAction),
     Intervene(InterventionAction),
     Model(ModelAction),
@@ -664,7 +670,24 @@ impl Reducible for State {
         let mut s = (*self).clone();
         match action {
             Action::SetLang(l) => s.lang = l,
-            Action::View(a) => s.reduce_view(a),
+            Action::SetTheme(t) => s.display.theme = t,
+            Action::Present(p) => {
+                if let Some(crate::display::Solo::Lesson(i)) = p {
+                    s.view.lesson = Some(i.min(LESSON_SECTIONS - 1));
+                }
+                s.display.present = p;
+            }
+            Action::View(a) => {
+                s.reduce_view(a);
+                // a presented or embedded lesson shows the section open now
+                let follow = |d: &mut Option<crate::display::Solo>| {
+                    if let Some(crate::display::Solo::Lesson(_)) = d {
+                        *d = s.view.lesson.map(crate::display::Solo::Lesson);
+                    }
+                };
+                follow(&mut s.display.present);
+                follow(&mut s.display.embed);
+            }
             Action::Intervene(a) => s.interventions.reduce(a),
             Action::Model(a) => s.reduce_model(a),
             Action::Result(shown) => s.show(shown),

@@ -1,7 +1,9 @@
 //! The page's state in the URL fragment, so a link restores exactly what was on screen:
 //! `#t=<text>&b=<second text>&lang=ko&l=1&h=2&q=3&v=temperature&tau=0.5&apply=1&mask=0&ablate=0.1,2.3&backend=cpu`,
 //! and the Generate control's settings when they are not the defaults
-//! (`gen=8&greedy=0&out_t=0.8&top_k=40&top_p=0.9&seed=7`; an empty top-k/top-p: no limit).
+//! (`gen=8&greedy=0&out_t=0.8&top_k=40&top_p=0.9&seed=7`; an empty top-k/top-p: no limit),
+//! the theme when one was chosen (`theme=dark`), and embed mode (`embed=head&input=0`: one
+//! view for another page's frame, `display`).
 //! Parsing never fails: unknown or malformed parameters are skipped and reported as notices
 //! (plain text, never markup).
 
@@ -43,6 +45,12 @@ pub struct UrlState {
     pub gen_top_k: Option<Option<usize>>,
     pub gen_top_p: Option<Option<f32>>,
     pub gen_seed: Option<u64>,
+    /// The colour theme (`theme=auto|light|dark`).
+    pub theme: Option<crate::display::Theme>,
+    /// Embed mode: only this view (`embed=head`, `embed=lesson-4`, …).
+    pub embed: Option<crate::display::Solo>,
+    /// Embed mode's text box (`input=0`: none).
+    pub input: Option<bool>,
 }
 
 /// `%XX` and `+` decoding; invalid escapes are kept as they are, invalid UTF-8 replaced.
@@ -182,6 +190,18 @@ pub fn parse(fragment: &str) -> (UrlState, Vec<String>) {
                 Ok(n) => st.gen_seed = Some(n),
                 _ => bad(),
             },
+            "theme" => match crate::display::Theme::from_code(&val) {
+                Some(t) => st.theme = Some(t),
+                None => bad(),
+            },
+            "embed" => match crate::display::Solo::from_code(&val) {
+                Some(v) => st.embed = Some(v),
+                None => bad(),
+            },
+            "input" => match flag(&val) {
+                Some(b) => st.input = Some(b),
+                None => bad(),
+            },
             "backend" => match Preference::from_code(&val) {
                 Some(p) => st.backend = Some(p),
                 None => bad(),
@@ -279,11 +299,37 @@ impl UrlState {
         if let Some(n) = self.gen_seed {
             g.sampling.seed = n;
         }
+        if let Some(t) = self.theme {
+            s.display.theme = t;
+        }
+        if let Some(e) = self.embed {
+            if let crate::display::Solo::Lesson(i) = e {
+                s.view.lesson = Some(i);
+            }
+            s.display.embed = Some(e);
+        }
+        if let Some(i) = self.input {
+            s.display.input = i;
+        }
     }
 }
 
 /// The fragment for the state on screen (every parameter, so the link is exact).
 pub fn fragment(s: &State) -> String {
+    let mut f = page_fragment(s);
+    let d = &s.display;
+    if let Some(e) = d.embed {
+        f.push_str(&format!("&embed={}", e.code()));
+        if !d.input {
+            f.push_str("&input=0");
+        }
+    }
+    f
+}
+
+/// The fragment for the whole page with the same state: what an embedded view's "open in
+/// attnlab" link opens (no `embed`, no `input`).
+pub fn page_fragment(s: &State) -> String {
     let (v, iv) = (&s.view, &s.interventions);
     let ablate: Vec<String> = iv.ablate.iter().map(|(l, h)| format!("{l}.{h}")).collect();
     let mut parts = vec![format!("t={}", percent_encode(&v.text))];
@@ -326,6 +372,9 @@ pub fn fragment(s: &State) -> String {
             format!("seed={}", g.seed),
         ]);
     }
+    if s.display.theme != crate::display::Theme::Auto {
+        parts.push(format!("theme={}", s.display.theme.code()));
+    }
     format!("#{}", parts.join("&"))
 }
 
@@ -358,17 +407,30 @@ mod tests {
         s.view.gen.sampling.top_p = Some(0.9);
         s.view.gen.sampling.seed = 2026;
         assert!(fragment(&s).ends_with("&gen=12&greedy=0&out_t=0.7&top_k=&top_p=0.9&seed=2026"));
+        s.display.theme = crate::display::Theme::Dark;
+        s.display.embed = Some(crate::display::Solo::Lesson(3));
+        s.display.input = false;
+        assert!(fragment(&s).ends_with("&seed=2026&theme=dark&embed=lesson-4&input=0"));
         let (u, notices) = parse(&fragment(&s));
         assert_eq!(notices, Vec::<String>::new());
         let mut back = State::new(Lang::En);
         u.apply_to(&mut back);
         assert_eq!(back, s);
+        // the full page's link: the same state, neither embedded nor without its text box
+        let (u, _) = parse(&page_fragment(&s));
+        let mut full = State::new(Lang::En);
+        u.apply_to(&mut full);
+        assert_eq!((full.display.embed, full.display.input), (None, true));
+        assert_eq!(
+            (full.view, full.display.theme),
+            (s.view.clone(), s.display.theme)
+        );
     }
 
     #[test]
     fn unknown_and_malformed_parameters_are_ignored_with_a_notice() {
         let (u, notices) = parse(
-            "#t=hi&lang=fr&l=x&h=2&tau=1e9&v=<script>&apply=maybe&ablate=1.x&zzz=1&q=-3&mask=0&lesson=10&backend=gpu&gen=65&out_t=NaN&top_k=0&top_p=1.5&seed=-1&greedy=2",
+            "#t=hi&lang=fr&l=x&h=2&tau=1e9&v=<script>&apply=maybe&ablate=1.x&zzz=1&q=-3&mask=0&lesson=10&backend=gpu&gen=65&out_t=NaN&top_k=0&top_p=1.5&seed=-1&greedy=2&theme=neon&embed=lesson-10&input=maybe",
         );
         assert_eq!(u.text.as_deref(), Some("hi"));
         assert_eq!(u.head, Some(2));
@@ -391,7 +453,8 @@ mod tests {
             (None, None, None, None, None, None),
             "every bad generation setting is skipped"
         );
-        assert_eq!(notices.len(), 16, "{notices:?}");
+        assert_eq!((u.theme, u.embed, u.input), (None, None, None));
+        assert_eq!(notices.len(), 19, "{notices:?}");
         assert!(notices.iter().any(|n| n.contains("zzz")));
         assert!(
             notices.iter().any(|n| n.contains("<script>")),

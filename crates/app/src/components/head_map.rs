@@ -9,7 +9,7 @@ use attnlab_model::flow::{self, Method};
 
 use super::{on_checked, use_measured, HeadSel};
 use crate::compare::fmt_num;
-use crate::draw::{heatmap, highlight, Layout};
+use crate::draw::{heatmap, highlight, Layout, INK_DARK, INK_LIGHT};
 use crate::i18n::{Key, Lang};
 
 #[derive(Properties, PartialEq)]
@@ -33,6 +33,12 @@ pub struct Props {
     pub flow: Method,
     #[prop_or_default]
     pub on_flow: Callback<Method>,
+    /// The dark theme is on (the labels are drawn light).
+    #[prop_or_default]
+    pub dark: bool,
+    /// The widest the map is drawn, in CSS px (larger when presented).
+    #[prop_or(640.0)]
+    pub max_width: f64,
 }
 
 /// The (T, T) matrix the map shows for `method`.
@@ -65,8 +71,14 @@ pub fn HeadMap(props: &Props) -> Html {
         let node = node.clone();
         let layout = layout.clone();
         use_effect_with(
-            (props.sel.clone(), measured, props.flow),
-            move |(sel, measured, method)| {
+            (
+                props.sel.clone(),
+                measured,
+                props.flow,
+                props.dark,
+                props.max_width.to_bits(),
+            ),
+            move |(sel, measured, method, dark, max_width)| {
                 // drawn once the wrapper's width is known (the observer reports it after the
                 // first layout)
                 let (Some(canvas), Some(width)) = (node.cast::<HtmlCanvasElement>(), *measured)
@@ -74,11 +86,12 @@ pub fn HeadMap(props: &Props) -> Html {
                     return;
                 };
                 let values = shown(sel, *method);
-                let width = if width > 0.0 { width } else { 480.0 }.min(640.0);
+                let width = if width > 0.0 { width } else { 480.0 }.min(f64::from_bits(*max_width));
                 let hv = sel.view();
                 let lay = Layout::new(width, hv.t);
                 *layout.borrow_mut() = lay;
-                heatmap(&canvas, lay, &values, hv.masked, &sel.labels.0);
+                let ink = if *dark { INK_DARK } else { INK_LIGHT };
+                heatmap(&canvas, lay, &values, hv.masked, &sel.labels.0, ink);
                 // the geometry, for tests that point at a cell
                 let _ = canvas.set_attribute("data-margin", &lay.margin.to_string());
                 let _ = canvas.set_attribute("data-cell-size", &lay.cell.to_string());

@@ -6,6 +6,7 @@ use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use super::target_as;
+use crate::display::Theme;
 use crate::engine::Preference;
 use crate::i18n::{Key, Lang};
 use crate::state::{Backend, CpuWhy};
@@ -21,6 +22,11 @@ pub struct Props {
     /// The backend the user asked for, and the switch.
     pub preference: Preference,
     pub on_preference: Callback<Preference>,
+    /// The colour theme and its switch.
+    pub theme: Theme,
+    pub on_theme: Callback<Theme>,
+    /// Present the view on screen full-screen.
+    pub on_present: Callback<()>,
 }
 
 /// The badge's text and its tooltip for `backend`.
@@ -84,6 +90,16 @@ pub fn Header(props: &Props) -> Html {
     let option = |p: Preference, label: &str| {
         html! { <option value={p.code()} selected={props.preference == p}>{ label.to_string() }</option> }
     };
+    let on_theme = {
+        let cb = props.on_theme.clone();
+        Callback::from(move |e: Event| {
+            if let Some(t) =
+                target_as::<HtmlSelectElement>(&e).and_then(|s| Theme::from_code(&s.value()))
+            {
+                cb.emit(t);
+            }
+        })
+    };
     let switch = {
         let on_lang = props.on_lang.clone();
         Callback::from(move |_| on_lang.emit(lang.other()))
@@ -109,6 +125,20 @@ pub fn Header(props: &Props) -> Html {
                         { option(Preference::Cpu, "CPU") }
                     </select>
                 </label>
+                <select id="theme-choice" class="header-select" onchange={on_theme} aria-label={t(Key::ThemeChoice)}
+                    title={t(Key::ThemeChoice)}>
+                    { for Theme::ALL.into_iter().map(|th| html! {
+                        <option value={th.code()} selected={props.theme == th}>{ format!("◐ {}", th.label(lang)) }</option>
+                    }) }
+                </select>
+                <button class="present-toggle" id="present-toggle" title={t(Key::PresentHelp)}
+                    aria-keyshortcuts="F"
+                    onclick={{
+                        let cb = props.on_present.clone();
+                        Callback::from(move |_| cb.emit(()))
+                    }}>
+                    { t(Key::Present) }
+                </button>
                 <span id="backend" class={class} title={title} role="status">{ label }</span>
                 <button class="lang" onclick={switch} aria-label={t(Key::LanguageSwitchLabel)}
                     lang={lang.other().code()}>
