@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, ROOT, cliTrace, nextResult, openApp, painted, parseShown, setText, settled } from './common.mjs';
+import { ARTIFACTS, ROOT, cliTrace, nextResult, openApp, painted, parseShown, requestsSince, setText, settled } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -248,7 +248,7 @@ for (const backend of ['webgpu', 'cpu']) {
       const violations = await page.evaluate(() => window.__cspViolations ?? []);
       assert.deepEqual(violations, []);
       await setText(page, LESSON);
-      assert.equal(srv.requests.length, requestsBefore, `requests after load: ${srv.requests.slice(requestsBefore)}`);
+      assert.deepEqual(requestsSince(srv, requestsBefore), [], 'requests after load');
     });
 
     if (backend === 'cpu') {

@@ -51,6 +51,10 @@ export async function openApp({ webgpu = true, width = 1280, height = 800, lang 
   };
 }
 
+/** What the page asked the server for since request number `from`, less the browser's own
+ * check for a new build of the service worker (`/sw.js`: it carries nothing of the page's). */
+export const requestsSince = (srv, from) => srv.requests.slice(from).filter((r) => r !== '/sw.js');
+
 /** The latest painted result ({ generation, text, tokens, latencyMs, forwardMs, … }). */
 export const painted = (page) => page.evaluate(() => ({ ...window.__attnlab.painted }));
 

@@ -16,7 +16,8 @@ const TYPES = {
   '.safetensors': 'application/octet-stream',
 };
 
-/** Serves `root` on 127.0.0.1 at a free port; resolves to { url, requests, close }. */
+/** Serves `root` on 127.0.0.1 at a free port; resolves to { url, requests, close, setRoot }
+ * (`setRoot(dir)` serves another folder from then on: a new build at the same address). */
 export function serve(root) {
   const requests = [];
   const server = http.createServer((req, res) => {
@@ -47,7 +48,13 @@ export function serve(root) {
       resolve({
         url: `http://127.0.0.1:${port}/`,
         requests,
-        close: () => new Promise((r) => server.close(r)),
+        setRoot: (dir) => {
+          root = dir;
+        },
+        close: () => new Promise((r) => {
+          server.closeAllConnections?.();
+          server.close(r);
+        }),
       });
     });
   });

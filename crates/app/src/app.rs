@@ -334,9 +334,21 @@ fn Page() -> Html {
     let on_files = use_memo((), {
         let engine = engine.clone();
         move |_| {
-            Callback::from(move |files| {
-                wasm_bindgen_futures::spawn_local(engine.clone().load_own(files))
+            Callback::from(move |(files, keep)| {
+                wasm_bindgen_futures::spawn_local(engine.clone().load_own(files, keep))
             })
+        }
+    });
+    let on_kept = use_memo((), {
+        let engine = engine.clone();
+        move |_| {
+            let e = engine.clone();
+            (
+                Callback::from(move |()| wasm_bindgen_futures::spawn_local(e.clone().load_kept())),
+                Callback::from(move |()| {
+                    wasm_bindgen_futures::spawn_local(engine.clone().forget_kept())
+                }),
+            )
         }
     });
     let on_ablate = use_memo((state.view.layer, state.view.head), {
@@ -424,6 +436,11 @@ fn Page() -> Html {
     };
     let whole = solo.is_none();
     let pair = if whole { "grid two" } else { "solo-pair" };
+    // presented, the map is as large as fits below the bar and the text box
+    let present_map = match d.present {
+        Some(_) => dom::viewport_height().map_or(640.0, |h| (h - 340.0).clamp(360.0, 1200.0)),
+        None => 640.0,
+    };
     // the selected head in the result on screen: the views' and the lesson's
     let head_sel = shown.map(|s| HeadSel {
         trace: TraceRef(s.trace.clone()),
@@ -462,7 +479,7 @@ fn Page() -> Html {
                                 on_ablate={(*on_ablate).clone()}
                                 pin={v.pin.as_ref().map(|_| q)} on_pin={cb.pin.clone()}
                                 flow={v.flow} on_flow={cb.flow.clone()} {dark}
-                                max_width={if d.present.is_some() { 1200.0 } else { 640.0 }} />
+                                max_width={present_map} />
                             }
                         </div>
                     </Deferred>
@@ -617,7 +634,8 @@ fn Page() -> Html {
                 }
                 { views }
                 if whole && state.model.info.is_some() {
-                    <ModelLoader {lang} own={state.model.own.clone()} on_files={(*on_files).clone()} />
+                    <ModelLoader {lang} own={state.model.own.clone()} on_files={(*on_files).clone()}
+                        kept={state.model.kept.clone()} on_load_kept={on_kept.0.clone()} on_forget={on_kept.1.clone()} />
                 }
             </main>
         </>

@@ -30,6 +30,11 @@ pub fn object(fields: &[(&str, JsValue)]) -> Object {
     o
 }
 
+/// The window's inner height in CSS px.
+pub fn viewport_height() -> Option<f64> {
+    web_sys::window()?.inner_height().ok()?.as_f64()
+}
+
 /// The browser's preferred language tag ("" when unknown).
 pub fn browser_language() -> String {
     web_sys::window()

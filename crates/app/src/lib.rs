@@ -10,6 +10,7 @@ pub mod draw;
 pub mod engine;
 pub mod export;
 pub mod i18n;
+pub mod kept;
 pub mod lesson;
 pub mod lesson_text;
 pub mod loader;

@@ -382,6 +382,8 @@ pub struct ModelStatus {
     pub preference: Preference,
     pub notice: Option<Notice>,
     pub own: OwnLoad,
+    /// A model of the user's kept on this device (`kept`), or why keeping one failed.
+    pub kept: Option<Result<crate::kept::KeptInfo, String>>,
     /// Counts the models loaded: a new one re-runs the text.
     pub model_id: u32,
     /// URL parameters that were ignored (shown as plain text).
@@ -398,6 +400,8 @@ pub enum ModelAction {
     BackendReady(Backend),
     SetPreference(Preference),
     Own(OwnLoad),
+    /// What is kept on this device now (None: nothing), or why keeping failed.
+    Kept(Option<Result<crate::kept::KeptInfo, String>>),
     /// The user's model passed validation and replaced the current one.
     OwnLoaded(ModelInfo, String),
 }
@@ -464,6 +468,7 @@ impl State {
                 preference: Preference::Auto,
                 notice: None,
                 own: OwnLoad::Idle,
+                kept: None,
                 model_id: 0,
                 url_notices: Vec::new(),
             },
@@ -570,6 +575,7 @@ impl State {
             ModelAction::BackendReady(b) => m.backend = b,
             ModelAction::SetPreference(p) => m.preference = p,
             ModelAction::Own(o) => m.own = o,
+            ModelAction::Kept(k) => m.kept = k,
             ModelAction::OwnLoaded(info, name) => {
                 // a different model: the old result, head, token and ablations do not apply
                 self.results = Results::default();

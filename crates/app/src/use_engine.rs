@@ -430,13 +430,41 @@ impl EngineHandle {
 
     /// Reads the user's files, validates them as a model and, only if that succeeds, replaces
     /// the current model. The current model keeps running meanwhile and after any error.
-    pub async fn load_own(self, files: Vec<web_sys::File>) {
+    pub async fn load_own(self, files: Vec<web_sys::File>, keep: bool) {
         let d = self.0.dispatch.clone();
         let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
         let (bytes, name) = match loader::read_own(&files, &status).await {
             Ok(x) => x,
             Err(o) => return status(o),
         };
+        self.load_bytes(bytes, name, keep).await
+    }
+
+    /// Loads the model kept on this device (`kept`).
+    pub async fn load_kept(self) {
+        let d = self.0.dispatch.clone();
+        match crate::kept::load().await {
+            Ok(Some((bytes, name))) => self.load_bytes(bytes, name, false).await,
+            Ok(None) => d.dispatch(Action::Model(ModelAction::Kept(None))),
+            Err(e) => d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Failed(e)))),
+        }
+    }
+
+    /// Deletes the model kept on this device.
+    pub async fn forget_kept(self) {
+        let d = self.0.dispatch.clone();
+        let k = match crate::kept::forget().await {
+            Ok(()) => None,
+            Err(e) => Some(Err(e)),
+        };
+        d.dispatch(Action::Model(ModelAction::Kept(k)));
+    }
+
+    /// Validates and installs a model's files; keeps them on this device first when asked
+    /// (a bundle that fails to validate is never kept).
+    async fn load_bytes(self, bytes: loader::ModelBytes, name: String, keep: bool) {
+        let d = self.0.dispatch.clone();
+        let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
         let bundle = match loader::validate(&bytes, |done, total| {
             status(OwnLoad::Checking { done, total })
         })
@@ -446,6 +474,12 @@ impl EngineHandle {
             Err(e) => return status(OwnLoad::Failed(e)),
         };
         let info = model_info(&bundle);
+        if keep {
+            let k = crate::kept::keep(&name, &bytes).await;
+            self.0
+                .dispatch
+                .dispatch(Action::Model(ModelAction::Kept(Some(k))));
+        }
         if let Err(e) = self.install(bundle, bytes).await {
             return status(OwnLoad::Failed(e));
         }
@@ -481,6 +515,15 @@ async fn start(handle: EngineHandle) {
         Err(e) => return fail(e),
     };
     d.dispatch(Action::Model(ModelAction::Loaded(model_info(&bundle))));
+    // a model kept on this device from an earlier visit is offered (not loaded)
+    {
+        let d = d.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            if let Some(k) = crate::kept::info().await {
+                d.dispatch(Action::Model(ModelAction::Kept(Some(Ok(k)))));
+            }
+        });
+    }
     if let Err(e) = handle.install(bundle, bytes).await {
         return fail(e);
     }

@@ -9,13 +9,19 @@ use yew::prelude::*;
 use super::target_as;
 use crate::dom;
 use crate::i18n::{Key, Lang};
+use crate::kept::KeptInfo;
 use crate::state::OwnLoad;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub lang: Lang,
     pub own: OwnLoad,
-    pub on_files: Callback<Vec<File>>,
+    /// The files given, and whether to keep them on this device.
+    pub on_files: Callback<(Vec<File>, bool)>,
+    /// The model kept on this device, if any (or why keeping failed), and its buttons.
+    pub kept: Option<Result<KeptInfo, String>>,
+    pub on_load_kept: Callback<()>,
+    pub on_forget: Callback<()>,
 }
 
 #[function_component]
@@ -23,8 +29,14 @@ pub fn ModelLoader(props: &Props) -> Html {
     let lang = props.lang;
     let t = |k: Key| k.text(lang);
     let over = use_state(|| false);
+    // "keep this model on this device": off unless the user asks
+    let keep = use_state(|| false);
+    let on_files = {
+        let (cb, keep) = (props.on_files.clone(), *keep);
+        Callback::from(move |files: Vec<File>| cb.emit((files, keep)))
+    };
     let on_input = {
-        let cb = props.on_files.clone();
+        let cb = on_files.clone();
         Callback::from(move |e: Event| {
             if let Some(input) = target_as::<HtmlInputElement>(&e) {
                 let picked = dom::file_list(input.files());
@@ -41,7 +53,7 @@ pub fn ModelLoader(props: &Props) -> Html {
         OwnLoad::Reading { .. } | OwnLoad::Checking { .. }
     );
     let on_drop = {
-        let (cb, over) = (props.on_files.clone(), over.clone());
+        let (cb, over) = (on_files.clone(), over.clone());
         Callback::from(move |e: DragEvent| {
             e.prevent_default();
             over.set(false);
@@ -105,6 +117,25 @@ pub fn ModelLoader(props: &Props) -> Html {
             <p class="help ok" role="status" id="own-status" data-state="loaded">{ format!("{}: {name}", t(Key::OwnModelLoaded)) }</p>
         },
     };
+    let kept = match &props.kept {
+        None => html! {},
+        Some(Ok(k)) => html! {
+            <div class="kept" id="kept" role="status">
+                <span>{ format!("{}: {} ({})", t(Key::KeptModel), k.name, crate::kept::size(k.bytes)) }</span>
+                <button id="kept-load" disabled={busy} onclick={{
+                    let cb = props.on_load_kept.clone();
+                    Callback::from(move |_| cb.emit(()))
+                }}>{ t(Key::LoadKept) }</button>
+                <button id="kept-forget" disabled={busy} onclick={{
+                    let cb = props.on_forget.clone();
+                    Callback::from(move |_| cb.emit(()))
+                }}>{ t(Key::ForgetKept) }</button>
+            </div>
+        },
+        Some(Err(e)) => html! {
+            <p class="error" role="alert" id="kept">{ format!("{}: {e}", t(Key::KeepFailed)) }</p>
+        },
+    };
     html! {
         <section class="card own-card" aria-labelledby="own-h">
             <h2 id="own-h">{ t(Key::OwnModel) }</h2>
@@ -122,7 +153,15 @@ pub fn ModelLoader(props: &Props) -> Html {
                     <input type="file" id="own-folder" webkitdirectory=true disabled={busy} onchange={on_input} />
                 </label>
             </div>
+            <label class="check keep-check">
+                <input type="checkbox" id="keep-model" checked={*keep} onchange={{
+                    let keep = keep.clone();
+                    super::on_checked(&Callback::from(move |on: bool| keep.set(on)))
+                }} />
+                { t(Key::KeepModel) }
+            </label>
             { status }
+            { kept }
         </section>
     }
 }
