@@ -328,6 +328,8 @@ describe('in the classroom (CPU path)', () => {
     const { page, context, srv } = app;
     await page.waitForFunction(() => document.documentElement.dataset.offline === 'ready', null, { timeout: 60_000 });
     const buildA = await page.evaluate(() => document.documentElement.dataset.offlineBuild);
+    // the header says so
+    await page.locator('#offline-badge').waitFor();
     assert.deepEqual(await page.evaluate(() => caches.keys()), [`attnlab-build-${buildA}`]);
     // offline, and the server would answer nothing anyway (an empty folder)
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-empty-'));

@@ -120,7 +120,8 @@ fn Page() -> Html {
         state.view.compare.clone(),
     );
     let recorder = use_recorder();
-    let dark = use_display(&state.display, state.view.lesson, state.dispatcher());
+    let shown_display = use_display(&state.display, state.view.lesson, state.dispatcher());
+    let dark = shown_display.dark;
     {
         let lang = state.lang;
         use_effect_with(lang, move |lang| {
@@ -593,7 +594,8 @@ fn Page() -> Html {
             <Header {lang} backend={state.model.backend.clone()} on_lang={cb.lang.clone()}
                 lesson={v.lesson.is_some()} on_lesson={cb.lesson_toggle.clone()}
                 preference={state.model.preference} on_preference={(*on_preference).clone()}
-                theme={d.theme} on_theme={cb.theme.clone()} on_present={(*on_present).clone()} />
+                theme={d.theme} on_theme={cb.theme.clone()} on_present={(*on_present).clone()}
+                offline={shown_display.offline} />
         },
     };
 

@@ -97,13 +97,47 @@ fn typed_into(e: &web_sys::KeyboardEvent) -> bool {
         })
 }
 
-/// Keeps the document in step with `display`; returns whether the page is dark now.
+/// What the page shows about its display: whether it is dark now, and whether its offline
+/// copy is complete (`<html data-offline="ready">`, set by boot.js).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shown {
+    pub dark: bool,
+    pub offline: bool,
+}
+
+fn offline_ready() -> bool {
+    root()
+        .and_then(|r| r.get_attribute("data-offline"))
+        .as_deref()
+        == Some("ready")
+}
+
+/// Keeps the document in step with `display`.
 #[hook]
 pub fn use_display(
     display: &Display,
     lesson: Option<usize>,
     d: UseReducerDispatcher<State>,
-) -> bool {
+) -> Shown {
+    let offline = use_state_eq(offline_ready);
+    {
+        let offline = offline.clone();
+        use_effect_with((), move |_| {
+            let cb = Closure::<dyn Fn()>::new(move || offline.set(offline_ready()));
+            let observer = web_sys::MutationObserver::new(cb.as_ref().unchecked_ref()).ok();
+            if let (Some(o), Some(r)) = (&observer, root()) {
+                let init = web_sys::MutationObserverInit::new();
+                init.set_attribute_filter(&js_sys::Array::of1(&"data-offline".into()));
+                let _ = o.observe_with_options(&r, &init);
+            }
+            move || {
+                if let Some(o) = observer {
+                    o.disconnect();
+                }
+                drop(cb);
+            }
+        });
+    }
     let media = use_memo((), |_| {
         web_sys::window().and_then(|w| w.match_media(DARK_QUERY).ok().flatten())
     });
@@ -219,7 +253,7 @@ pub fn use_display(
                                     d.dispatch(Action::View(ViewAction::SetLesson(Some(i))));
                                 }
                             }
-                            ("ArrowRight" | "PageDown" | " ", Some(Solo::Lesson(_))) => {
+                            ("ArrowRight" | "PageDown", Some(Solo::Lesson(_))) => {
                                 e.prevent_default();
                                 if let Some(i) = step(1) {
                                     d.dispatch(Action::View(ViewAction::SetLesson(Some(i))));
@@ -245,5 +279,8 @@ pub fn use_display(
             },
         );
     }
-    display.theme.is_dark(*system_dark)
+    Shown {
+        dark: display.theme.is_dark(*system_dark),
+        offline: *offline,
+    }
 }

@@ -27,6 +27,9 @@ pub struct Props {
     pub on_theme: Callback<Theme>,
     /// Present the view on screen full-screen.
     pub on_present: Callback<()>,
+    /// The offline copy is complete: later visits work without the network.
+    #[prop_or_default]
+    pub offline: bool,
 }
 
 /// The badge's text and its tooltip for `backend`.
@@ -139,6 +142,9 @@ pub fn Header(props: &Props) -> Html {
                     }}>
                     { t(Key::Present) }
                 </button>
+                if props.offline {
+                    <span id="offline-badge" class="badge offline" title={t(Key::OfflineReadyHelp)}>{ t(Key::OfflineReady) }</span>
+                }
                 <span id="backend" class={class} title={title} role="status">{ label }</span>
                 <button class="lang" onclick={switch} aria-label={t(Key::LanguageSwitchLabel)}
                     lang={lang.other().code()}>
