@@ -52,7 +52,7 @@ self.addEventListener('install', (event) => {
       // an update keeps every file now (the page on screen is the old build's); a first
       // visit only the shell
       const paths = old.length ? Object.keys(FILES) : SHELL.filter((p) => p in FILES);
-      for (const p of paths) await keep(cache, p, old);
+      await Promise.all(paths.map((p) => keep(cache, p, old)));
       await cache.put(MANIFEST, new Response(JSON.stringify(FILES), { headers: { 'content-type': 'application/json' } }));
       await self.skipWaiting();
     })(),
