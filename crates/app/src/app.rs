@@ -155,7 +155,6 @@ fn Page() -> Html {
     {
         let d = state.dispatcher();
         use_effect_with((), move |_| {
-            use wasm_bindgen::JsCast;
             let cb = wasm_bindgen::closure::Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(
                 move |e: web_sys::KeyboardEvent| {
                     if e.key() == "Escape" && !e.is_composing() {
@@ -163,19 +162,7 @@ fn Page() -> Html {
                     }
                 },
             );
-            let doc = web_sys::window().and_then(|w| w.document());
-            if let Some(doc) = &doc {
-                let _ =
-                    doc.add_event_listener_with_callback("keydown", cb.as_ref().unchecked_ref());
-            }
-            move || {
-                if let Some(doc) = doc {
-                    let _ = doc.remove_event_listener_with_callback(
-                        "keydown",
-                        cb.as_ref().unchecked_ref(),
-                    );
-                }
-            }
+            dom::listen(dom::document_target(), "keydown", cb)
         });
     }
     // a change of options re-runs the text (typing submits directly: see `on_text`)

@@ -12,6 +12,7 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use crate::display::{Display, Solo, Theme};
+use crate::dom;
 use crate::state::{Action, State, ViewAction, LESSON_SECTIONS};
 
 fn root() -> Option<web_sys::Element> {
@@ -150,15 +151,7 @@ pub fn use_display(
                 let m = m.clone();
                 move || system_dark.set(m.as_ref().is_some_and(|m| m.matches()))
             });
-            if let Some(m) = &m {
-                let _ = m.add_event_listener_with_callback("change", cb.as_ref().unchecked_ref());
-            }
-            move || {
-                if let Some(m) = m {
-                    let _ = m
-                        .remove_event_listener_with_callback("change", cb.as_ref().unchecked_ref());
-                }
-            }
+            dom::listen(m.map(Into::into), "change", cb)
         });
     }
     use_effect_with(display.theme, |t| {
@@ -189,20 +182,7 @@ pub fn use_display(
                     }
                 }
             });
-            if let Some(doc) = &doc {
-                let _ = doc.add_event_listener_with_callback(
-                    "fullscreenchange",
-                    cb.as_ref().unchecked_ref(),
-                );
-            }
-            move || {
-                if let Some(doc) = doc {
-                    let _ = doc.remove_event_listener_with_callback(
-                        "fullscreenchange",
-                        cb.as_ref().unchecked_ref(),
-                    );
-                }
-            }
+            dom::listen(doc.map(Into::into), "fullscreenchange", cb)
         });
     }
     // the presenting keys (an embedded view has none: the slide deck owns the keys)
@@ -263,19 +243,7 @@ pub fn use_display(
                         }
                     },
                 );
-                let doc = web_sys::window().and_then(|w| w.document());
-                if let Some(doc) = &doc {
-                    let _ = doc
-                        .add_event_listener_with_callback("keydown", cb.as_ref().unchecked_ref());
-                }
-                move || {
-                    if let Some(doc) = doc {
-                        let _ = doc.remove_event_listener_with_callback(
-                            "keydown",
-                            cb.as_ref().unchecked_ref(),
-                        );
-                    }
-                }
+                dom::listen(dom::document_target(), "keydown", cb)
             },
         );
     }

@@ -2,10 +2,8 @@
 //! name, or CPU with the reason — "faster here than the software GPU: 14 ms vs 180 ms"), and
 //! the language switch.
 
-use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use super::target_as;
 use crate::display::Theme;
 use crate::engine::Preference;
 use crate::i18n::{Key, Lang};
@@ -80,29 +78,11 @@ pub fn Header(props: &Props) -> Html {
     let lang = props.lang;
     let t = |k: Key| k.text(lang);
     let (class, label, title) = badge(&props.backend, lang);
-    let on_backend = {
-        let cb = props.on_preference.clone();
-        Callback::from(move |e: Event| {
-            if let Some(p) =
-                target_as::<HtmlSelectElement>(&e).and_then(|s| Preference::from_code(&s.value()))
-            {
-                cb.emit(p);
-            }
-        })
-    };
+    let on_backend = super::on_select(&props.on_preference, Preference::from_code);
     let option = |p: Preference, label: &str| {
         html! { <option value={p.code()} selected={props.preference == p}>{ label.to_string() }</option> }
     };
-    let on_theme = {
-        let cb = props.on_theme.clone();
-        Callback::from(move |e: Event| {
-            if let Some(t) =
-                target_as::<HtmlSelectElement>(&e).and_then(|s| Theme::from_code(&s.value()))
-            {
-                cb.emit(t);
-            }
-        })
-    };
+    let on_theme = super::on_select(&props.on_theme, Theme::from_code);
     let switch = {
         let on_lang = props.on_lang.clone();
         Callback::from(move |_| on_lang.emit(lang.other()))

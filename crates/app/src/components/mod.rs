@@ -133,6 +133,21 @@ pub fn target_as<T: wasm_bindgen::JsCast>(e: &web_sys::Event) -> Option<T> {
     e.target().and_then(|t| t.dyn_into::<T>().ok())
 }
 
+/// An `onchange` for a `<select>` that reports its value as `parse` reads it (a value it
+/// cannot read reports nothing).
+pub fn on_select<T: 'static>(
+    cb: &yew::Callback<T>,
+    parse: fn(&str) -> Option<T>,
+) -> yew::Callback<web_sys::Event> {
+    let cb = cb.clone();
+    yew::Callback::from(move |e: web_sys::Event| {
+        if let Some(v) = target_as::<web_sys::HtmlSelectElement>(&e).and_then(|s| parse(&s.value()))
+        {
+            cb.emit(v);
+        }
+    })
+}
+
 /// An `onchange` for a checkbox that reports whether it is now checked.
 pub fn on_checked(cb: &yew::Callback<bool>) -> yew::Callback<web_sys::Event> {
     let cb = cb.clone();

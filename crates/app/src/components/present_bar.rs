@@ -1,10 +1,8 @@
 //! The bar above a presented view: which view, the lesson's previous/next section, and the
 //! way back (Esc does the same; F toggles, ←/→ step through the lesson: `use_display`).
 
-use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use super::target_as;
 use crate::display::Solo;
 use crate::i18n::{Key, Lang};
 use crate::state::LESSON_SECTIONS;
@@ -24,16 +22,7 @@ pub struct Props {
 pub fn PresentBar(props: &Props) -> Html {
     let lang = props.lang;
     let t = |k: Key| k.text(lang);
-    let on_change = {
-        let cb = props.on_view.clone();
-        Callback::from(move |e: Event| {
-            if let Some(v) =
-                target_as::<HtmlSelectElement>(&e).and_then(|s| Solo::from_code(&s.value()))
-            {
-                cb.emit(v);
-            }
-        })
-    };
+    let on_change = super::on_select(&props.on_view, Solo::from_code);
     // the lesson as one entry: its section is the one open
     let current = match props.view {
         Solo::Lesson(_) => "lesson".to_string(),
