@@ -1,23 +1,21 @@
 //! `ablate_heads` (shaders/ablate_heads.wgsl): Zeroes one head's output (head ablation). CPU twin: the ablation in `forward`.
 //! Dispatch grid: (rows·Dk/64, 1, 1).
 
-use bytemuck::{Pod, Zeroable};
-
 pub const NAME: &str = "ablate_heads";
 
 /// The storage bindings after the uniform params, in order; `true` = written.
 pub const WRITES: &[bool] = &[true];
 
-/// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct Params {
-    pub row0: u32,
-    pub row1: u32,
-    pub dk: u32,
-    pub positions: u32,
-    pub head: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
-    pub _pad2: u32,
+crate::params! {
+    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
+    pub struct Params {
+        pub row0: u32,
+        pub row1: u32,
+        pub dk: u32,
+        pub positions: u32,
+        pub head: u32,
+        pub _pad0: u32,
+        pub _pad1: u32,
+        pub _pad2: u32,
+    }
 }

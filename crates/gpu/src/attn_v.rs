@@ -1,23 +1,21 @@
 //! `attn_v` (shaders/attn_v.wgsl): Weighted sum of V per head. CPU twin: `cpu::attn_v`.
 //! Dispatch grid: (Dk/16, rows/16, H).
 
-use bytemuck::{Pod, Zeroable};
-
 pub const NAME: &str = "attn_v";
 
 /// The storage bindings after the uniform params, in order; `true` = written.
 pub const WRITES: &[bool] = &[false, false, true];
 
-/// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct Params {
-    pub row0: u32,
-    pub row1: u32,
-    pub keys: u32,
-    pub dk: u32,
-    pub positions: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
-    pub _pad2: u32,
+crate::params! {
+    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
+    pub struct Params {
+        pub row0: u32,
+        pub row1: u32,
+        pub keys: u32,
+        pub dk: u32,
+        pub positions: u32,
+        pub _pad0: u32,
+        pub _pad1: u32,
+        pub _pad2: u32,
+    }
 }

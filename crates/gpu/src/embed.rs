@@ -1,19 +1,17 @@
 //! `embed` (shaders/embed.wgsl): Token + position embedding. CPU twin: `cpu::embed`.
 //! Dispatch grid: (rows·D/64, 1, 1).
 
-use bytemuck::{Pod, Zeroable};
-
 pub const NAME: &str = "embed";
 
 /// The storage bindings after the uniform params, in order; `true` = written.
 pub const WRITES: &[bool] = &[false, false, false, true];
 
-/// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct Params {
-    pub row0: u32,
-    pub row1: u32,
-    pub d: u32,
-    pub _pad: u32,
+crate::params! {
+    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
+    pub struct Params {
+        pub row0: u32,
+        pub row1: u32,
+        pub d: u32,
+        pub _pad: u32,
+    }
 }

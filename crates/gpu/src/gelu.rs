@@ -1,19 +1,17 @@
 //! `gelu` (shaders/gelu.wgsl): GELU in place. CPU twin: `cpu::gelu`.
 //! Dispatch grid: (n/64, 1, 1).
 
-use bytemuck::{Pod, Zeroable};
-
 pub const NAME: &str = "gelu";
 
 /// The storage bindings after the uniform params, in order; `true` = written.
 pub const WRITES: &[bool] = &[true];
 
-/// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct Params {
-    pub start: u32,
-    pub end: u32,
-    pub mode: u32,
-    pub _pad: u32,
+crate::params! {
+    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
+    pub struct Params {
+        pub start: u32,
+        pub end: u32,
+        pub mode: u32,
+        pub _pad: u32,
+    }
 }

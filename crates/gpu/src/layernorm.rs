@@ -1,19 +1,17 @@
 //! `layernorm` (shaders/layernorm.wgsl): LayerNorm, one workgroup per row. CPU twin: `cpu::layernorm`.
 //! Dispatch grid: (rows, 1, 1).
 
-use bytemuck::{Pod, Zeroable};
-
 pub const NAME: &str = "layernorm";
 
 /// The storage bindings after the uniform params, in order; `true` = written.
 pub const WRITES: &[bool] = &[false, false, false, true];
 
-/// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct Params {
-    pub row0: u32,
-    pub d: u32,
-    pub eps: f32,
-    pub _pad: u32,
+crate::params! {
+    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
+    pub struct Params {
+        pub row0: u32,
+        pub d: u32,
+        pub eps: f32,
+        pub _pad: u32,
+    }
 }

@@ -18,6 +18,7 @@ pub mod layernorm;
 pub mod linear;
 pub mod linear_rows;
 pub mod pack_heads;
+pub mod params;
 pub mod qk_scores;
 pub mod residual_add;
 pub mod scale_scores;

@@ -1,23 +1,21 @@
 //! `pack_heads` (shaders/pack_heads.wgsl): Compacts strided per-head matrices for the readback.
 //! Dispatch grid: (T·cols/64, H, 1).
 
-use bytemuck::{Pod, Zeroable};
-
 pub const NAME: &str = "pack_heads";
 
 /// The storage bindings after the uniform params, in order; `true` = written.
 pub const WRITES: &[bool] = &[false, true];
 
-/// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct Params {
-    pub t: u32,
-    pub cols: u32,
-    pub row_stride: u32,
-    pub head_stride: u32,
-    pub dst_offset: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
-    pub _pad2: u32,
+crate::params! {
+    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
+    pub struct Params {
+        pub t: u32,
+        pub cols: u32,
+        pub row_stride: u32,
+        pub head_stride: u32,
+        pub dst_offset: u32,
+        pub _pad0: u32,
+        pub _pad1: u32,
+        pub _pad2: u32,
+    }
 }

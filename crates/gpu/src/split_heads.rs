@@ -1,23 +1,21 @@
 //! `split_heads` (shaders/split_heads.wgsl): Fused QKV projection → per-head Q, K, V. CPU twin: the head split in `forward`.
 //! Dispatch grid: (rows·D/64, 1, 1).
 
-use bytemuck::{Pod, Zeroable};
-
 pub const NAME: &str = "split_heads";
 
 /// The storage bindings after the uniform params, in order; `true` = written.
 pub const WRITES: &[bool] = &[false, true, true, true];
 
-/// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct Params {
-    pub row0: u32,
-    pub row1: u32,
-    pub d: u32,
-    pub dk: u32,
-    pub positions: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
-    pub _pad2: u32,
+crate::params! {
+    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
+    pub struct Params {
+        pub row0: u32,
+        pub row1: u32,
+        pub d: u32,
+        pub dk: u32,
+        pub positions: u32,
+        pub _pad0: u32,
+        pub _pad1: u32,
+        pub _pad2: u32,
+    }
 }
