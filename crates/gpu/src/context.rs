@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use wgpu::util::DeviceExt;
 
 use crate::error::GpuError;
-use crate::shaders;
 
 /// Size of one uniform params slot; every kernel's params fit, and it meets WebGPU's
 /// 256-byte dynamic-offset alignment.
@@ -32,25 +31,6 @@ pub struct Gpu {
     errors: Arc<Mutex<Option<String>>>,
     lost: Arc<Mutex<Option<String>>>,
 }
-
-/// (name, bindings) of every kernel.
-const KERNELS: &[(&str, &[bool])] = &[
-    (crate::embed::NAME, crate::embed::WRITES),
-    (crate::linear::NAME, crate::linear::WRITES),
-    (crate::linear_rows::NAME, crate::linear_rows::WRITES),
-    (crate::split_heads::NAME, crate::split_heads::WRITES),
-    (crate::qk_scores::NAME, crate::qk_scores::WRITES),
-    (crate::scale_scores::NAME, crate::scale_scores::WRITES),
-    (crate::causal_mask::NAME, crate::causal_mask::WRITES),
-    (crate::softmax_rows::NAME, crate::softmax_rows::WRITES),
-    (crate::attn_v::NAME, crate::attn_v::WRITES),
-    (crate::ablate_heads::NAME, crate::ablate_heads::WRITES),
-    (crate::concat_heads::NAME, crate::concat_heads::WRITES),
-    (crate::residual_add::NAME, crate::residual_add::WRITES),
-    (crate::layernorm::NAME, crate::layernorm::WRITES),
-    (crate::gelu::NAME, crate::gelu::WRITES),
-    (crate::pack_heads::NAME, crate::pack_heads::WRITES),
-];
 
 impl Gpu {
     /// Finds an adapter (WebGPU in the browser, Vulkan/Metal/DX12 natively), creates the
@@ -110,9 +90,9 @@ impl Gpu {
             lost,
         };
         let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        for &(name, writes) in KERNELS {
-            let k = gpu.build_kernel(name, writes);
-            gpu.kernels.insert(name, k);
+        for k in crate::kernels::ALL {
+            let built = gpu.build_kernel(k.name, k.writes);
+            gpu.kernels.insert(k.name, built);
         }
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Wgpu(format!("compiling the kernels: {e}")));
@@ -125,7 +105,7 @@ impl Gpu {
             .device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(name),
-                source: wgpu::ShaderSource::Wgsl(shaders::source(name).into()),
+                source: wgpu::ShaderSource::Wgsl(crate::kernels::source(name).into()),
             });
         let mut entries = vec![wgpu::BindGroupLayoutEntry {
             binding: 0,

@@ -14,6 +14,7 @@ pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod gelu;
+pub mod kernels;
 pub mod layernorm;
 pub mod linear;
 pub mod linear_rows;
@@ -22,7 +23,6 @@ pub mod params;
 pub mod qk_scores;
 pub mod residual_add;
 pub mod scale_scores;
-pub mod shaders;
 pub mod softmax_rows;
 pub mod split_heads;
 

@@ -1,6 +1,7 @@
 //! Each kernel's uniform `Params`: the Rust struct and, beside it, its layout as the WGSL
 //! struct of the same name must have it (field names, byte offsets, scalar types, size).
-//! `tests/shaders.rs` checks every one against its shader with naga's reflection.
+//! `kernels::ALL` carries each layout; `tests/shaders.rs` checks every one against its shader
+//! with naga's reflection.
 
 /// Declares a kernel's `Params` (`#[repr(C)]`, `Pod`) with `Params::FIELDS`: each field's
 /// name, byte offset and type, as written.
@@ -21,39 +22,3 @@ macro_rules! params {
         }
     };
 }
-
-/// One kernel's uniform: its name (= its WGSL file and entry point), fields and size.
-pub struct Layout {
-    pub kernel: &'static str,
-    pub fields: &'static [(&'static str, usize, &'static str)],
-    pub size: usize,
-}
-
-macro_rules! layouts {
-    ($($m:ident),* $(,)?) => {
-        /// Every kernel's `Params`, one entry per WGSL file.
-        pub const ALL: &[Layout] = &[$(Layout {
-            kernel: crate::$m::NAME,
-            fields: crate::$m::Params::FIELDS,
-            size: core::mem::size_of::<crate::$m::Params>(),
-        }),*];
-    };
-}
-
-layouts!(
-    embed,
-    linear,
-    linear_rows,
-    split_heads,
-    qk_scores,
-    scale_scores,
-    causal_mask,
-    softmax_rows,
-    attn_v,
-    ablate_heads,
-    concat_heads,
-    residual_add,
-    layernorm,
-    gelu,
-    pack_heads,
-);

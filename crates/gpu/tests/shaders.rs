@@ -1,4 +1,5 @@
-//! Every WGSL file parses and validates with naga, and is registered — no GPU needed.
+//! Every WGSL file parses and validates with naga and is a kernel of the table, with the
+//! table's bindings and `Params` layout — no GPU needed.
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
@@ -10,7 +11,8 @@ fn every_wgsl_file_parses_and_validates() {
         .map(|e| e.unwrap().path())
         .collect();
     files.sort();
-    assert!(files.len() >= 14, "{files:?}");
+    // every kernel has its file, and every file is a kernel
+    assert_eq!(files.len(), attnlab_gpu::kernels::ALL.len(), "{files:?}");
     for path in files {
         let name = path.file_stem().unwrap().to_str().unwrap().to_string();
         let src = std::fs::read_to_string(&path).unwrap();
@@ -23,11 +25,33 @@ fn every_wgsl_file_parses_and_validates() {
             module.entry_points.iter().any(|ep| ep.name == name),
             "{name}.wgsl has no entry point `{name}`"
         );
-        assert_eq!(
-            attnlab_gpu::shaders::source(&name),
-            src,
-            "{name} is not the registered source"
+        let k = attnlab_gpu::kernels::get(&name);
+        assert_eq!(k.source, src, "{name} is not the registered source");
+        // the bindings: the uniform at 0, then one storage buffer per `writes` entry, read-only
+        // exactly where it is not written
+        let mut bound: Vec<(u32, Option<bool>)> = module
+            .global_variables
+            .iter()
+            .filter_map(|(_, g)| {
+                let b = g.binding.as_ref()?;
+                let written = match g.space {
+                    naga::AddressSpace::Storage { access } => {
+                        Some(access.contains(naga::StorageAccess::STORE))
+                    }
+                    _ => None,
+                };
+                Some((b.binding, written))
+            })
+            .collect();
+        bound.sort();
+        let mut want = vec![(0, None)];
+        want.extend(
+            k.writes
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| (i as u32 + 1, Some(w))),
         );
+        assert_eq!(bound, want, "{name}: bindings (number, written)");
     }
 }
 
@@ -47,15 +71,8 @@ fn wgsl_type(module: &naga::Module, ty: naga::Handle<naga::Type>) -> String {
 
 #[test]
 fn every_rust_params_has_its_wgsl_struct_layout() {
-    use attnlab_gpu::params::ALL;
-    // one layout per kernel, none missing, none extra
-    let mut kernels: Vec<&str> = ALL.iter().map(|l| l.kernel).collect();
-    let mut shaders: Vec<&str> = attnlab_gpu::shaders::ALL.iter().map(|(n, _)| *n).collect();
-    kernels.sort();
-    shaders.sort();
-    assert_eq!(kernels, shaders);
-    for l in ALL {
-        let src = attnlab_gpu::shaders::source(l.kernel);
+    for l in attnlab_gpu::kernels::ALL {
+        let src = l.source;
         let module = naga::front::wgsl::parse_str(src).unwrap();
         let (members, span) = module
             .types
@@ -66,7 +83,7 @@ fn every_rust_params_has_its_wgsl_struct_layout() {
                 }
                 _ => None,
             })
-            .unwrap_or_else(|| panic!("{}.wgsl has no struct Params", l.kernel));
+            .unwrap_or_else(|| panic!("{}.wgsl has no struct Params", l.name));
         let wgsl: Vec<(String, usize, String)> = members
             .iter()
             .map(|m| {
@@ -85,14 +102,14 @@ fn every_rust_params_has_its_wgsl_struct_layout() {
         assert_eq!(
             rust, wgsl,
             "{}: Rust Params vs WGSL Params (name, offset, type)",
-            l.kernel
+            l.name
         );
-        assert_eq!(l.size, span as usize, "{}: size of Params", l.kernel);
+        assert_eq!(l.params_size, span as usize, "{}: size of Params", l.name);
         assert_eq!(
-            l.size % 16,
+            l.params_size % 16,
             0,
             "{}: a uniform's size is a multiple of 16",
-            l.kernel
+            l.name
         );
     }
 }

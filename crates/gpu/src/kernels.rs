@@ -1,0 +1,58 @@
+//! The one table of kernels: for each, its name (= its file in shaders/ and its entry point),
+//! its WGSL source, its storage bindings after the uniform (`true` = written) and its uniform
+//! `Params` layout. The device compiles every entry (`context`); `tests/shaders.rs` checks
+//! each entry against its WGSL with naga (entry point, bindings' count, `Params` layout).
+
+/// One kernel.
+pub struct Kernel {
+    pub name: &'static str,
+    pub source: &'static str,
+    pub writes: &'static [bool],
+    /// `Params`' fields: name, byte offset, type.
+    pub fields: &'static [(&'static str, usize, &'static str)],
+    /// `size_of::<Params>()`.
+    pub params_size: usize,
+}
+
+macro_rules! table {
+    ($($m:ident),* $(,)?) => {
+        /// Every kernel, in the order of a block.
+        pub const ALL: &[Kernel] = &[$(Kernel {
+            name: crate::$m::NAME,
+            source: include_str!(concat!("../../../shaders/", stringify!($m), ".wgsl")),
+            writes: crate::$m::WRITES,
+            fields: crate::$m::Params::FIELDS,
+            params_size: core::mem::size_of::<crate::$m::Params>(),
+        }),*];
+    };
+}
+
+table!(
+    embed,
+    linear,
+    linear_rows,
+    split_heads,
+    qk_scores,
+    scale_scores,
+    causal_mask,
+    softmax_rows,
+    attn_v,
+    ablate_heads,
+    concat_heads,
+    residual_add,
+    layernorm,
+    gelu,
+    pack_heads,
+);
+
+/// The kernel named `name`.
+pub fn get(name: &str) -> &'static Kernel {
+    ALL.iter()
+        .find(|k| k.name == name)
+        .unwrap_or_else(|| panic!("no kernel named {name}"))
+}
+
+/// The WGSL source of kernel `name`.
+pub fn source(name: &str) -> &'static str {
+    get(name).source
+}
