@@ -1,6 +1,9 @@
 //! `ablate_heads` (shaders/ablate_heads.wgsl): Zeroes one head's output (head ablation). CPU twin: the ablation in `forward`.
 //! Dispatch grid: (rows·Dk/64, 1, 1).
 
+/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+pub const WG: [u32; 3] = [64, 1, 1];
+
 pub const NAME: &str = "ablate_heads";
 
 /// The storage bindings after the uniform params, in order; `true` = written.

@@ -1,6 +1,9 @@
 //! `attn_v` (shaders/attn_v.wgsl): Weighted sum of V per head. CPU twin: `cpu::attn_v`.
 //! Dispatch grid: (Dk/16, rows/16, H).
 
+/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+pub const WG: [u32; 3] = [16, 16, 1];
+
 pub const NAME: &str = "attn_v";
 
 /// The storage bindings after the uniform params, in order; `true` = written.

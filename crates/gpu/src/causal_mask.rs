@@ -1,6 +1,9 @@
 //! `causal_mask` (shaders/causal_mask.wgsl): Causal mask. CPU twin: `cpu::causal_mask`.
 //! Dispatch grid: (cols/16, rows/16, H).
 
+/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+pub const WG: [u32; 3] = [16, 16, 1];
+
 pub const NAME: &str = "causal_mask";
 
 /// The storage bindings after the uniform params, in order; `true` = written.

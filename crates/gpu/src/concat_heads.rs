@@ -1,6 +1,9 @@
 //! `concat_heads` (shaders/concat_heads.wgsl): Heads side by side. CPU twin: the concatenation in `forward`.
 //! Dispatch grid: (rows·D/64, 1, 1).
 
+/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+pub const WG: [u32; 3] = [64, 1, 1];
+
 pub const NAME: &str = "concat_heads";
 
 /// The storage bindings after the uniform params, in order; `true` = written.

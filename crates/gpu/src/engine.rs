@@ -147,8 +147,9 @@ fn bytes(v: &[f32]) -> &[u8] {
     bytemuck::cast_slice(v)
 }
 
-fn div(a: usize, b: usize) -> u32 {
-    a.div_ceil(b) as u32
+/// Workgroups to cover `a` items with `b` per group (`b`: a kernel's `WG` dimension).
+fn div(a: usize, b: u32) -> u32 {
+    a.div_ceil(b as usize) as u32
 }
 
 /// The kernel and grid for a linear layer over `rows` rows and `cols` outputs: the per-row
@@ -157,12 +158,27 @@ fn linear_kernel(rows: usize, cols: usize) -> (&'static str, [u32; 3]) {
     if rows <= linear_rows::MAX_ROWS {
         (
             linear_rows::NAME,
-            [div(cols, 64), div(rows, linear_rows::MAX_ROWS), 1],
+            [
+                div(cols, linear_rows::WG[0]),
+                div(rows, linear_rows::MAX_ROWS as u32),
+                1,
+            ],
         )
     } else {
-        (linear::NAME, [div(cols, 16), div(rows, 16), 1])
+        (
+            linear::NAME,
+            [div(cols, linear::WG[0]), div(rows, linear::WG[1]), 1],
+        )
     }
 }
+
+// the scores' three kernels share one grid
+const _: () = assert!(
+    qk_scores::WG[0] == scale_scores::WG[0]
+        && qk_scores::WG[1] == scale_scores::WG[1]
+        && qk_scores::WG[0] == causal_mask::WG[0]
+        && qk_scores::WG[1] == causal_mask::WG[1]
+);
 
 /// One recorded dispatch.
 struct Dispatch<'a> {
@@ -652,7 +668,7 @@ impl GpuEngine {
                 d: d32,
                 _pad: 0,
             },
-            [div(n * d, 64), 1, 1],
+            [div(n * d, embed::WG[0]), 1, 1],
         );
         for (li, b) in self.layer_binds.iter().enumerate() {
             if let Some(bg) = &b.ln_pre {
@@ -672,12 +688,17 @@ impl GpuEngine {
                     positions: p32,
                     ..Default::default()
                 },
-                [div(n * d, 64), 1, 1],
+                [div(n * d, split_heads::WG[0]), 1, 1],
             );
             // two regions: new queries × all keys, and old queries × new keys
             let regions = [(s, t, 0, t), (0, s, s, t)];
             for (r0, r1, c0, c1) in regions {
-                let groups = [div(c1 - c0, 16), div(r1 - r0, 16), h as u32];
+                // one grid for the three (their workgroups are the same: checked below)
+                let groups = [
+                    div(c1 - c0, qk_scores::WG[0]),
+                    div(r1 - r0, qk_scores::WG[1]),
+                    h as u32,
+                ];
                 let (r0, r1, c0, c1) = (r0 as u32, r1 as u32, c0 as u32, c1 as u32);
                 plan.push(
                     qk_scores::NAME,
@@ -747,7 +768,7 @@ impl GpuEngine {
                     positions: p32,
                     ..Default::default()
                 },
-                [div(dk, 16), div(n, 16), h as u32],
+                [div(dk, attn_v::WG[0]), div(n, attn_v::WG[1]), h as u32],
             );
             for &(_, head) in opts.ablate.iter().filter(|(l, _)| *l == li) {
                 plan.push(
@@ -761,7 +782,7 @@ impl GpuEngine {
                         head: head as u32,
                         ..Default::default()
                     },
-                    [div(n * dk, 64), 1, 1],
+                    [div(n * dk, ablate_heads::WG[0]), 1, 1],
                 );
             }
             plan.push(
@@ -775,7 +796,7 @@ impl GpuEngine {
                     positions: p32,
                     ..Default::default()
                 },
-                [div(n * d, 64), 1, 1],
+                [div(n * d, concat_heads::WG[0]), 1, 1],
             );
             let (k, g) = linear_kernel(n, d);
             plan.push(k, &b.proj, lin(d, d), g);
@@ -787,7 +808,7 @@ impl GpuEngine {
                     end: (t * d) as u32,
                     ..Default::default()
                 },
-                [div(n * d, 64), 1, 1],
+                [div(n * d, residual_add::WG[0]), 1, 1],
             );
             plan.push(layernorm::NAME, &b.ln_mid, lnp(s), [n as u32, 1, 1]);
             let (k, g) = linear_kernel(n, f);
@@ -805,7 +826,7 @@ impl GpuEngine {
                     mode,
                     _pad: 0,
                 },
-                [div(n * f, 64), 1, 1],
+                [div(n * f, gelu::WG[0]), 1, 1],
             );
             let (k, g) = linear_kernel(n, d);
             plan.push(k, &b.fc_proj, lin(f, d), g);
@@ -817,7 +838,7 @@ impl GpuEngine {
                     end: (t * d) as u32,
                     ..Default::default()
                 },
-                [div(n * d, 64), 1, 1],
+                [div(n * d, residual_add::WG[0]), 1, 1],
             );
             if let Some(bg) = &b.ln_post {
                 plan.push(layernorm::NAME, bg, lnp(s), [n as u32, 1, 1]);
@@ -873,7 +894,7 @@ impl GpuEngine {
                         dst_offset: packed_at as u32,
                         ..Default::default()
                     },
-                    [div(t * cols, 64), h as u32, 1],
+                    [div(t * cols, pack_heads::WG[0]), h as u32, 1],
                 );
                 pack_offsets.push(packed_at);
                 packed_at += h * t * cols;

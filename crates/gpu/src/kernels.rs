@@ -1,6 +1,6 @@
 //! The one table of kernels: for each, its name (= its file in shaders/ and its entry point),
-//! its WGSL source, its storage bindings after the uniform (`true` = written) and its uniform
-//! `Params` layout. The device compiles every entry (`context`); `tests/shaders.rs` checks
+//! its WGSL source, its storage bindings after the uniform (`true` = written), its uniform
+//! `Params` layout and its workgroup size. The device compiles every entry (`context`); `tests/shaders.rs` checks
 //! each entry against its WGSL with naga (entry point, bindings' count, `Params` layout).
 
 /// One kernel.
@@ -12,6 +12,8 @@ pub struct Kernel {
     pub fields: &'static [(&'static str, usize, &'static str)],
     /// `size_of::<Params>()`.
     pub params_size: usize,
+    /// The WGSL's `@workgroup_size`.
+    pub workgroup: [u32; 3],
 }
 
 macro_rules! table {
@@ -23,6 +25,7 @@ macro_rules! table {
             writes: crate::$m::WRITES,
             fields: crate::$m::Params::FIELDS,
             params_size: core::mem::size_of::<crate::$m::Params>(),
+            workgroup: crate::$m::WG,
         }),*];
     };
 }

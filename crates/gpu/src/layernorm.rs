@@ -1,6 +1,9 @@
 //! `layernorm` (shaders/layernorm.wgsl): LayerNorm, one workgroup per row. CPU twin: `cpu::layernorm`.
 //! Dispatch grid: (rows, 1, 1).
 
+/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+pub const WG: [u32; 3] = [256, 1, 1];
+
 pub const NAME: &str = "layernorm";
 
 /// The storage bindings after the uniform params, in order; `true` = written.

@@ -1,6 +1,9 @@
 //! `linear` (shaders/linear.wgsl): `out = x·W + b`, tiled. CPU twin: `cpu::linear` (and `cpu::matmul_into` for the lm head).
 //! Dispatch grid: (N/16, rows/16, 1).
 
+/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+pub const WG: [u32; 3] = [16, 16, 1];
+
 pub const NAME: &str = "linear";
 
 /// The storage bindings after the uniform params, in order; `true` = written.

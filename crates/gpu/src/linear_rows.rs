@@ -6,5 +6,8 @@ pub const NAME: &str = "linear_rows";
 
 pub use crate::linear::{Params, WRITES};
 
+/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+pub const WG: [u32; 3] = [64, 1, 1];
+
 /// Row counts up to this use `linear_rows`; more use the tiled `linear`.
 pub const MAX_ROWS: usize = 8;

@@ -1,6 +1,9 @@
 //! `pack_heads` (shaders/pack_heads.wgsl): Compacts strided per-head matrices for the readback.
 //! Dispatch grid: (T·cols/64, H, 1).
 
+/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+pub const WG: [u32; 3] = [64, 1, 1];
+
 pub const NAME: &str = "pack_heads";
 
 /// The storage bindings after the uniform params, in order; `true` = written.

@@ -1,6 +1,9 @@
 //! `softmax_rows` (shaders/softmax_rows.wgsl): Numerically stable softmax with temperature, one workgroup per row. CPU twin: `cpu::softmax_rows`.
 //! Dispatch grid: (rows, H, 1).
 
+/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+pub const WG: [u32; 3] = [256, 1, 1];
+
 pub const NAME: &str = "softmax_rows";
 
 /// The storage bindings after the uniform params, in order; `true` = written.

@@ -21,12 +21,17 @@ fn every_wgsl_file_parses_and_validates() {
         Validator::new(ValidationFlags::all(), Capabilities::empty())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{name}.wgsl: {}", e.emit_to_string(&src)));
-        assert!(
-            module.entry_points.iter().any(|ep| ep.name == name),
-            "{name}.wgsl has no entry point `{name}`"
-        );
+        let ep = module
+            .entry_points
+            .iter()
+            .find(|ep| ep.name == name)
+            .unwrap_or_else(|| panic!("{name}.wgsl has no entry point `{name}`"));
         let k = attnlab_gpu::kernels::get(&name);
         assert_eq!(k.source, src, "{name} is not the registered source");
+        assert_eq!(
+            ep.workgroup_size, k.workgroup,
+            "{name}: the workgroup size the grid divides by"
+        );
         // the bindings: the uniform at 0, then one storage buffer per `writes` entry, read-only
         // exactly where it is not written
         let mut bound: Vec<(u32, Option<bool>)> = module
