@@ -4,7 +4,8 @@
 //
 // The page's state of the offline copy is on <html data-offline>: "ready" once every file is
 // kept (later visits work with the network off), "unavailable" where the browser has no
-// service workers or refused one; an installed update shows a notice with a reload button.
+// service workers or refused one, "update" while a new build waits; the waiting update shows
+// a notice whose Reload button lets it take over.
 
 const say = (ko, en) => ((document.documentElement.lang || navigator.language || '').startsWith('ko') ? ko : en);
 
@@ -35,32 +36,43 @@ async function offlineCopy() {
     return;
   }
   const sw = navigator.serviceWorker;
-  let controlled = !!sw.controller;
-  sw.addEventListener('controllerchange', () => {
-    if (controlled) {
-      // a new build took over: this page still runs the old one until reloaded
-      root.dataset.offline = 'updated';
-      notice('update-notice', say('새 버전을 설치했습니다. 다시 불러오면 새 버전을 씁니다.', 'A new version of attnlab was installed; reload to use it.'), {
-        label: say('다시 불러오기', 'Reload'),
-        run: () => location.reload(),
-      });
-    }
-    controlled = true;
-  });
+  const controlled = !!sw.controller;
+  // an update waits until the user reloads: a tab running this build never gets the next one's files
+  const offer = (waiting) => {
+    root.dataset.offline = 'update';
+    notice('update-notice', say('새 버전을 설치했습니다. 다시 불러오면 새 버전을 씁니다.', 'A new version of attnlab was installed; reload to use it.'), {
+      label: say('다시 불러오기', 'Reload'),
+      run: () => {
+        sw.addEventListener('controllerchange', () => location.reload(), { once: true });
+        waiting.postMessage({ type: 'skip-waiting' });
+      },
+    });
+  };
   sw.addEventListener('message', (e) => {
     if (e.data?.type !== 'offline') return;
     root.dataset.offline = e.data.error ? 'partial' : 'ready';
     root.dataset.offlineBytes = String(e.data.bytes);
     root.dataset.offlineBuild = e.data.build;
   });
+  let reg;
   try {
-    await sw.register('./sw.js');
+    reg = await sw.register('./sw.js');
   } catch (e) {
     root.dataset.offline = 'unavailable';
     console.warn('attnlab: no offline copy (the service worker was refused):', e);
     return;
   }
-  if (!controlled) {
+  const watch = (w) => {
+    if (!w) return;
+    const ready = () => w.state === 'installed' && controlled && offer(w);
+    if (w.state === 'installed') ready();
+    else w.addEventListener('statechange', ready);
+  };
+  watch(reg.waiting ?? reg.installing);
+  reg.addEventListener('updatefound', () => watch(reg.installing));
+  // a first visit: let the worker take the page before the app loads (a reload that bypassed
+  // an active worker, Shift+Reload, has nothing to wait for)
+  if (!controlled && !(reg.active && !reg.installing && !reg.waiting)) {
     await Promise.race([
       new Promise((r) => sw.addEventListener('controllerchange', r, { once: true })),
       new Promise((r) => setTimeout(r, 4000)),

@@ -6,17 +6,21 @@
 // it loads the rest, so what it loads passes through here and is kept as it arrives); once
 // the first result is painted the page asks for the rest ("complete"). A new build: its
 // worker installs beside the old one, copies every file whose hash did not change from the
-// old cache and downloads the others, then takes over and deletes the old cache; the page
-// is told, and says an update was installed. Dropped models are never kept here (the page
-// keeps them apart, in the cache named KEPT, only when the user asks).
+// old cache and downloads the others, then waits: the page says an update is ready, and its
+// Reload button lets the new worker take over ("skip-waiting"), which deletes the old cache —
+// so a tab still running the old build never gets the new build's files. Every file is kept
+// only if its SHA-256 is the build's (a stale copy from an HTTP cache or CDN is refused).
+// Dropped models are never kept here (the page keeps them apart, in the cache named
+// attnlab-kept-model, only when the user asks).
 const BUILD = '%BUILD%';
 const FILES = /*FILES*/{};
-const PREFIX = 'attnlab-build-';
+const ROOT = new URL('./', self.location).pathname;
+// per site folder: two copies of attnlab on one origin keep their own caches
+const PREFIX = `attnlab-build-${ROOT}-`;
 const CACHE = PREFIX + BUILD;
 const MANIFEST = '__manifest.json';
 // what the page loads before this worker runs
 const SHELL = ['index.html', 'boot.js', 'style.css'];
-const ROOT = new URL('./', self.location).pathname;
 
 if (BUILD === '%' + 'BUILD%') throw new Error('sw.js is a template: web/sw-manifest.mjs writes the real one');
 
@@ -32,16 +36,30 @@ async function earlier() {
   return out;
 }
 
-/** Puts `path` in `cache`: from an earlier cache when its hash is the same, else the network. */
+const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
+
+/** Puts `resp` (the body of `path`) in `cache` if its hash is this build's; false if not. */
+async function putChecked(cache, path, resp) {
+  const body = await resp.arrayBuffer();
+  if (hex(await crypto.subtle.digest('SHA-256', body)) !== FILES[path]) return false;
+  // a fresh response: a redirected one may not answer a navigation
+  const headers = new Headers(resp.headers);
+  headers.delete('content-encoding'); // the body is decoded: its length is what is kept
+  headers.set('content-length', String(body.byteLength));
+  await cache.put(path, new Response(body, { status: 200, headers }));
+  return true;
+}
+
+/** Keeps `path`: from an earlier cache when its hash is the same, else from the network. */
 async function keep(cache, path, old) {
   for (const o of old) {
     if (o.files[path] !== FILES[path]) continue;
     const hit = await o.cache.match(path);
     if (hit) return cache.put(path, hit);
   }
-  const resp = await fetch(path, { cache: 'no-cache' });
+  const resp = await fetch(path === 'index.html' ? './' : path, { cache: 'no-cache' });
   if (!resp.ok) throw new Error(`${path}: HTTP ${resp.status}`);
-  return cache.put(path, resp);
+  if (!(await putChecked(cache, path, resp))) throw new Error(`${path}: not this build's file`);
 }
 
 self.addEventListener('install', (event) => {
@@ -50,11 +68,11 @@ self.addEventListener('install', (event) => {
       const cache = await caches.open(CACHE);
       const old = await earlier();
       // an update keeps every file now (the page on screen is the old build's); a first
-      // visit only the shell
+      // visit only the shell, and takes the page at once
       const paths = old.length ? Object.keys(FILES) : SHELL.filter((p) => p in FILES);
       await Promise.all(paths.map((p) => keep(cache, p, old)));
       await cache.put(MANIFEST, new Response(JSON.stringify(FILES), { headers: { 'content-type': 'application/json' } }));
-      await self.skipWaiting();
+      if (!old.length) await self.skipWaiting();
     })(),
   );
 });
@@ -89,14 +107,20 @@ self.addEventListener('fetch', (event) => {
       const hit = await cache.match(path);
       if (hit) return hit;
       const resp = await fetch(event.request);
-      if (resp.status === 200) event.waitUntil(cache.put(path, resp.clone()));
+      // kept only when it is this build's file (checked off the page's path)
+      if (resp.status === 200) event.waitUntil(putChecked(cache, path, resp.clone()).catch(() => false));
       return resp;
     })(),
   );
 });
 
-// "complete": keep whatever the page did not load itself, then say how much is kept
 self.addEventListener('message', (event) => {
+  // the page's Reload: an installed update takes over now
+  if (event.data?.type === 'skip-waiting') {
+    event.waitUntil(self.skipWaiting());
+    return;
+  }
+  // "complete": keep whatever the page did not load itself, then say how much is kept
   if (event.data?.type !== 'complete') return;
   event.waitUntil(
     (async () => {

@@ -239,7 +239,8 @@ describe('in the classroom (CPU path)', () => {
     // F in the text box is a letter; on the page it presents — the open lesson, stepped by ←/→
     await page.locator('#text').press('f');
     assert.equal(await page.evaluate(() => document.documentElement.dataset.present ?? null), null);
-    await page.locator('#text').fill(LESSON);
+    const typed = `${LESSON} 그리고`;
+    await page.locator('#text').fill(typed);
     await settled(page);
     await page.locator('#lesson-toggle').click();
     await page.locator('.lesson-dots .dot >> nth=3').click();
@@ -263,6 +264,8 @@ describe('in the classroom (CPU path)', () => {
     assert.equal(await page.locator('#present-next').isDisabled(), true, 'the last section');
     await page.keyboard.press('f');
     await page.waitForFunction(() => !document.documentElement.dataset.present);
+    // the text box comes back with the text typed before, not the page's first one
+    assert.equal(await page.locator('#text').inputValue(), typed);
     // 200 % zoom of a 1280 × 800 window: the CSS viewport is 640 × 400
     await page.setViewportSize({ width: 640, height: 400 });
     try {
@@ -330,7 +333,7 @@ describe('in the classroom (CPU path)', () => {
     const buildA = await page.evaluate(() => document.documentElement.dataset.offlineBuild);
     // the header says so
     await page.locator('#offline-badge').waitFor();
-    assert.deepEqual(await page.evaluate(() => caches.keys()), [`attnlab-build-${buildA}`]);
+    assert.deepEqual(await page.evaluate(() => caches.keys()), [`attnlab-build-/-${buildA}`]);
     // offline, and the server would answer nothing anyway (an empty folder)
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-empty-'));
     await context.setOffline(true);
@@ -363,7 +366,8 @@ describe('in the classroom (CPU path)', () => {
       await page.reload();
       await page.locator('#update-notice').waitFor({ timeout: 60_000 });
       assert.match(await page.locator('#update-notice').textContent(), /새 버전|new version/);
-      await page.waitForFunction((k) => caches.keys().then((ks) => ks.join() === k), `attnlab-build-${buildB}`);
+      // installed beside the old copy, which the page still runs on until it reloads
+      assert.deepEqual((await page.evaluate(() => caches.keys())).sort(), [`attnlab-build-/-${buildA}`, `attnlab-build-/-${buildB}`].sort());
       // only what changed came over the network: no model, no wasm
       const fetched = srv.requests.slice(from);
       assert.ok(fetched.includes('/style.css'), fetched.join(' '));
@@ -374,6 +378,7 @@ describe('in the classroom (CPU path)', () => {
       // the notice's button reloads into the new build, which works offline too
       await Promise.all([page.waitForEvent('load'), page.locator('#update-notice button').click()]);
       await page.waitForFunction(() => window.__attnlab?.painted, null, { timeout: 120_000 });
+      assert.deepEqual(await page.evaluate(() => caches.keys()), [`attnlab-build-/-${buildB}`], 'the old copy is gone');
       await context.setOffline(true);
       try {
         await page.reload();

@@ -262,10 +262,13 @@ fn Page() -> Html {
             })
         }
     });
-    let initial_b = use_memo(state.view.compare.is_some(), {
-        let b = state.view.compare.clone();
-        move |_| AttrValue::from(b.unwrap_or_default())
-    });
+    let initial_b = use_memo(
+        (state.view.compare.is_some(), state.display.solo().is_none()),
+        {
+            let b = state.view.compare.clone();
+            move |_| AttrValue::from(b.unwrap_or_default())
+        },
+    );
     // a next-token clicked: appended to the text, as if typed
     let on_append = use_memo(state.view.text.clone(), {
         let (engine, on_preset) = (engine.clone(), on_preset.clone());
@@ -348,7 +351,12 @@ fn Page() -> Html {
         }
     });
     // the text box's first value, and the texts the page puts in it (lesson presets)
-    let initial = use_memo((), {
+    // (remade whenever the box comes back, after a view was shown alone: with the text now)
+    let d = &state.display;
+    let input = d
+        .solo()
+        .is_none_or(|s| s.wants_input() && (d.present.is_some() || d.input));
+    let initial = use_memo(input, {
         let text = state.view.text.clone();
         move |_| AttrValue::from(text)
     });
@@ -563,12 +571,11 @@ fn Page() -> Html {
         _ => html! {},
     };
 
-    // the text box: on the whole page, and beside one view unless it is the lesson (which has
-    // its own inputs) or an embed without it (`input=0`)
-    let input = solo.is_none_or(|s| s.wants_input() && (d.present.is_some() || d.input));
+    // the text box (`input`, above): on the whole page, and beside one view unless it is the
+    // lesson (which has its own inputs) or an embed without it (`input=0`)
     let top = match (d.present, d.embed) {
         (Some(view), _) => html! {
-            <PresentBar {lang} {view} on_view={cb.present.clone()} on_section={cb.lesson.clone()}
+            <PresentBar {lang} {view} lesson={v.lesson} on_view={cb.present.clone()} on_section={cb.lesson.clone()}
                 on_exit={cb.present_exit.clone()} />
         },
         // embedded: the view alone, with the way to the whole page

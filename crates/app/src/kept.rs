@@ -41,10 +41,13 @@ async fn wait(p: Promise) -> Result<wasm_bindgen::JsValue, String> {
 }
 
 fn storage() -> Result<web_sys::CacheStorage, String> {
-    web_sys::window()
-        .ok_or("no window")?
-        .caches()
-        .map_err(|_| "this browser keeps no files for pages (no Cache API)".to_string())
+    let window = web_sys::window().ok_or("no window")?;
+    // only secure pages (https://, localhost) have one; elsewhere `caches` is undefined
+    let none = || "this page keeps no files: the Cache API needs https:// or localhost".to_string();
+    if crate::dom::get(&window, "caches").is_undefined() {
+        return Err(none());
+    }
+    window.caches().map_err(|_| none())
 }
 
 /// Whether a model is kept (without making the cache, as opening it would).

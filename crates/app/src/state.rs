@@ -685,14 +685,16 @@ impl Reducible for State {
             }
             Action::View(a) => {
                 s.reduce_view(a);
-                // a presented or embedded lesson shows the section open now
-                let follow = |d: &mut Option<crate::display::Solo>| {
-                    if let Some(crate::display::Solo::Lesson(_)) = d {
-                        *d = s.view.lesson.map(crate::display::Solo::Lesson);
-                    }
-                };
-                follow(&mut s.display.present);
-                follow(&mut s.display.embed);
+                // a presented or embedded lesson shows the section open now; closing the lesson
+                // stops presenting it, but an embedded lesson stays (the frame shows nothing else)
+                use crate::display::Solo;
+                if let Some(Solo::Lesson(_)) = s.display.present {
+                    s.display.present = s.view.lesson.map(Solo::Lesson);
+                }
+                if let Some(Solo::Lesson(i)) = s.display.embed {
+                    let i = *s.view.lesson.get_or_insert(i);
+                    s.display.embed = Some(Solo::Lesson(i));
+                }
             }
             Action::Intervene(a) => s.interventions.reduce(a),
             Action::Model(a) => s.reduce_model(a),

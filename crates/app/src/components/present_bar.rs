@@ -13,6 +13,8 @@ pub struct Props {
     /// The presented view.
     pub view: Solo,
     pub on_view: Callback<Solo>,
+    /// The lesson section open (or last open), which "Lesson" presents.
+    pub lesson: Option<usize>,
     /// Go to this lesson section.
     pub on_section: Callback<Option<usize>>,
     pub on_exit: Callback<()>,
@@ -30,7 +32,7 @@ pub fn PresentBar(props: &Props) -> Html {
     };
     let lesson_at = match props.view {
         Solo::Lesson(i) => i,
-        _ => 0,
+        _ => props.lesson.unwrap_or(0),
     };
     let nav = match props.view {
         Solo::Lesson(i) => {
