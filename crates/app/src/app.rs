@@ -120,8 +120,8 @@ fn Page() -> Html {
         state.view.compare.clone(),
     );
     let recorder = use_recorder();
-    let shown_display = use_display(&state.display, state.view.lesson, state.dispatcher());
-    let dark = shown_display.dark;
+    let appearance = use_display(&state.display, state.view.lesson, state.dispatcher());
+    let dark = appearance.dark;
     {
         let lang = state.lang;
         use_effect_with(lang, move |lang| {
@@ -135,22 +135,24 @@ fn Page() -> Html {
     }
     // the state lives in the URL fragment (replaced, not pushed: no history entry per key),
     // written only when a value it holds changed, and off the keystroke's path (`dom`)
-    {
-        let frag = use_memo(
-            (
-                state.lang,
-                state.view.clone(),
-                state.interventions.clone(),
-                state.model.preference,
-                state.display.clone(),
-            ),
-            {
-                let state = state.clone();
-                move |_| url_state::fragment(&state)
-            },
-        );
-        use_effect_with(frag, move |frag| dom::replace_hash_soon(frag));
-    }
+    // (the whole page's fragment is also an embedded view's "open in attnlab" link)
+    let page_frag = use_memo(
+        (
+            state.lang,
+            state.view.clone(),
+            state.interventions.clone(),
+            state.model.preference,
+            state.display.theme,
+        ),
+        {
+            let state = state.clone();
+            move |_| url_state::page_fragment(&state)
+        },
+    );
+    use_effect_with(
+        (page_frag.clone(), url_state::embed_suffix(&state.display)),
+        |(page, embed)| dom::replace_hash_soon(&format!("{page}{embed}")),
+    );
     // Esc anywhere lets go of a pinned query (typing happens in the text box, not the map)
     {
         let d = state.dispatcher();
@@ -423,7 +425,6 @@ fn Page() -> Html {
 
     let (v, iv) = (&state.view, &state.interventions);
     // one view on its own (embedded or presented), or the whole page
-    let d = &state.display;
     let solo = d.solo();
     let shows = |view: Solo| match (solo, view) {
         (None, _) => true,
@@ -580,7 +581,7 @@ fn Page() -> Html {
         },
         // embedded: the view alone, with the way to the whole page
         (None, Some(_)) => html! {
-            <a class="open-full" id="open-full" href={url_state::page_fragment(&state)} target="_blank" rel="noopener">
+            <a class="open-full" id="open-full" href={(*page_frag).clone()} target="_blank" rel="noopener">
                 { t(Key::OpenInAttnlab) }
             </a>
         },
@@ -589,7 +590,7 @@ fn Page() -> Html {
                 lesson={v.lesson.is_some()} on_lesson={cb.lesson_toggle.clone()}
                 preference={state.model.preference} on_preference={(*on_preference).clone()}
                 theme={d.theme} on_theme={cb.theme.clone()} on_present={(*on_present).clone()}
-                offline={shown_display.offline} />
+                offline={appearance.offline} />
         },
     };
 

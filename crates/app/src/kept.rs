@@ -18,7 +18,9 @@ const FILES: [&str; 3] = [
     "kept-model/model.safetensors",
     "kept-model/tokenizer.json",
 ];
+// written last: a kept model is whole once it has a name
 const NAME: &str = "kept-model/name";
+const SIZE: &str = "kept-model/size";
 
 /// The kept model's name (its three files' names) and size in bytes.
 #[derive(Clone, Debug, PartialEq)]
@@ -87,10 +89,12 @@ pub async fn keep(name: &str, bytes: &ModelBytes) -> Result<KeptInfo, String> {
             return Err(e);
         }
     }
+    let bytes: u64 = parts.iter().map(|b| b.len() as u64).sum();
+    write(&cache, SIZE, bytes.to_string().as_bytes()).await?;
     write(&cache, NAME, name.as_bytes()).await?;
     Ok(KeptInfo {
         name: name.to_string(),
-        bytes: parts.iter().map(|b| b.len() as u64).sum(),
+        bytes,
     })
 }
 
@@ -122,23 +126,15 @@ pub async fn load() -> Result<Option<(ModelBytes, String)>, String> {
     )))
 }
 
-/// What is kept, without reading the weights (their size from the stored responses).
+/// What is kept, from its name and size records (the files are not read).
 pub async fn info() -> Option<KeptInfo> {
     if !exists().await.ok()? {
         return None;
     }
     let cache = open().await.ok()?;
     let name = read(&cache, NAME).await.ok()??;
-    let mut bytes = 0u64;
-    for key in FILES {
-        let resp = wait(cache.match_with_str(key))
-            .await
-            .ok()?
-            .dyn_into::<Response>()
-            .ok()?;
-        let blob = wait(resp.blob().ok()?).await.ok()?;
-        bytes += blob.dyn_into::<web_sys::Blob>().ok()?.size() as u64;
-    }
+    let size = read(&cache, SIZE).await.ok()??;
+    let bytes = String::from_utf8_lossy(&size).parse().ok()?;
     Some(KeptInfo {
         name: String::from_utf8_lossy(&name).into_owned(),
         bytes,

@@ -316,15 +316,16 @@ impl UrlState {
 
 /// The fragment for the state on screen (every parameter, so the link is exact).
 pub fn fragment(s: &State) -> String {
-    let mut f = page_fragment(s);
-    let d = &s.display;
-    if let Some(e) = d.embed {
-        f.push_str(&format!("&embed={}", e.code()));
-        if !d.input {
-            f.push_str("&input=0");
-        }
+    format!("{}{}", page_fragment(s), embed_suffix(&s.display))
+}
+
+/// What embed mode adds to the whole page's fragment (`&embed=head&input=0`; "" when none).
+pub fn embed_suffix(d: &crate::display::Display) -> String {
+    match d.embed {
+        Some(e) if !d.input => format!("&embed={}&input=0", e.code()),
+        Some(e) => format!("&embed={}", e.code()),
+        None => String::new(),
     }
-    f
 }
 
 /// The fragment for the whole page with the same state: what an embedded view's "open in

@@ -101,7 +101,7 @@ fn typed_into(e: &web_sys::KeyboardEvent) -> bool {
 /// What the page shows about its display: whether it is dark now, and whether its offline
 /// copy is complete (`<html data-offline="ready">`, set by boot.js).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Shown {
+pub struct Appearance {
     pub dark: bool,
     pub offline: bool,
 }
@@ -119,7 +119,7 @@ pub fn use_display(
     display: &Display,
     lesson: Option<usize>,
     d: UseReducerDispatcher<State>,
-) -> Shown {
+) -> Appearance {
     let offline = use_state_eq(offline_ready);
     {
         let offline = offline.clone();
@@ -247,7 +247,7 @@ pub fn use_display(
             },
         );
     }
-    Shown {
+    Appearance {
         dark: display.theme.is_dark(*system_dark),
         offline: *offline,
     }
