@@ -22,7 +22,10 @@ fixed seed (random.Random), so the output is deterministic and spread over the v
 - pronouns that refer back across sentences of one line: 그는/그녀는/그것을, he/she/it/them;
 - choice questions: "A와 B 중에서 무엇을 더 좋아해요?", "A 또는 B, 무엇을 마실래요?", with answers;
 - for induction heads: lines of 2–4 sentences in which a name and a multi-word phrase recur
-  ("민수는 시장에서 파란 우산을 샀다. 비가 와서 민수는 파란 우산을 썼다.");
+  ("민수는 시장에서 파란 우산을 샀다. 비가 와서 민수는 파란 우산을 썼다."), and lines that recite
+  a random list or number twice ("지영의 장보기 목록: 사과, 우유, 연필, 버스. 가게에서 다시
+  읽었다: 사과, 우유, 연필, 버스." / "…번호는 4827이다. … 4827을 다시 말했다."), where the
+  second recital can be predicted only by copying the first;
 - English counterparts of the same structures.
 
 It never produces the lesson's sentences (lesson.contains_lesson), nor a first-person
@@ -1047,9 +1050,59 @@ class Gen:
             en += f" Then {'we' if first else he(pg)} will {u.en_base(it(n))}."
         return ko, en
 
+    def _items(self, lo=4, hi=7):
+        """lo..hi distinct nouns in a random order: what follows one item in a list cannot be
+        guessed from the words alone, only copied from an earlier recital of the same list."""
+        return self.r.sample(NOUNS, self.r.randint(lo, hi))
+
+    def t_recall_list(self):
+        """지영의 목록: 사과, 우유, 연필. … 다시 읽었다: 사과, 우유, 연필. — a list recited twice
+        (induction: the second recital is predictable only by copying the first)."""
+        pk, pe, pg = self.person()
+        items = self._items()
+        ko_l, en_l = ", ".join(n.ko for n in items), ", ".join(n.en for n in items)
+        kind = self.pick([("장보기 목록", "shopping list"), ("준비물", "list of things to bring"),
+                          ("메모", "note"), ("선물 목록", "gift list"), ("여행 가방 목록", "packing list")])
+        k0, e0 = kind
+        ko1, en1 = self.pick([
+            (f"{pk}의 {k0}: {ko_l}.", f"{cap(pe)}'s {e0}: {en_l}."),
+            (f"{eun(pk)} {k0}에 {ko_l}{'을' if has_batchim(items[-1].ko) else '를'} 적었다.",
+             f"{cap(pe)} wrote {en_l} on the {e0}."),
+        ])
+        ko2, en2 = self.pick([
+            (f"가게에서 다시 읽었다: {ko_l}.", f"At the shop {he(pg)} read it again: {en_l}."),
+            (f"{self.pick(NOW)[0]} {eun(pk)} 다시 확인했다: {ko_l}.", f"Later {he(pg)} checked it again: {en_l}."),
+            (f"{eun(self.person()[0])} 그 목록을 소리 내어 읽었다. {ko_l}.", f"Someone read the list aloud: {en_l}."),
+        ])
+        return f"{ko1} {ko2}", f"{en1} {en2}"
+
+    @staticmethod
+    def _num_batchim(digits):
+        """Whether a number read aloud ends in a consonant: 영 일 삼 육 칠 팔 do, 이 사 오 구 not."""
+        return digits[-1] in "013678"
+
+    def t_recall_code(self):
+        """민수의 사물함 번호는 4827이다. … 4827을 눌렀다. — digits recited twice."""
+        pk, pe, pg = self.person()
+        digits = "".join(self.pick("0123456789") for _ in range(self.r.randint(4, 8)))
+        if self.chance(0.4):
+            digits = f"{digits[:3]}-{digits[3:]}"
+        what = self.pick([("사물함 번호", "locker code"), ("전화번호", "phone number"), ("방 번호", "room number"),
+                          ("비밀번호", "password"), ("주문 번호", "order number"), ("버스 번호", "bus number")])
+        b = self._num_batchim(digits)
+        obj, cop, quote = ("을", "이다", "이라고") if b else ("를", "다", "라고")
+        ko1, en1 = f"{pk}의 {what[0]}는 {digits}{cop}.", f"{cap(pe)}'s {what[1]} is {digits}."
+        ko2, en2 = self.pick([
+            (f"{eun(pk)} 잊지 않으려고 {digits}{obj} 두 번 적었다: {digits}.",
+             f"So as not to forget it, {he(pg)} wrote {digits} twice: {digits}."),
+            (f"다음 날 {eun(pk)} {digits}{obj} 다시 말했다.", f"The next day {he(pg)} said {digits} again."),
+            (f"{eun(self.person()[0])} 수첩에 {digits}{quote} 적어 두었다.", f"A friend wrote down {digits} in a notebook."),
+        ])
+        return f"{ko1} {ko2}", f"{en1} {en2}"
+
     TEMPLATES = [("t_relative", 4), ("t_recur", 5), ("t_pronoun", 3), ("t_two_pronouns", 2), ("t_question", 3),
                  ("t_tenses", 2), ("t_place", 3), ("t_tool", 1), ("t_story", 3), ("t_animal", 1), ("t_day", 1),
-                 ("t_future", 2)]
+                 ("t_future", 2), ("t_recall_list", 4), ("t_recall_code", 2)]
 
 
 _LESSONISH = re.compile(r"나는 .*커피를 .*마셨다|coffee or tea|tea or coffee", re.I)
