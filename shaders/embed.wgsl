@@ -1,11 +1,11 @@
 // embed: token + position embedding for rows [row0, row1).
-// out[t, c] = wte[tokens[t], c] + wpe[t, c]
+// out[t, c] = scale · wte[tokens[t], c] + wpe[t, c]   (scale: 1, or √d_model with scale_embedding)
 
 struct Params {
     row0: u32,
     row1: u32,
     d: u32,
-    _pad: u32,
+    scale: f32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -22,5 +22,5 @@ fn embed(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let t = idx / p.d;
     let c = idx % p.d;
-    out[idx] = wte[tokens[t] * p.d + c] + wpe[idx];
+    out[idx] = wte[tokens[t] * p.d + c] * p.scale + wpe[idx];
 }

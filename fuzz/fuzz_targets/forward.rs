@@ -21,6 +21,7 @@ fuzz_target!(|data: &[u8]| {
         n_positions: 1 + b(3) % 12,
         vocab_size: 2 + b(4) % 40,
         ln_placement: if b(5) % 2 == 0 { LnPlacement::Post } else { LnPlacement::Pre },
+        scale_embedding: false,
         ..Config::bundled(2)
     };
     let scale = [0.01f32, 1.0, 30.0, 1e4][b(6) % 4];

@@ -5,7 +5,7 @@
 
 The graph mirrors crates/model/src/forward.rs and cpu.rs:
 
-  x      = wte[input_ids] + wpe[0:T]
+  x      = wte[input_ids] (· √d_model with scale_embedding) + wpe[0:T]
   block  post-LN: x = LN1(x + Attn(x));      x = LN2(x + FFN(x))
          pre-LN:  x = x + Attn(LN1(x));      x = x + FFN(LN2(x))
   (ln_f if the safetensors has it)
@@ -70,6 +70,9 @@ def read_config(model_dir: Path) -> dict:
     if ln not in ("pre", "post"):
         raise SystemExit(f"config.json: ln_placement {ln!r} is not `pre` or `post`")
     c["ln_placement"] = ln
+    if not isinstance(c.get("scale_embedding", False), bool):
+        raise SystemExit(f"config.json: scale_embedding {c['scale_embedding']!r} must be true or false")
+    c["scale_embedding"] = c.get("scale_embedding", False)
     if c["n_embd"] % c["n_head"]:
         raise SystemExit(f"config.json: n_embd = {c['n_embd']} is not divisible by n_head = {c['n_head']}")
     return c
@@ -235,6 +238,8 @@ def build_model(c: dict, w: dict[str, np.ndarray], has_ln_f: bool, ln_mode: str 
     tok = g.op("Gather", ["wte.weight", "input_ids"], "tok_emb", axis=0)  # (1, T, D)
     t_vec = g.op("Slice", [g.op("Shape", ["input_ids"]), g.i64([1]), g.i64([2])], "T")  # [T]
     pos = g.op("Slice", ["wpe.weight", g.i64([0]), t_vec, g.i64([0])], "pos_emb")  # (T, D)
+    if c["scale_embedding"]:  # forward.rs: wte · √d_model (f32) + wpe
+        tok = g.op("Mul", [tok, g.f32(np.sqrt(np.float32(d)))], "tok_emb_scaled")
     x = g.op("Add", [tok, pos], "embedding")
 
     # causal mask: lower triangle of a constant (n_positions, n_positions), sliced to (T, T)

@@ -70,6 +70,8 @@ def main(argv=None) -> int:
     ap.add_argument("--eps", type=float, default=1e-5)
     ap.add_argument("--prefix", action="store_true", help="name tensors transformer.* (HF GPT2LMHeadModel style)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--scale-embedding", action="store_true",
+                    help="wte · √d_model before adding wpe (config scale_embedding: true)")
     a = ap.parse_args(argv)
     if a.ln == "pre" and not a.ln_f:
         ap.error("a pre-LN model needs --ln-f")
@@ -86,6 +88,8 @@ def main(argv=None) -> int:
         "activation_function": a.act,
         "ln_placement": a.ln,
     }
+    if a.scale_embedding:
+        config["scale_embedding"] = True
     c = dict(config, n_inner=a.n_inner or 4 * a.n_embd)
     rng = np.random.default_rng(a.seed)
     d = a.n_embd

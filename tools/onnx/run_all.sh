@@ -12,8 +12,10 @@ $PY tools/onnx/make_random_model.py "$TMP/pre_erf_bf16" --ln pre --ln-f --dtype 
     --tokenizer crates/model/tests/data/malformed/valid/tokenizer.json \
     --n-embd 48 --n-head 3 --n-layer 2 --n-positions 32 --n-inner 96 --prefix --seed 1 || exit 2
 $PY tools/onnx/make_random_model.py "$TMP/post_lnf_f32" --ln post --ln-f --n-layer 4 --seed 2 || exit 2
+$PY tools/onnx/make_random_model.py "$TMP/post_scaled" --ln post --scale-embedding --n-embd 48 --n-head 3 \
+    --n-layer 2 --seed 3 || exit 2
 fail=0
-for m in assets/model crates/model/tests/data/malformed/valid "$TMP/pre_f16" "$TMP/pre_erf_bf16" "$TMP/post_lnf_f32"; do
+for m in assets/model crates/model/tests/data/malformed/valid "$TMP/pre_f16" "$TMP/pre_erf_bf16" "$TMP/post_lnf_f32" "$TMP/post_scaled"; do
     echo "=== $m"
     $PY tools/onnx/check.py "$m" "$@" || fail=1
 done

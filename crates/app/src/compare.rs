@@ -144,6 +144,7 @@ mod tests {
             n_positions: 16,
             vocab_size: 50,
             ln_placement: ln,
+            scale_embedding: false,
             ..Config::bundled(50)
         };
         let model = random_model(&config, 7, 0.5);

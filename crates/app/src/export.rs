@@ -146,6 +146,7 @@ mod tests {
             n_inner: None,
             activation_function: Default::default(),
             ln_placement: LnPlacement::Post,
+            scale_embedding: false,
         };
         let ids: Vec<u32> = (0..t as u32).collect();
         forward(

@@ -129,6 +129,7 @@ strings! {
     Incremental => ("증분 계산", "incremental"),
     Full => ("전체 계산", "full"),
     Embedding => ("토큰 + 위치 임베딩", "token + position embedding"),
+    EmbeddingScaled => ("토큰 × √d_model + 위치 임베딩", "token × √d_model + position embedding"),
     Attention => ("마스크드 멀티헤드 어텐션", "masked multi-head attention"),
     AddNorm => ("더하기 & LayerNorm", "Add & LayerNorm"),
     Add => ("더하기 (잔차)", "Add (residual)"),

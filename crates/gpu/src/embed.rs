@@ -15,6 +15,6 @@ crate::params! {
         pub row0: u32,
         pub row1: u32,
         pub d: u32,
-        pub _pad: u32,
+        pub scale: f32,
     }
 }

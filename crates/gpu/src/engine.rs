@@ -17,8 +17,8 @@ use bytemuck::Pod;
 use crate::context::{Gpu, SLOT};
 use crate::error::GpuError;
 use crate::{
-    ablate_heads, attn_v, causal_mask, concat_heads, embed, gelu, layernorm, linear, linear_rows,
-    pack_heads, qk_scores, residual_add, scale_scores, softmax_rows, split_heads,
+    ablate_heads, attn_scores, attn_v, concat_heads, embed, gelu, layernorm, linear, linear_rows,
+    pack_heads, residual_add, softmax_rows, split_heads,
 };
 
 /// At most this many bytes of activation, trace and readback buffers (weights not counted).
@@ -95,9 +95,7 @@ struct LayerBinds {
     ln_pre: Option<wgpu::BindGroup>,
     qkv: wgpu::BindGroup,
     split: wgpu::BindGroup,
-    qk: wgpu::BindGroup,
-    scale: wgpu::BindGroup,
-    mask: wgpu::BindGroup,
+    scores: wgpu::BindGroup,
     softmax: wgpu::BindGroup,
     attn_v: wgpu::BindGroup,
     ablate: wgpu::BindGroup,
@@ -171,14 +169,6 @@ fn linear_kernel(rows: usize, cols: usize) -> (&'static str, [u32; 3]) {
         )
     }
 }
-
-// the scores' three kernels share one grid
-const _: () = assert!(
-    qk_scores::WG[0] == scale_scores::WG[0]
-        && qk_scores::WG[1] == scale_scores::WG[1]
-        && qk_scores::WG[0] == causal_mask::WG[0]
-        && qk_scores::WG[1] == causal_mask::WG[1]
-);
 
 /// One recorded dispatch.
 struct Dispatch<'a> {
@@ -416,9 +406,11 @@ impl GpuEngine {
                     &params,
                     &[r(lr.qkv), &hb.q, &hb.k, &hb.v],
                 ),
-                qk: gpu.bind(qk_scores::NAME, &params, &[&hb.q, &hb.k, &hb.scores]),
-                scale: gpu.bind(scale_scores::NAME, &params, &[&hb.scores, &hb.scaled]),
-                mask: gpu.bind(causal_mask::NAME, &params, &[&hb.scaled, &hb.masked]),
+                scores: gpu.bind(
+                    attn_scores::NAME,
+                    &params,
+                    &[&hb.q, &hb.k, &hb.scores, &hb.scaled, &hb.masked],
+                ),
                 softmax: gpu.bind(softmax_rows::NAME, &params, &[&hb.masked, &hb.weights]),
                 attn_v: gpu.bind(attn_v::NAME, &params, &[&hb.weights, &hb.v, &hb.head_out]),
                 ablate: gpu.bind(ablate_heads::NAME, &params, &[&hb.head_out]),
@@ -666,7 +658,7 @@ impl GpuEngine {
                 row0: s32,
                 row1: t32,
                 d: d32,
-                _pad: 0,
+                scale: c.embedding_scale(),
             },
             [div(n * d, embed::WG[0]), 1, 1],
         );
@@ -690,57 +682,27 @@ impl GpuEngine {
                 },
                 [div(n * d, split_heads::WG[0]), 1, 1],
             );
-            // two regions: new queries × all keys, and old queries × new keys
-            let regions = [(s, t, 0, t), (0, s, s, t)];
-            for (r0, r1, c0, c1) in regions {
-                // one grid for the three (their workgroups are the same: checked below)
-                let groups = [
-                    div(c1 - c0, qk_scores::WG[0]),
-                    div(r1 - r0, qk_scores::WG[1]),
-                    h as u32,
-                ];
-                let (r0, r1, c0, c1) = (r0 as u32, r1 as u32, c0 as u32, c1 as u32);
+            // QKᵀ, ÷√d_k, causal mask in one kernel, over two regions: new queries × all keys,
+            // and old queries × new keys (empty in a full forward: not dispatched)
+            for (r0, r1, c0, c1) in [(s, t, 0, t), (0, s, s, t)] {
                 plan.push(
-                    qk_scores::NAME,
-                    &b.qk,
-                    qk_scores::Params {
-                        row0: r0,
-                        row1: r1,
-                        col0: c0,
-                        col1: c1,
+                    attn_scores::NAME,
+                    &b.scores,
+                    attn_scores::Params {
+                        row0: r0 as u32,
+                        row1: r1 as u32,
+                        col0: c0 as u32,
+                        col1: c1 as u32,
                         dk: dk32,
                         positions: p32,
-                        ..Default::default()
-                    },
-                    groups,
-                );
-                plan.push(
-                    scale_scores::NAME,
-                    &b.scale,
-                    scale_scores::Params {
-                        row0: r0,
-                        row1: r1,
-                        col0: c0,
-                        col1: c1,
-                        positions: p32,
                         scale: opts.scale_factor(dk),
-                        ..Default::default()
+                        causal: opts.causal_mask as u32,
                     },
-                    groups,
-                );
-                plan.push(
-                    causal_mask::NAME,
-                    &b.mask,
-                    causal_mask::Params {
-                        row0: r0,
-                        row1: r1,
-                        col0: c0,
-                        col1: c1,
-                        positions: p32,
-                        enabled: opts.causal_mask as u32,
-                        ..Default::default()
-                    },
-                    groups,
+                    [
+                        div(c1 - c0, attn_scores::WG[0]),
+                        div(r1 - r0, attn_scores::WG[1]),
+                        h as u32,
+                    ],
                 );
             }
             plan.push(
@@ -1029,6 +991,7 @@ mod tests {
             n_inner: None,
             activation_function: Default::default(),
             ln_placement: LnPlacement::Pre,
+            scale_embedding: false,
         }
     }
 

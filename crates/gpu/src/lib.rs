@@ -6,8 +6,8 @@
 //! `shaders/` and after its CPU twin in `attnlab_model::cpu`.
 
 pub mod ablate_heads;
+pub mod attn_scores;
 pub mod attn_v;
-pub mod causal_mask;
 pub mod concat_heads;
 pub mod context;
 pub mod embed;
@@ -20,9 +20,7 @@ pub mod linear;
 pub mod linear_rows;
 pub mod pack_heads;
 pub mod params;
-pub mod qk_scores;
 pub mod residual_add;
-pub mod scale_scores;
 pub mod softmax_rows;
 pub mod split_heads;
 

@@ -4,7 +4,7 @@ mod common;
 
 use attnlab_gpu::{GpuEngine, GpuError};
 use attnlab_model::testing::random_model;
-use attnlab_model::{forward, AttentionOptions, LnPlacement, Model};
+use attnlab_model::{forward, AttentionOptions, Config, LnPlacement, Model};
 use common::{assert_trace_close, gpu, small_config};
 
 use common::{ATOL, RTOL};
@@ -25,8 +25,16 @@ fn ids(n: usize) -> Vec<u32> {
 /// tests/kernels.rs.
 #[test]
 fn gpu_forward_matches_cpu_for_every_option_combination() {
-    for (seed, ln) in [(1, LnPlacement::Pre), (2, LnPlacement::Post)] {
-        let m = random_model(&small_config(ln), seed, 0.5);
+    for (seed, ln, scaled) in [
+        (1, LnPlacement::Pre, false),
+        (2, LnPlacement::Post, false),
+        (7, LnPlacement::Post, true), // the bundled model's shape: wte × √d_model
+    ] {
+        let config = Config {
+            scale_embedding: scaled,
+            ..small_config(ln)
+        };
+        let m = random_model(&config, seed, 0.5);
         let Some(mut e) = engine(&m) else { return };
         let x = ids(21); // not a multiple of the 16-wide tiles
         for scale in [true, false] {
@@ -41,7 +49,7 @@ fn gpu_forward_matches_cpu_for_every_option_combination() {
                         };
                         let g = pollster::block_on(e.forward_full(&x, &o)).unwrap();
                         let c = forward(&m, &x, &o).unwrap();
-                        assert_trace_close(&format!("{ln:?} {o:?}"), &g, &c);
+                        assert_trace_close(&format!("{ln:?} scaled {scaled} {o:?}"), &g, &c);
                     }
                 }
             }
@@ -115,7 +123,12 @@ fn gpu_forward_matches_cpu_at_t1_full_context_overflow_and_huge_scores() {
 
 #[test]
 fn incremental_gpu_forward_equals_full() {
-    let m = random_model(&small_config(LnPlacement::Post), 5, 1.0);
+    // with the scaled embedding: the new rows' embed starts at row0 > 0
+    let config = Config {
+        scale_embedding: true,
+        ..small_config(LnPlacement::Post)
+    };
+    let m = random_model(&config, 5, 1.0);
     let Some(mut e) = engine(&m) else { return };
     let o = AttentionOptions {
         temperature: 0.7,

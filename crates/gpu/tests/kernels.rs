@@ -230,66 +230,40 @@ fn linear_and_linear_rows_match_cpu_reference_including_the_transposed_lm_head()
 }
 
 #[test]
-fn qk_scores_scale_mask_and_attn_v_match_cpu_reference() {
+fn attn_scores_and_attn_v_match_cpu_reference() {
     let Some(g) = gpu() else { return };
-    // d_k = 12 (not a power of two), T = 21 (not a multiple of 16), scores ≈ 1e4
-    for (h, t, dk, scale) in [(1, 1, 4, 1.0), (3, 21, 12, 1.0), (2, 40, 64, 30.0)] {
+    // (H, T, d_k, scale of q and k, scaling, causal): T = 1; d_k = 12 (not a power of two) and
+    // T = 21 (not a multiple of the 16-wide tile); scores ≈ 1e4 unscaled; scores ≈ 1e30 (q, k
+    // ≈ 1e14 over 64 dims) with the mask off
+    for (h, t, dk, mag, scale, causal) in [
+        (1, 1, 4, 1.0, 0.5, true),
+        (3, 21, 12, 1.0, 1.0 / 12f32.sqrt(), true),
+        (2, 40, 64, 30.0, 1.0, true),
+        (2, 19, 64, 1.25e14, 0.125, false),
+    ] {
         let p = t; // positions = t
-        let q = rand_vec(h * t * dk, 11, scale);
-        let k = rand_vec(h * t * dk, 12, scale);
+        let q = rand_vec(h * t * dk, 11, mag);
+        let k = rand_vec(h * t * dk, 12, mag);
         let v = rand_vec(h * t * dk, 13, 1.0);
-        let groups = [t.div_ceil(16) as u32, t.div_ceil(16) as u32, h as u32];
-        let pq = qk_scores::Params {
+        let params = attn_scores::Params {
             row0: 0,
             row1: t as u32,
             col0: 0,
             col1: t as u32,
             dk: dk as u32,
             positions: p as u32,
-            ..Default::default()
+            scale,
+            causal: causal as u32,
         };
-        let scores = run(
+        let zeros = || f(&vec![0.0; h * t * t]);
+        let mut out = run(
             &g,
-            "qk_scores",
-            bytes_of(&pq),
-            &[f(&q), f(&k), f(&vec![0.0; h * t * t])],
-            groups,
-        )
-        .remove(0);
-        let ps = scale_scores::Params {
-            row0: 0,
-            row1: t as u32,
-            col0: 0,
-            col1: t as u32,
-            positions: p as u32,
-            scale: 0.125,
-            ..Default::default()
-        };
-        let scaled = run(
-            &g,
-            "scale_scores",
-            bytes_of(&ps),
-            &[f(&scores), f(&vec![0.0; h * t * t])],
-            groups,
-        )
-        .remove(0);
-        let pm = causal_mask::Params {
-            row0: 0,
-            row1: t as u32,
-            col0: 0,
-            col1: t as u32,
-            positions: p as u32,
-            enabled: 1,
-            ..Default::default()
-        };
-        let masked = run(
-            &g,
-            "causal_mask",
-            bytes_of(&pm),
-            &[f(&scaled), f(&vec![0.0; h * t * t])],
-            groups,
-        )
-        .remove(0);
+            "attn_scores",
+            bytes_of(&params),
+            &[f(&q), f(&k), zeros(), zeros(), zeros()],
+            [t.div_ceil(16) as u32, t.div_ceil(16) as u32, h as u32],
+        );
+        let (raw, scaled, masked) = (out.remove(0), out.remove(0), out.remove(0));
         let mut w = vec![0.0; h * t * t];
         cpu::softmax_rows(&masked[..h * t * t], t, 1.0, &mut w);
         let pv = attn_v::Params {
@@ -300,7 +274,7 @@ fn qk_scores_scale_mask_and_attn_v_match_cpu_reference() {
             positions: p as u32,
             ..Default::default()
         };
-        let out = run(
+        let head_out = run(
             &g,
             "attn_v",
             bytes_of(&pv),
@@ -310,24 +284,97 @@ fn qk_scores_scale_mask_and_attn_v_match_cpu_reference() {
         .remove(0);
         for hh in 0..h {
             let (tt, td) = (hh * t * t..(hh + 1) * t * t, hh * t * dk..(hh + 1) * t * dk);
-            let mut want = vec![0.0; t * t];
-            cpu::qk_scores(&q[td.clone()], &k[td.clone()], t, t, dk, &mut want);
+            let (mut want_r, mut want_s, mut want_m) =
+                (vec![0.0; t * t], vec![0.0; t * t], vec![0.0; t * t]);
+            cpu::attn_scores(
+                &q[td.clone()],
+                &k[td.clone()],
+                (t, t, dk),
+                scale,
+                causal.then_some(0),
+                &mut want_r,
+                &mut want_s,
+                &mut want_m,
+            );
+            let what = |m: &str| format!("attn_scores {m}, H {h} T {t} d_k {dk} |q| {mag}");
             assert_close(
-                "qk_scores",
-                &scores[tt.clone()],
-                &want,
-                ATOL * scale * scale,
+                &what("raw"),
+                &raw[tt.clone()],
+                &want_r,
+                ATOL * mag * mag,
                 RTOL,
             );
-            let mut want_s = vec![0.0; t * t];
-            cpu::scale_scores(&scores[tt.clone()], 0.125, &mut want_s);
-            assert_close("scale_scores", &scaled[tt.clone()], &want_s, ATOL, RTOL);
-            let mut want_m = scaled[tt.clone()].to_vec();
-            cpu::causal_mask(&mut want_m, t, 0);
-            assert_eq!(&masked[tt.clone()], &want_m[..], "causal_mask");
-            let mut want_o = vec![0.0; t * dk];
-            cpu::attn_v(&w[tt], &v[td.clone()], t, t, dk, &mut want_o);
-            assert_close("attn_v", &out[td], &want_o, ATOL, RTOL);
+            // the GPU's own raw score times the scale: the same f32 multiply as on the CPU
+            let mut from_gpu_raw = vec![0.0; t * t];
+            cpu::scale_scores(&raw[tt.clone()], scale, &mut from_gpu_raw);
+            assert_eq!(&scaled[tt.clone()], &from_gpu_raw[..], "{}", what("scaled"));
+            assert_close(
+                &what("scaled ≈ cpu"),
+                &scaled[tt.clone()],
+                &want_s,
+                ATOL * mag * mag,
+                RTOL,
+            );
+            for i in 0..t {
+                for j in 0..t {
+                    let (got, s) = (masked[tt.start + i * t + j], scaled[tt.start + i * t + j]);
+                    let want = if causal && j > i { MASKED } else { s };
+                    assert_eq!(got, want, "{} at ({i}, {j})", what("masked"));
+                }
+            }
+            if mag < 1e3 {
+                let mut want_o = vec![0.0; t * dk];
+                cpu::attn_v(&w[tt], &v[td.clone()], t, t, dk, &mut want_o);
+                assert_close("attn_v", &head_out[td], &want_o, ATOL, RTOL);
+            }
+        }
+    }
+}
+
+#[test]
+fn attn_scores_writes_only_its_region() {
+    // an incremental forward: old queries [0, s) × new keys [s, t); all else keeps its value
+    let Some(g) = gpu() else { return };
+    let (h, pos, t, s, dk) = (2usize, 24usize, 20usize, 17usize, 12usize);
+    let q = rand_vec(h * pos * dk, 5, 1.0);
+    let k = rand_vec(h * pos * dk, 6, 1.0);
+    let params = attn_scores::Params {
+        row0: 0,
+        row1: s as u32,
+        col0: s as u32,
+        col1: t as u32,
+        dk: dk as u32,
+        positions: pos as u32,
+        scale: 0.25,
+        causal: 1,
+    };
+    let before = || f(&vec![7.0; h * pos * pos]);
+    let mut out = run(
+        &g,
+        "attn_scores",
+        bytes_of(&params),
+        &[f(&q), f(&k), before(), before(), before()],
+        [(t - s).div_ceil(16) as u32, s.div_ceil(16) as u32, h as u32],
+    );
+    let (raw, masked) = (out.remove(0), out.remove(1));
+    for hh in 0..h {
+        for i in 0..pos {
+            for j in 0..pos {
+                let idx = (hh * pos + i) * pos + j;
+                if i < s && (s..t).contains(&j) {
+                    let qi = &q[(hh * pos + i) * dk..][..dk];
+                    let kj = &k[(hh * pos + j) * dk..][..dk];
+                    let dot: f32 = qi.iter().zip(kj).map(|(a, b)| a * b).sum();
+                    assert!((raw[idx] - dot).abs() <= 1e-5, "raw ({hh}, {i}, {j})");
+                    assert_eq!(masked[idx], MASKED, "the future of an old query is masked");
+                } else {
+                    assert_eq!(
+                        (raw[idx], masked[idx]),
+                        (7.0, 7.0),
+                        "outside ({hh}, {i}, {j})"
+                    );
+                }
+            }
         }
     }
 }
@@ -364,27 +411,38 @@ fn gelu_embed_residual_and_head_kernels_match_cpu_reference() {
     let (v, pos, d) = (11usize, 8usize, 6usize);
     let (wte, wpe) = (rand_vec(v * d, 31, 1.0), rand_vec(pos * d, 32, 1.0));
     let tokens: Vec<u32> = vec![3, 10, 0, 7, 7];
-    let mut want = vec![0.0; tokens.len() * d];
-    cpu::embed(&wte, &wpe, &tokens, 0, d, &mut want);
-    let p = embed::Params {
-        row0: 0,
-        row1: 5,
-        d: d as u32,
-        _pad: 0,
-    };
-    let got = run(
-        &g,
-        "embed",
-        bytes_of(&p),
-        &[
-            bytemuck::cast_slice(&tokens).to_vec(),
-            f(&wte),
-            f(&wpe),
-            f(&vec![0.0; pos * d]),
-        ],
-        [1, 1, 1],
-    );
-    assert_close("embed", &got[0][..5 * d], &want, 0.0, 0.0);
+    // 1: GPT-2's plain sum; √6: scale_embedding (not a power of two, so not exact by luck)
+    for scale in [1.0f32, 6f32.sqrt()] {
+        let mut want = vec![0.0; tokens.len() * d];
+        cpu::embed(&wte, &wpe, &tokens, 0, d, scale, &mut want);
+        let p = embed::Params {
+            row0: 0,
+            row1: 5,
+            d: d as u32,
+            scale,
+        };
+        let got = run(
+            &g,
+            "embed",
+            bytes_of(&p),
+            &[
+                bytemuck::cast_slice(&tokens).to_vec(),
+                f(&wte),
+                f(&wpe),
+                f(&vec![0.0; pos * d]),
+            ],
+            [1, 1, 1],
+        );
+        // a·s + b: one rounding more if the GPU fuses it (an FMA), never more than 1 ulp
+        let tol = if scale == 1.0 { 0.0 } else { 1e-6 };
+        assert_close(
+            &format!("embed × {scale}"),
+            &got[0][..5 * d],
+            &want,
+            tol,
+            tol,
+        );
+    }
     let (a, b) = (rand_vec(100, 41, 1.0), rand_vec(100, 42, 1.0));
     let mut want = vec![0.0; 100];
     cpu::residual_add(&a, &b, &mut want);

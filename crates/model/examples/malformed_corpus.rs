@@ -61,6 +61,7 @@ fn main() {
         n_inner: None,
         activation_function: Default::default(),
         ln_placement: LnPlacement::Post,
+        scale_embedding: false,
     };
     let model = random_model(&config, 5, 1.0);
     let tensors: Vec<Tensor> = model

@@ -29,6 +29,7 @@ fn main() -> Result<(), String> {
         n_inner: None,
         activation_function: Default::default(),
         ln_placement: LnPlacement::Pre,
+        scale_embedding: false,
     };
     let model = random_model(&config, 1, 1.0);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;

@@ -54,6 +54,13 @@ pub struct Config {
     /// attnlab's own field: `pre` (GPT-2, the default) or `post` (the lesson's block).
     #[serde(default)]
     pub ln_placement: LnPlacement,
+    /// Whether the token embedding is multiplied by √d_model before the position embedding is
+    /// added, as in the original Transformer ("we multiply those weights by √d_model"; Hugging
+    /// Face's `scale_embedding`). Off for GPT-2. Under post-LN the first block reads the
+    /// embedding itself, not a LayerNorm of it, and without the factor training keeps it so
+    /// small that layer 0's softmax stays nearly flat (crates/train/RUNS.md, run 2).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scale_embedding: bool,
 }
 
 fn default_eps() -> f32 {
@@ -80,6 +87,7 @@ impl Config {
             n_inner: None,
             activation_function: Activation::GeluTanh,
             ln_placement: LnPlacement::Post,
+            scale_embedding: true,
         }
     }
 
@@ -119,6 +127,15 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// The factor on the token embedding: √d_model with `scale_embedding`, else 1.
+    pub fn embedding_scale(&self) -> f32 {
+        if self.scale_embedding {
+            (self.n_embd as f32).sqrt()
+        } else {
+            1.0
+        }
     }
 
     /// Per-head width d_k.
@@ -170,6 +187,14 @@ mod tests {
         let c = Config::bundled(6000);
         assert_eq!(Config::from_json(c.to_json().as_bytes()).unwrap(), c);
         assert!(c.to_json().contains("\"ln_placement\": \"post\""));
+        assert!(c.to_json().contains("\"scale_embedding\": true"));
+        assert_eq!(c.embedding_scale(), 16.0);
+        // a GPT-2 config (no such field) keeps the plain sum, and says nothing about it
+        let mut g = c.clone();
+        g.scale_embedding = false;
+        assert_eq!(g.embedding_scale(), 1.0);
+        assert!(!g.to_json().contains("scale_embedding"));
+        assert_eq!(Config::from_json(g.to_json().as_bytes()).unwrap(), g);
         let err = Config::from_json(
             br#"{"n_embd": 10, "n_head": 3, "n_layer": 1, "n_positions": 4, "vocab_size": 5}"#,
         )

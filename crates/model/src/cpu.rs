@@ -64,13 +64,22 @@ pub fn matmul_into(
     }
 }
 
-/// Token + position embedding: out[t] = wte[tokens[t]] + wpe[start + t]; out (T, D).
-pub fn embed(wte: &[f32], wpe: &[f32], tokens: &[u32], start: usize, d: usize, out: &mut [f32]) {
+/// Token + position embedding: out[t] = scale·wte[tokens[t]] + wpe[start + t]; out (T, D).
+/// `scale` is `Config::embedding_scale` (1, or √d_model with `scale_embedding`).
+pub fn embed(
+    wte: &[f32],
+    wpe: &[f32],
+    tokens: &[u32],
+    start: usize,
+    d: usize,
+    scale: f32,
+    out: &mut [f32],
+) {
     for (t, (row, &id)) in out.chunks_exact_mut(d).zip(tokens).enumerate() {
         let e = &wte[id as usize * d..][..d];
         let p = &wpe[(start + t) * d..][..d];
         for ((o, a), b) in row.iter_mut().zip(e).zip(p) {
-            *o = a + b;
+            *o = a * scale + b;
         }
     }
 }
@@ -97,6 +106,29 @@ pub fn causal_mask(scores: &mut [f32], t_k: usize, q_start: usize) {
         for s in &mut row[(q_start + i + 1).min(t_k)..] {
             *s = MASKED;
         }
+    }
+}
+
+/// The three score matrices of queries q (T_q, Dk) against keys k (T_k, Dk) in one call, as
+/// the fused `attn_scores` kernel writes them: raw = q·kᵀ, scaled = raw · scale, and masked =
+/// scaled with the keys after each query set to `MASKED` when `mask_from` is
+/// `Some(q_start)` (the queries' first position; `None`: the mask is off). Each out (T_q, T_k).
+#[allow(clippy::too_many_arguments)]
+pub fn attn_scores(
+    q: &[f32],
+    k: &[f32],
+    (t_q, t_k, dk): (usize, usize, usize),
+    scale: f32,
+    mask_from: Option<usize>,
+    raw: &mut [f32],
+    scaled: &mut [f32],
+    masked: &mut [f32],
+) {
+    qk_scores(q, k, t_q, t_k, dk, raw);
+    scale_scores(raw, scale, scaled);
+    masked.copy_from_slice(scaled);
+    if let Some(q_start) = mask_from {
+        causal_mask(masked, t_k, q_start);
     }
 }
 

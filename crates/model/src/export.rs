@@ -174,6 +174,7 @@ mod tests {
             n_inner: None,
             activation_function: Default::default(),
             ln_placement: LnPlacement::Post,
+            scale_embedding: false,
         };
         let model = random_model(&config, 7, 1.0);
         let toks = tok.encode(text).unwrap();

@@ -146,10 +146,18 @@ fn forward_from(
     let scale = opts.scale_factor(dk);
     let post = c.ln_placement == LnPlacement::Post;
 
-    // embed: token + position, new rows only
+    // embed: token (× √d_model with scale_embedding) + position, new rows only
     let mut embedding =
         prev.map_or_else(|| vec![0.0; t * d], |p| reuse_rows(&p.embedding, s, t, d));
-    cpu::embed(&w.wte, &w.wpe, &tokens[s..], s, d, &mut embedding[s * d..]);
+    cpu::embed(
+        &w.wte,
+        &w.wpe,
+        &tokens[s..],
+        s,
+        d,
+        c.embedding_scale(),
+        &mut embedding[s * d..],
+    );
 
     let mut layers = Vec::with_capacity(c.n_layer);
     let mut qkv = vec![0.0; n * 3 * d]; // (n, 3D) scratch
@@ -225,31 +233,28 @@ fn forward_from(
             let kh = &k[hh * t * dk..][..t * dk];
             let vh = &vv[hh * t * dk..][..t * dk];
             let sc = &mut scores[hh * t * t..][..t * t];
-            // QKᵀ: new query rows against every key
-            cpu::qk_scores(&qh[s * dk..], kh, n, t, dk, &mut sc[s * t..]);
-            // …and old query rows against the new keys (the upper triangle the UI shows)
+            let scd = &mut scaled[hh * t * t..][..t * t];
+            let m = &mut masked[hh * t * t..][..t * t];
+            // new query rows against every key: QKᵀ, ÷√d_k (or ÷1), causal mask
+            cpu::attn_scores(
+                &qh[s * dk..],
+                kh,
+                (n, t, dk),
+                scale,
+                opts.causal_mask.then_some(s),
+                &mut sc[s * t..],
+                &mut scd[s * t..],
+                &mut m[s * t..],
+            );
+            // …and old query rows against the new keys (the upper triangle the UI shows; their
+            // masked entries keep the MASKED fill of the future)
             if s > 0 {
                 let blk = &mut tmp[..];
                 cpu::matmul_into(&qh[..s * dk], &kh[s * dk..], s, dk, n, true, blk, 0.0);
                 for i in 0..s {
                     sc[i * t + s..][..n].copy_from_slice(&blk[i * n..][..n]);
+                    cpu::scale_scores(&sc[i * t + s..][..n], scale, &mut scd[i * t + s..][..n]);
                 }
-            }
-            // ÷√d_k (or ÷1) on every new entry
-            let scd = &mut scaled[hh * t * t..][..t * t];
-            for i in 0..t {
-                let from = if i < s { s } else { 0 };
-                let (src, dst) = (
-                    &sc[i * t + from..(i + 1) * t],
-                    &mut scd[i * t + from..(i + 1) * t],
-                );
-                cpu::scale_scores(src, scale, dst);
-            }
-            // causal mask on the new rows (old rows keep their masked future, MASKED-filled)
-            let m = &mut masked[hh * t * t..][..t * t];
-            m[s * t..].copy_from_slice(&scd[s * t..]);
-            if opts.causal_mask {
-                cpu::causal_mask(&mut m[s * t..], t, s);
             }
             // softmax(masked / τ) for the new rows
             let wt = &mut weights[hh * t * t..][..t * t];

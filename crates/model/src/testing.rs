@@ -20,6 +20,7 @@ pub fn tiny_config(ln_placement: LnPlacement) -> Config {
         n_positions: 8,
         vocab_size: 20,
         ln_placement,
+        scale_embedding: false,
         ..Config::bundled(20)
     }
 }
@@ -162,6 +163,7 @@ pub fn write_model_dir(dir: &Path, ln: LnPlacement, seed: u64) -> std::io::Resul
         n_inner: None,
         activation_function: Default::default(),
         ln_placement: ln,
+        scale_embedding: false,
     };
     let model = random_model(&config, seed, 1.0);
     std::fs::create_dir_all(dir)?;

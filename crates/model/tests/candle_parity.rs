@@ -26,7 +26,13 @@ fn candle_forward(m: &Model, ids: &[u32], o: &AttentionOptions) -> (Vec<Vec<f32>
     let wte = t(&w.wte, &[c.vocab_size, d]);
     let idx = Tensor::new(ids, &Device::Cpu).unwrap();
     let pos = t(&w.wpe[..tt * d], &[tt, d]);
-    let mut x = wte.index_select(&idx, 0).unwrap().add(&pos).unwrap();
+    let tok = wte.index_select(&idx, 0).unwrap();
+    let tok = if c.scale_embedding {
+        (tok * (c.n_embd as f64).sqrt()).unwrap()
+    } else {
+        tok
+    };
+    let mut x = tok.add(&pos).unwrap();
     let mut mask = vec![0f32; tt * tt];
     for i in 0..tt {
         for j in i + 1..tt {
@@ -131,7 +137,7 @@ fn candle_forward(m: &Model, ids: &[u32], o: &AttentionOptions) -> (Vec<Vec<f32>
     )
 }
 
-fn config(ln: LnPlacement, act: Activation) -> Config {
+fn config(ln: LnPlacement, act: Activation, scale_embedding: bool) -> Config {
     Config {
         n_embd: 48, // d_k = 12, not a power of two
         n_head: 4,
@@ -142,6 +148,7 @@ fn config(ln: LnPlacement, act: Activation) -> Config {
         n_inner: Some(80),
         activation_function: act,
         ln_placement: ln,
+        scale_embedding,
     }
 }
 
@@ -174,12 +181,14 @@ fn options() -> Vec<AttentionOptions> {
 
 #[test]
 fn forward_matches_candle_for_pre_and_post_ln_and_every_option() {
-    for (seed, ln, act) in [
-        (1, LnPlacement::Pre, Activation::GeluTanh),
-        (2, LnPlacement::Post, Activation::GeluTanh),
-        (3, LnPlacement::Post, Activation::GeluErf),
+    for (seed, ln, act, scaled) in [
+        (1, LnPlacement::Pre, Activation::GeluTanh, false),
+        (2, LnPlacement::Post, Activation::GeluTanh, false),
+        (3, LnPlacement::Post, Activation::GeluErf, false),
+        // the bundled model's forward: post-LN, token embedding × √d_model (√48, not exact)
+        (4, LnPlacement::Post, Activation::GeluTanh, true),
     ] {
-        let m = random_model(&config(ln, act), seed, 1.0);
+        let m = random_model(&config(ln, act, scaled), seed, 1.0);
         let ids: Vec<u32> = (0..23).map(|i| (i * 37 + seed as u32) % 97).collect();
         for o in options() {
             let tr = forward(&m, &ids, &o).unwrap();

@@ -17,6 +17,7 @@ fn config(ln: LnPlacement) -> Config {
         n_inner: None,
         activation_function: Default::default(),
         ln_placement: ln,
+        scale_embedding: false,
     }
 }
 
@@ -289,9 +290,42 @@ fn assert_close(a: &[f32], b: &[f32], what: &str) {
 }
 
 #[test]
+fn scale_embedding_multiplies_the_token_row_not_the_position_row() {
+    let plain = random_model(&config(LnPlacement::Post), 12, 1.0);
+    let mut scaled = plain.clone();
+    scaled.config.scale_embedding = true;
+    let x = ids(6, 1);
+    let (a, b) = (
+        forward(&plain, &x, &AttentionOptions::default()).unwrap(),
+        forward(&scaled, &x, &AttentionOptions::default()).unwrap(),
+    );
+    let (d, s) = (40, 40f32.sqrt());
+    let w = &plain.weights;
+    for (t, &id) in x.iter().enumerate() {
+        for c in 0..d {
+            let (tok, pos) = (w.wte[id as usize * d + c], w.wpe[t * d + c]);
+            assert_eq!(a.embedding[t * d + c], tok + pos);
+            assert_eq!(b.embedding[t * d + c], tok * s + pos);
+        }
+    }
+    assert_ne!(a.logits, b.logits);
+}
+
+#[test]
 fn incremental_forward_equals_full_forward() {
-    for ln in [LnPlacement::Pre, LnPlacement::Post] {
-        let m = random_model(&config(ln), 11, 1.0);
+    for (ln, scaled) in [
+        (LnPlacement::Pre, false),
+        (LnPlacement::Post, false),
+        (LnPlacement::Post, true),
+    ] {
+        let m = random_model(
+            &Config {
+                scale_embedding: scaled,
+                ..config(ln)
+            },
+            11,
+            1.0,
+        );
         let x = ids(20, 6);
         let o = AttentionOptions {
             temperature: 0.7,
@@ -305,7 +339,7 @@ fn incremental_forward_equals_full_forward() {
             let full = forward(&m, &x[..n], &o).unwrap();
             assert_eq!(inc.tokens, full.tokens);
             for ((name, a), (_, b)) in inc.fields().into_iter().zip(full.fields()) {
-                assert_close(a, b, &format!("{ln:?} T={n} {name}"));
+                assert_close(a, b, &format!("{ln:?} scaled {scaled} T={n} {name}"));
             }
             prev = inc;
         }

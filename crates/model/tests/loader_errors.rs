@@ -15,6 +15,7 @@ fn config(ln: LnPlacement) -> Config {
         n_inner: None,
         activation_function: Default::default(),
         ln_placement: ln,
+        scale_embedding: false,
     }
 }
 

@@ -78,6 +78,7 @@ proptest! {
             n_embd: 24, n_head: 3, n_layer: 2, n_positions: 16, vocab_size: 50,
             layer_norm_epsilon: 1e-5, n_inner: None, activation_function: Default::default(),
             ln_placement: if post { LnPlacement::Post } else { LnPlacement::Pre },
+            scale_embedding: false,
         };
         let m = random_model(&c, seed, 3.0);
         let o = AttentionOptions { temperature: tau, scale, causal_mask: mask, ..Default::default() };

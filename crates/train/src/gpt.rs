@@ -106,6 +106,12 @@ impl Gpt {
             .wte
             .index_select(&ids.flatten_all()?, 0)?
             .reshape((b, t, d))?;
+        // × √d_model with scale_embedding (the original Transformer); the tied head below
+        // reads wte unscaled, as there
+        let tok = match c.embedding_scale() {
+            1.0 => tok,
+            s => (tok * f64::from(s))?,
+        };
         let mut x = tok.broadcast_add(&self.wpe.narrow(0, 0, t)?)?; // (B, T, D)
         let mask: Vec<f32> = (0..t * t)
             .map(|e| if e % t > e / t { -1e9 } else { 0.0 })

@@ -28,6 +28,7 @@ fn setup(ln: LnPlacement) -> (Config, Hyper, Vec<u32>) {
         n_inner: None,
         activation_function: Default::default(),
         ln_placement: ln,
+        scale_embedding: false,
     };
     let hyper = Hyper {
         seed: 7,
@@ -140,8 +141,13 @@ fn tempfile_dir() -> std::path::PathBuf {
 
 #[test]
 fn candle_training_forward_equals_the_engine() {
-    for ln in [LnPlacement::Post, LnPlacement::Pre] {
-        let (config, hyper, stream) = setup(ln);
+    for (ln, scaled) in [
+        (LnPlacement::Post, false),
+        (LnPlacement::Pre, false),
+        (LnPlacement::Post, true),
+    ] {
+        let (mut config, hyper, stream) = setup(ln);
+        config.scale_embedding = scaled;
         let mut t = Trainer::new(&config, hyper).unwrap();
         t.train(&stream, &stream, 15, None, |_, _, _, _| {})
             .unwrap();
@@ -160,7 +166,7 @@ fn candle_training_forward_equals_the_engine() {
         for (i, (a, b)) in ours.logits.iter().zip(&theirs).enumerate() {
             assert!(
                 (a - b).abs() <= 1e-4,
-                "{ln:?} logit {i}: engine {a}, candle {b}"
+                "{ln:?} (scaled {scaled}) logit {i}: engine {a}, candle {b}"
             );
         }
     }

@@ -74,7 +74,12 @@ pub fn ModelCard(props: &Props) -> Html {
     let rects = boxes.iter().enumerate().map(|(i, &k)| {
         let y = 4.0 + i as f64 * (bh + gap);
         let in_block = repeat.contains(&i);
-        let text = if k == Key::FinalNorm && in_block { "LayerNorm" } else { t(k) };
+        let text = match k {
+            Key::FinalNorm if in_block => "LayerNorm",
+            // the original Transformer's factor on the token embedding (config scale_embedding)
+            Key::Embedding if c.scale_embedding => t(Key::EmbeddingScaled),
+            _ => t(k),
+        };
         let class = match k {
             Key::Attention => "blk attn",
             Key::Ffn => "blk ffn",

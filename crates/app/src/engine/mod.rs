@@ -386,6 +386,7 @@ mod tests {
             n_positions: 8,
             vocab_size: 10,
             ln_placement: LnPlacement::Post,
+            scale_embedding: false,
             ..Config::bundled(10)
         };
         random_model(&c, 7, 0.5)

@@ -66,5 +66,6 @@ pub fn small_config(ln: LnPlacement) -> Config {
         n_inner: Some(100),
         activation_function: Default::default(),
         ln_placement: ln,
+        scale_embedding: false,
     }
 }

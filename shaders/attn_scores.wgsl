@@ -1,5 +1,11 @@
-// qk_scores: raw attention scores S[h, i, j] = q_i · k_j for queries [row0, row1) and keys
-// [col0, col1) of every head, 16×16-tiled over d_k in workgroup memory.
+// attn_scores: the three score matrices of every head in one pass, for queries [row0, row1)
+// and keys [col0, col1):
+//   raw    S[h, i, j] = q_i · k_j                 (16×16-tiled over d_k in workgroup memory)
+//   scaled S[h, i, j] · scale                      (scale = 1/√d_k, or 1 with scaling off)
+//   masked scaled, except where key j comes after query i and the mask is on: there the most
+//          negative f32, WGSL's stand-in for −∞
+// Temperature is applied inside softmax_rows, so that a tiny τ cannot overflow the stored
+// scores. CPU twin: cpu::attn_scores.
 
 struct Params {
     row0: u32,
@@ -8,22 +14,28 @@ struct Params {
     col1: u32,
     dk: u32,
     positions: u32,
-    _pad0: u32,
-    _pad1: u32,
+    scale: f32,
+    causal: u32,
 }
 
 const TILE: u32 = 16u;
 
+// the most negative f32 (−3.4028235e38), as an exact hex literal: Tint rejects the decimal
+// spelling as not representable
+const MASKED: f32 = -0x1.fffffep+127f;
+
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;               // (H, P, Dk)
 @group(0) @binding(2) var<storage, read> k: array<f32>;               // (H, P, Dk)
-@group(0) @binding(3) var<storage, read_write> scores: array<f32>;    // (H, P, P)
+@group(0) @binding(3) var<storage, read_write> raw: array<f32>;       // (H, P, P)
+@group(0) @binding(4) var<storage, read_write> scaled: array<f32>;    // (H, P, P)
+@group(0) @binding(5) var<storage, read_write> masked: array<f32>;    // (H, P, P)
 
 var<workgroup> q_tile: array<array<f32, 16>, 16>;
 var<workgroup> k_tile: array<array<f32, 16>, 16>;
 
 @compute @workgroup_size(16, 16)
-fn qk_scores(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+fn attn_scores(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let h = wid.z;
     let i = p.row0 + wid.y * TILE + lid.y;   // query
     let j = p.col0 + wid.x * TILE + lid.x;   // key
@@ -51,6 +63,14 @@ fn qk_scores(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id
         workgroupBarrier();
     }
     if (i < p.row1 && j < p.col1) {
-        scores[(h * p.positions + i) * p.positions + j] = acc;
+        let idx = (h * p.positions + i) * p.positions + j;
+        let s = acc * p.scale;
+        raw[idx] = acc;
+        scaled[idx] = s;
+        if (p.causal == 1u && j > i) {
+            masked[idx] = MASKED;
+        } else {
+            masked[idx] = s;
+        }
     }
 }
