@@ -1,5 +1,7 @@
 // attn_v: head output O[h, i] = Σ_j w[h, i, j] · v_j for queries [row0, row1) over keys
-// [0, keys), 16×16-tiled over the keys in workgroup memory.
+// [0, keys), 16×16-tiled over the keys in workgroup memory, written per head (H, P, Dk) and
+// side by side (P, D), the concatenation W_O reads: concat[i, h·Dk + e] = O[h, i, e].
+// A head switched off (bit h of the 64-bit mask ablate_lo | ablate_hi << 32) outputs 0.
 
 struct Params {
     row0: u32,
@@ -7,9 +9,9 @@ struct Params {
     keys: u32,
     dk: u32,
     positions: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
+    d: u32,
+    ablate_lo: u32,
+    ablate_hi: u32,
 }
 
 const TILE: u32 = 16u;
@@ -18,6 +20,14 @@ const TILE: u32 = 16u;
 @group(0) @binding(1) var<storage, read> w: array<f32>;              // (H, P, P)
 @group(0) @binding(2) var<storage, read> v: array<f32>;              // (H, P, Dk)
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;      // (H, P, Dk)
+@group(0) @binding(4) var<storage, read_write> concat: array<f32>;   // (P, D)
+
+fn ablated(h: u32) -> bool {
+    if (h < 32u) {
+        return ((p.ablate_lo >> h) & 1u) == 1u;
+    }
+    return h < 64u && ((p.ablate_hi >> (h - 32u)) & 1u) == 1u;
+}
 
 var<workgroup> w_tile: array<array<f32, 16>, 16>;
 var<workgroup> v_tile: array<array<f32, 16>, 16>;
@@ -50,6 +60,8 @@ fn attn_v(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
         workgroupBarrier();
     }
     if (i < p.row1 && e < p.dk) {
-        out[(h * p.positions + i) * p.dk + e] = acc;
+        let o = select(acc, 0.0, ablated(h));
+        out[(h * p.positions + i) * p.dk + e] = o;
+        concat[i * p.d + h * p.dk + e] = o;
     }
 }

@@ -1,6 +1,7 @@
 // linear: out = x · W + b for rows [row0, row1), as a 16×16-tiled matrix product in
 // workgroup memory. W is (K, N) (GPT-2's Conv1D), or (N, K) when w_transposed = 1
-// (the tied lm head reads wte that way); has_bias = 0 skips the bias.
+// (the tied lm head reads wte that way); has_bias = 0 skips the bias; act applies the FFN's
+// activation to the result (0: none; activation.wgsl, put in front of this file).
 
 struct Params {
     row0: u32,
@@ -9,8 +10,8 @@ struct Params {
     n: u32,
     w_transposed: u32,
     has_bias: u32,
-    _pad0: u32,
-    _pad1: u32,
+    act: u32,
+    _pad: u32,
 }
 
 const TILE: u32 = 16u;
@@ -61,6 +62,6 @@ fn linear(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
         if (p.has_bias == 1u) {
             bias = b[c];
         }
-        out[r * p.n + c] = acc + bias;
+        out[r * p.n + c] = activate(acc + bias, p.act);
     }
 }

@@ -2,7 +2,8 @@
 // One invocation per output column and per group of up to 8 rows, looping over k: no idle
 // work. (The tiled `linear` computes 16 rows per workgroup, so for one new row it does 16×
 // the work; it wins back for many rows through workgroup-memory reuse.)
-// Same Params and bindings as `linear`; W is (K, N), or (N, K) when w_transposed = 1.
+// Same Params and bindings as `linear`; W is (K, N), or (N, K) when w_transposed = 1; act as
+// in `linear` (activation.wgsl, put in front of this file).
 
 struct Params {
     row0: u32,
@@ -11,8 +12,8 @@ struct Params {
     n: u32,
     w_transposed: u32,
     has_bias: u32,
-    _pad0: u32,
-    _pad1: u32,
+    act: u32,
+    _pad: u32,
 }
 
 const ROWS: u32 = 8u;
@@ -50,6 +51,6 @@ fn linear_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
         bias = b[c];
     }
     for (var i = 0u; i < rows; i = i + 1u) {
-        out[(r0 + i) * p.n + c] = acc[i] + bias;
+        out[(r0 + i) * p.n + c] = activate(acc[i] + bias, p.act);
     }
 }

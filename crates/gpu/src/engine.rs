@@ -9,16 +9,14 @@
 //! the cached ones in place.
 
 use attnlab_model::forward::{prepare, reusable_prefix};
-use attnlab_model::{
-    Activation, AttentionOptions, Config, Dims, LayerTrace, LnPlacement, Model, Trace,
-};
+use attnlab_model::{AttentionOptions, Config, Dims, LayerTrace, LnPlacement, Model, Trace};
 use bytemuck::Pod;
 
 use crate::context::{Gpu, SLOT};
 use crate::error::GpuError;
 use crate::{
-    ablate_heads, attn_scores, attn_v, concat_heads, embed, gelu, layernorm, linear, linear_rows,
-    pack_heads, residual_add, softmax_rows, split_heads,
+    add_layernorm, attn_scores, attn_v, embed, layernorm, linear, linear_rows, pack_scores,
+    softmax_rows, split_heads,
 };
 
 /// At most this many bytes of activation, trace and readback buffers (weights not counted).
@@ -91,25 +89,24 @@ struct LayerHeads {
     weights: wgpu::Buffer,
 }
 
+/// A block's bind groups, in the order of its dispatches.
 struct LayerBinds {
+    /// pre-LN layer 0 only: LN(embedding); later layers' LN comes from the previous add_ln_2
     ln_pre: Option<wgpu::BindGroup>,
     qkv: wgpu::BindGroup,
     split: wgpu::BindGroup,
     scores: wgpu::BindGroup,
     softmax: wgpu::BindGroup,
     attn_v: wgpu::BindGroup,
-    ablate: wgpu::BindGroup,
-    concat: wgpu::BindGroup,
     proj: wgpu::BindGroup,
-    resid_1: wgpu::BindGroup,
-    ln_mid: wgpu::BindGroup,
+    /// x + attention, then LN: ln_1 (post) or the FFN's input LN (pre)
+    add_ln_1: wgpu::BindGroup,
     fc: wgpu::BindGroup,
-    gelu: wgpu::BindGroup,
     fc_proj: wgpu::BindGroup,
-    resid_2: wgpu::BindGroup,
-    ln_post: Option<wgpu::BindGroup>,
-    /// q, k, v, head_out, scores, scaled, masked, weights → packed
-    packs: Vec<wgpu::BindGroup>,
+    /// stream + FFN, then LN: ln_2 (post), or the next block's ln_1 or ln_f (pre)
+    add_ln_2: wgpu::BindGroup,
+    /// the four score matrices → packed
+    pack: wgpu::BindGroup,
 }
 
 /// The GPU forward pass of one model.
@@ -125,7 +122,7 @@ pub struct GpuEngine {
     rows: Vec<(wgpu::Buffer, usize)>,
     embedding: usize,
     layer_rows: Vec<LayerRows>,
-    _heads: Vec<LayerHeads>,
+    heads: Vec<LayerHeads>,
     ln_f: Option<usize>,
     logits: usize,
     probs: usize,
@@ -139,6 +136,8 @@ pub struct GpuEngine {
     /// Tokens and options whose rows the buffers hold.
     cached: Option<(Vec<u32>, AttentionOptions)>,
     last_incremental: bool,
+    /// Compute dispatches the last forward recorded.
+    last_dispatches: usize,
 }
 
 fn bytes(v: &[f32]) -> &[u8] {
@@ -351,8 +350,10 @@ impl GpuEngine {
                 weights: gpu.storage(&format!("h.{i}.weights"), h * p * p),
             })
             .collect();
+        // the readback holds each layer's four (H, T, Dk) and four (H, T, T) matrices; the
+        // latter are packed on the GPU first
         let packed_floats = c.n_layer * 4 * h * p * (dk + p);
-        let packed = gpu.storage("packed", packed_floats);
+        let packed = gpu.storage("packed scores", c.n_layer * 4 * h * p * p);
         let mut distinct: Vec<usize> =
             Self::readback_rows(&layer_rows, embedding, ln_f, logits, probs);
         distinct.dedup();
@@ -360,7 +361,7 @@ impl GpuEngine {
             (distinct.iter().map(|&i| rows[i].1 * p).sum::<usize>() + packed_floats) * 4;
         let staging = gpu.staging("trace readback", staging_bytes as u64);
         let tokens = gpu.storage("tokens", p);
-        let slots = c.n_layer * (40 + h) + 16;
+        let slots = c.n_layer * 16 + 16;
         let params = gpu.uniform_slots("params", slots);
 
         // bind groups, once
@@ -371,25 +372,30 @@ impl GpuEngine {
             &params,
             &[&tokens, wb(wte), wb(wpe), r(embedding)],
         );
+        if !post && ln_f_w.is_none() {
+            return Err(GpuError::Wgpu("a pre-LN model needs ln_f".into()));
+        }
+        if h > attn_v::MAX_HEADS {
+            return Err(GpuError::TooLarge(format!(
+                "{h} heads per layer: the GPU engine switches heads off by a mask of {}",
+                attn_v::MAX_HEADS
+            )));
+        }
         let mut layer_binds = Vec::new();
         for (i, (lr, hb)) in layer_rows.iter().zip(&heads).enumerate() {
             let [ln1g, ln1b, caw, cab, cpw, cpb, ln2g, ln2b, fcw, fcb, fpw, fpb] = lw[i];
             let stream = if post { lr.ln_1 } else { lr.resid_attn };
-            let packs = [
-                &hb.q,
-                &hb.k,
-                &hb.v,
-                &hb.head_out,
-                &hb.scores,
-                &hb.scaled,
-                &hb.masked,
-                &hb.weights,
-            ]
-            .iter()
-            .map(|b| gpu.bind(pack_heads::NAME, &params, &[b, &packed]))
-            .collect();
+            // pre-LN: the LN after this block's FFN is the next block's ln_1, or ln_f
+            let (next_g, next_b, next_out) = if post {
+                (ln2g, ln2b, lr.ln_2)
+            } else if let Some(next) = layer_rows.get(i + 1) {
+                (lw[i + 1][0], lw[i + 1][1], next.attn_in)
+            } else {
+                let (g, b) = ln_f_w.expect("checked above");
+                (g, b, ln_f.expect("with its weights"))
+            };
             layer_binds.push(LayerBinds {
-                ln_pre: (!post).then(|| {
+                ln_pre: (!post && i == 0).then(|| {
                     gpu.bind(
                         layernorm::NAME,
                         &params,
@@ -412,30 +418,41 @@ impl GpuEngine {
                     &[&hb.q, &hb.k, &hb.scores, &hb.scaled, &hb.masked],
                 ),
                 softmax: gpu.bind(softmax_rows::NAME, &params, &[&hb.masked, &hb.weights]),
-                attn_v: gpu.bind(attn_v::NAME, &params, &[&hb.weights, &hb.v, &hb.head_out]),
-                ablate: gpu.bind(ablate_heads::NAME, &params, &[&hb.head_out]),
-                concat: gpu.bind(concat_heads::NAME, &params, &[&hb.head_out, r(lr.concat)]),
+                attn_v: gpu.bind(
+                    attn_v::NAME,
+                    &params,
+                    &[&hb.weights, &hb.v, &hb.head_out, r(lr.concat)],
+                ),
                 proj: gpu.bind(
                     linear::NAME,
                     &params,
                     &[r(lr.concat), wb(cpw), wb(cpb), r(lr.attn_out)],
                 ),
-                resid_1: gpu.bind(
-                    residual_add::NAME,
-                    &params,
-                    &[r(lr.input), r(lr.attn_out), r(lr.resid_attn)],
-                ),
-                ln_mid: if post {
+                add_ln_1: if post {
                     gpu.bind(
-                        layernorm::NAME,
+                        add_layernorm::NAME,
                         &params,
-                        &[r(lr.resid_attn), wb(ln1g), wb(ln1b), r(lr.ln_1)],
+                        &[
+                            r(lr.input),
+                            r(lr.attn_out),
+                            wb(ln1g),
+                            wb(ln1b),
+                            r(lr.resid_attn),
+                            r(lr.ln_1),
+                        ],
                     )
                 } else {
                     gpu.bind(
-                        layernorm::NAME,
+                        add_layernorm::NAME,
                         &params,
-                        &[r(lr.resid_attn), wb(ln2g), wb(ln2b), r(lr.ffn_in)],
+                        &[
+                            r(lr.input),
+                            r(lr.attn_out),
+                            wb(ln2g),
+                            wb(ln2b),
+                            r(lr.resid_attn),
+                            r(lr.ffn_in),
+                        ],
                     )
                 },
                 fc: gpu.bind(
@@ -443,29 +460,33 @@ impl GpuEngine {
                     &params,
                     &[r(lr.ffn_in), wb(fcw), wb(fcb), r(lr.ffn_hidden)],
                 ),
-                gelu: gpu.bind(gelu::NAME, &params, &[r(lr.ffn_hidden)]),
                 fc_proj: gpu.bind(
                     linear::NAME,
                     &params,
                     &[r(lr.ffn_hidden), wb(fpw), wb(fpb), r(lr.ffn_out)],
                 ),
-                resid_2: gpu.bind(
-                    residual_add::NAME,
+                add_ln_2: gpu.bind(
+                    add_layernorm::NAME,
                     &params,
-                    &[r(stream), r(lr.ffn_out), r(lr.resid_ffn)],
+                    &[
+                        r(stream),
+                        r(lr.ffn_out),
+                        wb(next_g),
+                        wb(next_b),
+                        r(lr.resid_ffn),
+                        r(next_out),
+                    ],
                 ),
-                ln_post: post.then(|| {
-                    gpu.bind(
-                        layernorm::NAME,
-                        &params,
-                        &[r(lr.resid_ffn), wb(ln2g), wb(ln2b), r(lr.ln_2)],
-                    )
-                }),
-                packs,
+                pack: gpu.bind(
+                    pack_scores::NAME,
+                    &params,
+                    &[&hb.scores, &hb.scaled, &hb.masked, &hb.weights, &packed],
+                ),
             });
         }
         let last = layer_rows.last().map_or(embedding, |l| l.output);
-        let ln_f_bind = ln_f_w.zip(ln_f).map(|((g, b), out)| {
+        // post-LN's optional ln_f runs on its own; pre-LN's is the last block's add_ln_2
+        let ln_f_bind = ln_f_w.zip(ln_f).filter(|_| post).map(|((g, b), out)| {
             gpu.bind(layernorm::NAME, &params, &[r(last), wb(g), wb(b), r(out)])
         });
         let lm_in = ln_f.unwrap_or(last);
@@ -492,7 +513,7 @@ impl GpuEngine {
             rows,
             embedding,
             layer_rows,
-            _heads: heads,
+            heads,
             ln_f,
             logits,
             probs,
@@ -505,6 +526,7 @@ impl GpuEngine {
             probs_bind,
             cached: None,
             last_incremental: false,
+            last_dispatches: 0,
         })
     }
 
@@ -544,6 +566,11 @@ impl GpuEngine {
 
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+
+    /// How many compute dispatches the last forward recorded (copies not counted).
+    pub fn last_dispatches(&self) -> usize {
+        self.last_dispatches
     }
 
     /// Whether the last forward reused cached rows.
@@ -639,15 +666,15 @@ impl GpuEngine {
             eps,
             _pad: 0,
         };
-        let lin = |k: usize, nn: usize| linear::Params {
+        let lin = |k: usize, nn: usize, act: u32| linear::Params {
             row0: s as u32,
             row1: t as u32,
             k: k as u32,
             n: nn as u32,
             w_transposed: 0,
             has_bias: 1,
-            _pad0: 0,
-            _pad1: 0,
+            act,
+            _pad: 0,
         };
         let (s32, t32, p32, d32, dk32) = (s as u32, t as u32, p as u32, d as u32, dk as u32);
 
@@ -662,13 +689,14 @@ impl GpuEngine {
             },
             [div(n * d, embed::WG[0]), 1, 1],
         );
+        let act = linear::act(c.activation_function);
         for (li, b) in self.layer_binds.iter().enumerate() {
             if let Some(bg) = &b.ln_pre {
                 plan.push(layernorm::NAME, bg, lnp(s), [n as u32, 1, 1]);
             }
             // Q, K, V = X·W_Q, X·W_K, X·W_V (fused), then per head
             let (k, g) = linear_kernel(n, 3 * d);
-            plan.push(k, &b.qkv, lin(d, 3 * d), g);
+            plan.push(k, &b.qkv, lin(d, 3 * d, linear::ACT_NONE), g);
             plan.push(
                 split_heads::NAME,
                 &b.split,
@@ -719,6 +747,8 @@ impl GpuEngine {
                 },
                 [t32, h as u32, 1],
             );
+            // weights · V per head (a switched-off head gives 0), heads side by side
+            let (ablate_lo, ablate_hi) = attn_v::ablation_mask(&opts.ablate, li);
             plan.push(
                 attn_v::NAME,
                 &b.attn_v,
@@ -728,83 +758,23 @@ impl GpuEngine {
                     keys: t32,
                     dk: dk32,
                     positions: p32,
-                    ..Default::default()
+                    d: d32,
+                    ablate_lo,
+                    ablate_hi,
                 },
                 [div(dk, attn_v::WG[0]), div(n, attn_v::WG[1]), h as u32],
             );
-            for &(_, head) in opts.ablate.iter().filter(|(l, _)| *l == li) {
-                plan.push(
-                    ablate_heads::NAME,
-                    &b.ablate,
-                    ablate_heads::Params {
-                        row0: s32,
-                        row1: t32,
-                        dk: dk32,
-                        positions: p32,
-                        head: head as u32,
-                        ..Default::default()
-                    },
-                    [div(n * dk, ablate_heads::WG[0]), 1, 1],
-                );
-            }
-            plan.push(
-                concat_heads::NAME,
-                &b.concat,
-                concat_heads::Params {
-                    row0: s32,
-                    row1: t32,
-                    d: d32,
-                    dk: dk32,
-                    positions: p32,
-                    ..Default::default()
-                },
-                [div(n * d, concat_heads::WG[0]), 1, 1],
-            );
             let (k, g) = linear_kernel(n, d);
-            plan.push(k, &b.proj, lin(d, d), g);
-            plan.push(
-                residual_add::NAME,
-                &b.resid_1,
-                residual_add::Params {
-                    start: (s * d) as u32,
-                    end: (t * d) as u32,
-                    ..Default::default()
-                },
-                [div(n * d, residual_add::WG[0]), 1, 1],
-            );
-            plan.push(layernorm::NAME, &b.ln_mid, lnp(s), [n as u32, 1, 1]);
+            plan.push(k, &b.proj, lin(d, d, linear::ACT_NONE), g);
+            // Add & LayerNorm
+            plan.push(add_layernorm::NAME, &b.add_ln_1, lnp(s), [n as u32, 1, 1]);
+            // FFN: GELU(x·W₁ + b₁)·W₂ + b₂
             let (k, g) = linear_kernel(n, f);
-            plan.push(k, &b.fc, lin(d, f), g);
-            let mode = match c.activation_function {
-                Activation::GeluTanh => 0,
-                Activation::GeluErf => 1,
-            };
-            plan.push(
-                gelu::NAME,
-                &b.gelu,
-                gelu::Params {
-                    start: (s * f) as u32,
-                    end: (t * f) as u32,
-                    mode,
-                    _pad: 0,
-                },
-                [div(n * f, gelu::WG[0]), 1, 1],
-            );
+            plan.push(k, &b.fc, lin(d, f, act), g);
             let (k, g) = linear_kernel(n, d);
-            plan.push(k, &b.fc_proj, lin(f, d), g);
-            plan.push(
-                residual_add::NAME,
-                &b.resid_2,
-                residual_add::Params {
-                    start: (s * d) as u32,
-                    end: (t * d) as u32,
-                    ..Default::default()
-                },
-                [div(n * d, residual_add::WG[0]), 1, 1],
-            );
-            if let Some(bg) = &b.ln_post {
-                plan.push(layernorm::NAME, bg, lnp(s), [n as u32, 1, 1]);
-            }
+            plan.push(k, &b.fc_proj, lin(f, d, linear::ACT_NONE), g);
+            // Add & LayerNorm (pre-LN: the next block's first LayerNorm, or ln_f)
+            plan.push(add_layernorm::NAME, &b.add_ln_2, lnp(s), [n as u32, 1, 1]);
         }
         if let Some(bg) = &self.ln_f_bind {
             plan.push(layernorm::NAME, bg, lnp(s), [n as u32, 1, 1]);
@@ -820,8 +790,8 @@ impl GpuEngine {
                 n: v as u32,
                 w_transposed: 1,
                 has_bias: 0,
-                _pad0: 0,
-                _pad1: 0,
+                act: linear::ACT_NONE,
+                _pad: 0,
             },
             g,
         );
@@ -839,29 +809,22 @@ impl GpuEngine {
             },
             [n as u32, 1, 1],
         );
-        // compact the per-head matrices of all T rows for the readback
-        let mut packed_at = 0usize;
-        let mut pack_offsets = Vec::new();
-        for b in &self.layer_binds {
-            for (k, bg) in b.packs.iter().enumerate() {
-                let (cols, stride) = if k < 4 { (dk, dk) } else { (t, p) };
-                plan.push(
-                    pack_heads::NAME,
-                    bg,
-                    pack_heads::Params {
-                        t: t32,
-                        cols: cols as u32,
-                        row_stride: stride as u32,
-                        head_stride: (p * stride) as u32,
-                        dst_offset: packed_at as u32,
-                        ..Default::default()
-                    },
-                    [div(t * cols, pack_heads::WG[0]), h as u32, 1],
-                );
-                pack_offsets.push(packed_at);
-                packed_at += h * t * cols;
-            }
+        // compact each layer's four score matrices (all T rows) for the readback
+        let scores_len = h * t * t; // one (H, T, T) matrix
+        for (li, b) in self.layer_binds.iter().enumerate() {
+            plan.push(
+                pack_scores::NAME,
+                &b.pack,
+                pack_scores::Params {
+                    t: t32,
+                    positions: p32,
+                    heads: h as u32,
+                    dst_offset: (li * 4 * scores_len) as u32,
+                },
+                [div(t * t, pack_scores::WG[0]), h as u32, 4],
+            );
         }
+        let dispatches = plan.steps.len();
         if plan.steps.len() > self.slots {
             return Err(GpuError::TooLarge(format!(
                 "{} dispatches exceed {} param slots",
@@ -916,9 +879,24 @@ impl GpuEngine {
             at.insert(i, (off / 4) as usize);
             off += len;
         }
-        let packed_base = (off / 4) as usize;
-        enc.copy_buffer_to_buffer(&self.packed, 0, &self.staging, off, (packed_at * 4) as u64);
-        off += (packed_at * 4) as u64;
+        // then each layer's q, k, v and head outputs, (H, P, Dk): each head's first T rows are
+        // contiguous, one copy per head
+        let heads_base = (off / 4) as usize;
+        let dk_len = h * t * dk; // one (H, T, Dk) matrix
+        for hb in &self.heads {
+            for m in [&hb.q, &hb.k, &hb.v, &hb.head_out] {
+                for hh in 0..h {
+                    let len = (t * dk * 4) as u64;
+                    enc.copy_buffer_to_buffer(m, (hh * p * dk * 4) as u64, &self.staging, off, len);
+                    off += len;
+                }
+            }
+        }
+        // then the packed score matrices
+        let scores_base = (off / 4) as usize;
+        let packed_len = (self.heads.len() * 4 * scores_len * 4) as u64;
+        enc.copy_buffer_to_buffer(&self.packed, 0, &self.staging, off, packed_len);
+        off += packed_len;
         self.gpu.queue.submit([enc.finish()]);
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Wgpu(e.to_string()));
@@ -931,22 +909,27 @@ impl GpuEngine {
         let row = |i: usize| all[at[&i]..at[&i] + t * rows_of(i)].to_vec();
         let mut layers = Vec::with_capacity(c.n_layer);
         for (li, lr) in self.layer_rows.iter().enumerate() {
-            let seg = |k: usize| {
-                let o = packed_base + pack_offsets[li * 8 + k];
-                let len = if k < 4 { h * t * dk } else { h * t * t };
-                all[o..o + len].to_vec()
+            // the m-th (H, T, Dk) matrix of this layer (q, k, v, head_out), and the m-th score
+            // matrix (raw, scaled, masked, weights), in the order they were copied above
+            let head_mat = |m: usize| {
+                let o = heads_base + (li * 4 + m) * dk_len;
+                all[o..o + dk_len].to_vec()
+            };
+            let score_mat = |m: usize| {
+                let o = scores_base + (li * 4 + m) * scores_len;
+                all[o..o + scores_len].to_vec()
             };
             layers.push(LayerTrace {
                 input: row(lr.input),
                 attn_in: row(lr.attn_in),
-                q: seg(0),
-                k: seg(1),
-                v: seg(2),
-                head_out: seg(3),
-                scores: seg(4),
-                scaled: seg(5),
-                masked: seg(6),
-                weights: seg(7),
+                q: head_mat(0),
+                k: head_mat(1),
+                v: head_mat(2),
+                head_out: head_mat(3),
+                scores: score_mat(0),
+                scaled: score_mat(1),
+                masked: score_mat(2),
+                weights: score_mat(3),
                 concat: row(lr.concat),
                 attn_out: row(lr.attn_out),
                 resid_attn: row(lr.resid_attn),
@@ -972,6 +955,7 @@ impl GpuEngine {
         };
         self.cached = Some((run.to_vec(), opts.clone()));
         self.last_incremental = s > 0;
+        self.last_dispatches = dispatches;
         Ok(trace)
     }
 }

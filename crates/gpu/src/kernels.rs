@@ -17,11 +17,15 @@ pub struct Kernel {
 }
 
 macro_rules! table {
-    ($($m:ident),* $(,)?) => {
+    ($($m:ident $(after $pre:ident)?),* $(,)?) => {
         /// Every kernel, in the order of a block.
         pub const ALL: &[Kernel] = &[$(Kernel {
             name: crate::$m::NAME,
-            source: include_str!(concat!("../../../shaders/", stringify!($m), ".wgsl")),
+            // `after f`: shaders/f.wgsl (functions only) goes in front of the kernel's file
+            source: concat!(
+                $(include_str!(concat!("../../../shaders/", stringify!($pre), ".wgsl")),)?
+                include_str!(concat!("../../../shaders/", stringify!($m), ".wgsl"))
+            ),
             writes: crate::$m::WRITES,
             fields: crate::$m::Params::FIELDS,
             params_size: core::mem::size_of::<crate::$m::Params>(),
@@ -32,18 +36,15 @@ macro_rules! table {
 
 table!(
     embed,
-    linear,
-    linear_rows,
+    layernorm,
+    linear after activation,
+    linear_rows after activation,
     split_heads,
     attn_scores,
     softmax_rows,
     attn_v,
-    ablate_heads,
-    concat_heads,
-    residual_add,
-    layernorm,
-    gelu,
-    pack_heads,
+    add_layernorm,
+    pack_scores,
 );
 
 /// The kernel named `name`.

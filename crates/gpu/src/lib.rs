@@ -5,22 +5,19 @@
 //! One module per kernel (its params struct and bindings), named after the shader in
 //! `shaders/` and after its CPU twin in `attnlab_model::cpu`.
 
-pub mod ablate_heads;
+pub mod add_layernorm;
 pub mod attn_scores;
 pub mod attn_v;
-pub mod concat_heads;
 pub mod context;
 pub mod embed;
 pub mod engine;
 pub mod error;
-pub mod gelu;
 pub mod kernels;
 pub mod layernorm;
 pub mod linear;
 pub mod linear_rows;
-pub mod pack_heads;
+pub mod pack_scores;
 pub mod params;
-pub mod residual_add;
 pub mod softmax_rows;
 pub mod split_heads;
 

@@ -1,4 +1,5 @@
-//! `linear` (shaders/linear.wgsl): `out = x·W + b`, tiled. CPU twin: `cpu::linear` (and `cpu::matmul_into` for the lm head).
+//! `linear` (shaders/linear.wgsl): `out = act(x·W + b)`, tiled. CPU twin: `cpu::linear` (and
+//! `cpu::matmul_into` for the lm head), then `cpu::gelu` where `act` asks for it.
 //! Dispatch grid: (N/16, rows/16, 1).
 
 /// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
@@ -10,7 +11,8 @@ pub const NAME: &str = "linear";
 pub const WRITES: &[bool] = &[false, false, false, true];
 
 crate::params! {
-    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
+    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes). `act`: the activation
+    /// applied to the result, [`ACT_NONE`] or [`act`] of the model's.
     pub struct Params {
         pub row0: u32,
         pub row1: u32,
@@ -18,7 +20,18 @@ crate::params! {
         pub n: u32,
         pub w_transposed: u32,
         pub has_bias: u32,
-        pub _pad0: u32,
-        pub _pad1: u32,
+        pub act: u32,
+        pub _pad: u32,
+    }
+}
+
+/// `act` for no activation.
+pub const ACT_NONE: u32 = 0;
+
+/// `act` for the FFN's activation (activation.wgsl's modes).
+pub fn act(a: attnlab_model::Activation) -> u32 {
+    match a {
+        attnlab_model::Activation::GeluTanh => 1,
+        attnlab_model::Activation::GeluErf => 2,
     }
 }

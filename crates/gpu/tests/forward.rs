@@ -122,6 +122,29 @@ fn gpu_forward_matches_cpu_at_t1_full_context_overflow_and_huge_scores() {
 }
 
 #[test]
+fn a_block_is_at_most_twelve_dispatches_full_or_incremental() {
+    for ln in [LnPlacement::Post, LnPlacement::Pre] {
+        let m = random_model(&small_config(ln), 8, 1.0);
+        let Some(mut e) = engine(&m) else { return };
+        let (layers, x) = (m.config.n_layer, ids(30));
+        let o = AttentionOptions {
+            ablate: [(0, 1), (1, 2)].into(), // switching heads off costs no dispatch
+            ..Default::default()
+        };
+        pollster::block_on(e.forward(&x[..29], &o)).unwrap();
+        let full = e.last_dispatches();
+        pollster::block_on(e.forward(&x, &o)).unwrap();
+        assert!(e.last_was_incremental());
+        let inc = e.last_dispatches();
+        // per block: full 11 (one score region), incremental 12 (two); around the blocks:
+        // embed, lm head, probabilities (+ pre-LN's first LayerNorm)
+        let outside = 3 + (ln == LnPlacement::Pre) as usize;
+        assert_eq!(full, 11 * layers + outside, "{ln:?} full");
+        assert_eq!(inc, 12 * layers + outside, "{ln:?} incremental");
+    }
+}
+
+#[test]
 fn incremental_gpu_forward_equals_full() {
     // with the scaled embedding: the new rows' embed starts at row0 > 0
     let config = Config {

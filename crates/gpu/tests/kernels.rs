@@ -179,20 +179,30 @@ fn layernorm_matches_cpu_reference() {
 #[test]
 fn linear_and_linear_rows_match_cpu_reference_including_the_transposed_lm_head() {
     let Some(g) = gpu() else { return };
-    for (m, k, n, transposed) in [
-        (1, 1, 1, false),
-        (5, 17, 33, false),
-        (37, 64, 48, false),
-        (9, 40, 101, true),
+    // act: 0 none, then the FFN's GELU (tanh, erf) fused into the first linear layer, on
+    // outputs from −100 to 1e30 (biases that large)
+    for (m, k, n, transposed, act) in [
+        (1, 1, 1, false, None),
+        (5, 17, 33, false, None),
+        (37, 64, 48, false, None),
+        (9, 40, 101, true, None),
+        (6, 24, 70, false, Some(Activation::GeluTanh)),
+        (11, 24, 70, false, Some(Activation::GeluErf)),
     ] {
         let x = rand_vec(m * k, 3, 1.0);
         let w = rand_vec(k * n, 4, 1.0);
-        let b = rand_vec(n, 5, 1.0);
+        let mut b = rand_vec(n, 5, if act.is_some() { 8.0 } else { 1.0 });
+        if act.is_some() {
+            b[..5].copy_from_slice(&[0.0, 100.0, -100.0, 1e30, -1e30]);
+        }
         let mut want = vec![0.0; m * n];
         if transposed {
             cpu::matmul_into(&x, &w, m, k, n, true, &mut want, 0.0);
         } else {
             cpu::linear(&x, &w, &b, m, k, n, &mut want);
+        }
+        if let Some(a) = act {
+            cpu::gelu(&mut want, a);
         }
         let p = linear::Params {
             row0: 0,
@@ -201,7 +211,8 @@ fn linear_and_linear_rows_match_cpu_reference_including_the_transposed_lm_head()
             n: n as u32,
             w_transposed: transposed as u32,
             has_bias: !transposed as u32,
-            ..Default::default()
+            act: act.map_or(linear::ACT_NONE, linear::act),
+            _pad: 0,
         };
         // the tiled kernel, and the per-row one the engine uses for a keystroke's few rows
         for (kernel, groups) in [
@@ -219,13 +230,67 @@ fn linear_and_linear_rows_match_cpu_reference_including_the_transposed_lm_head()
                 groups,
             );
             assert_close(
-                &format!("{kernel} {m}×{k}×{n}"),
+                &format!("{kernel} {m}×{k}×{n} act {act:?}"),
                 &got[0][..m * n],
                 &want,
                 ATOL,
                 RTOL,
             );
         }
+    }
+}
+
+#[test]
+fn add_layernorm_matches_cpu_reference() {
+    let Some(g) = gpu() else { return };
+    // D = 1, D < the workgroup, D > the workgroup (300, 1000 > 256), rows from row0 > 0
+    for (rows, d, row0) in [(1, 1, 0), (3, 64, 0), (5, 300, 2), (2, 1000, 1)] {
+        let n = (row0 + rows) * d;
+        let a = rand_vec(n, d as u64 + 7, 10.0);
+        let b = rand_vec(n, d as u64 + 8, 3.0);
+        let (gain, beta) = (rand_vec(d, 1, 1.0), rand_vec(d, 2, 0.5));
+        let (mut sum, mut out) = (vec![0.0; rows * d], vec![0.0; rows * d]);
+        let r = row0 * d..n;
+        cpu::add_layernorm(
+            &a[r.clone()],
+            &b[r.clone()],
+            &gain,
+            &beta,
+            d,
+            1e-5,
+            &mut sum,
+            &mut out,
+        );
+        let p = add_layernorm::Params {
+            row0: row0 as u32,
+            d: d as u32,
+            eps: 1e-5,
+            _pad: 0,
+        };
+        let got = run(
+            &g,
+            "add_layernorm",
+            bytes_of(&p),
+            &[
+                f(&a),
+                f(&b),
+                f(&gain),
+                f(&beta),
+                f(&vec![9.0; n]),
+                f(&vec![9.0; n]),
+            ],
+            [rows as u32, 1, 1],
+        );
+        let what = format!("add_layernorm rows {rows} d {d} from {row0}");
+        assert_eq!(&got[0][r.clone()], &sum[..], "{what}: the sum");
+        assert_close(&what, &got[1][r], &out, ATOL, RTOL);
+        assert!(
+            got[0][..row0 * d]
+                .iter()
+                .chain(&got[1][..row0 * d])
+                .all(|&x| x == 9.0),
+            "{what}: rows before row0 untouched"
+        );
     }
 }
 
@@ -272,13 +337,19 @@ fn attn_scores_and_attn_v_match_cpu_reference() {
             keys: t as u32,
             dk: dk as u32,
             positions: p as u32,
+            d: (h * dk) as u32,
             ..Default::default()
         };
         let head_out = run(
             &g,
             "attn_v",
             bytes_of(&pv),
-            &[f(&w), f(&v), f(&vec![0.0; h * t * dk])],
+            &[
+                f(&w),
+                f(&v),
+                f(&vec![0.0; h * t * dk]),
+                f(&vec![0.0; t * h * dk]),
+            ],
             [dk.div_ceil(16) as u32, t.div_ceil(16) as u32, h as u32],
         )
         .remove(0);
@@ -380,34 +451,8 @@ fn attn_scores_writes_only_its_region() {
 }
 
 #[test]
-fn gelu_embed_residual_and_head_kernels_match_cpu_reference() {
+fn embed_split_attn_v_concat_ablation_and_pack_match_cpu_reference() {
     let Some(g) = gpu() else { return };
-    for (mode, act) in [(0u32, Activation::GeluTanh), (1, Activation::GeluErf)] {
-        let mut x = rand_vec(300, 21, 8.0);
-        x.extend([0.0, 100.0, -100.0, 1e30, -1e30]);
-        let mut want = x.clone();
-        cpu::gelu(&mut want, act);
-        let p = gelu::Params {
-            start: 0,
-            end: x.len() as u32,
-            mode,
-            _pad: 0,
-        };
-        let got = run(
-            &g,
-            "gelu",
-            bytes_of(&p),
-            &[f(&x)],
-            [x.len().div_ceil(64) as u32, 1, 1],
-        );
-        assert_close(
-            &format!("gelu mode {mode}"),
-            &got[0][..x.len()],
-            &want,
-            ATOL,
-            RTOL,
-        );
-    }
     let (v, pos, d) = (11usize, 8usize, 6usize);
     let (wte, wpe) = (rand_vec(v * d, 31, 1.0), rand_vec(pos * d, 32, 1.0));
     let tokens: Vec<u32> = vec![3, 10, 0, 7, 7];
@@ -443,22 +488,6 @@ fn gelu_embed_residual_and_head_kernels_match_cpu_reference() {
             tol,
         );
     }
-    let (a, b) = (rand_vec(100, 41, 1.0), rand_vec(100, 42, 1.0));
-    let mut want = vec![0.0; 100];
-    cpu::residual_add(&a, &b, &mut want);
-    let p = residual_add::Params {
-        start: 0,
-        end: 100,
-        ..Default::default()
-    };
-    let got = run(
-        &g,
-        "residual_add",
-        bytes_of(&p),
-        &[f(&a), f(&b), f(&vec![0.0; 100])],
-        [2, 1, 1],
-    );
-    assert_close("residual_add", &got[0][..100], &want, 0.0, 0.0);
     // split → concat is the identity; ablation zeroes exactly one head
     let (t, h, dk) = (5usize, 3usize, 4usize);
     let dd = h * dk;
@@ -484,47 +513,80 @@ fn gelu_embed_residual_and_head_kernels_match_cpu_reference() {
         qkv[4 * 3 * dd + dd + 2 * dk + 1],
         "k of head 2, row 4"
     );
-    let p = concat_heads::Params {
+    // attn_v over the split v: each head's weighted sum, side by side in concat; head 1
+    // switched off by the mask gives exactly 0 in both
+    let mut w = rand_vec(h * t * t, 52, 2.0);
+    for row in 0..h * t {
+        cpu::causal_mask(&mut w[row * t..(row + 1) * t], t, row % t);
+    }
+    let mut wt = vec![0.0; h * t * t];
+    cpu::softmax_rows(&w, t, 1.0, &mut wt);
+    let (lo, hi) = attn_v::ablation_mask(&[(0, 1), (1, 0)].into(), 0);
+    assert_eq!((lo, hi), (0b10, 0), "layer 0's mask holds head 1 only");
+    let p = attn_v::Params {
         row0: 0,
         row1: t as u32,
+        keys: t as u32,
+        dk: dk as u32,
+        positions: t as u32,
         d: dd as u32,
-        dk: dk as u32,
-        positions: t as u32,
-        ..Default::default()
+        ablate_lo: lo,
+        ablate_hi: hi,
     };
-    let cat = run(
+    let mut out = run(
         &g,
-        "concat_heads",
+        "attn_v",
         bytes_of(&p),
-        &[f(&qkv_split[2]), f(&vec![0.0; t * dd])],
-        [1, 1, 1],
+        &[f(&wt), f(&qkv_split[2]), f(&z), f(&vec![7.0; t * dd])],
+        [1, 1, h as u32],
     );
-    let v_rows: Vec<f32> = (0..t)
-        .flat_map(|r| qkv[r * 3 * dd + 2 * dd..(r + 1) * 3 * dd].to_vec())
-        .collect();
-    assert_eq!(&cat[0][..t * dd], &v_rows[..]);
-    let p = ablate_heads::Params {
-        row0: 0,
-        row1: t as u32,
-        dk: dk as u32,
-        positions: t as u32,
-        head: 1,
-        ..Default::default()
-    };
-    let abl = run(
-        &g,
-        "ablate_heads",
-        bytes_of(&p),
-        &[f(&qkv_split[0])],
-        [1, 1, 1],
-    )
-    .remove(0);
+    let (head_out, concat) = (out.remove(0), out.remove(0));
     for hh in 0..h {
-        let block = &abl[hh * t * dk..(hh + 1) * t * dk];
-        if hh == 1 {
-            assert!(block.iter().all(|&x| x == 0.0));
-        } else {
-            assert_eq!(block, &qkv_split[0][hh * t * dk..(hh + 1) * t * dk]);
+        let mut want = vec![0.0; t * dk];
+        if hh != 1 {
+            let (wh, vh) = (
+                &wt[hh * t * t..][..t * t],
+                &qkv_split[2][hh * t * dk..][..t * dk],
+            );
+            cpu::attn_v(wh, vh, t, t, dk, &mut want);
+        }
+        let got = &head_out[hh * t * dk..][..t * dk];
+        assert_close(&format!("attn_v head {hh}"), got, &want, ATOL, RTOL);
+        for r in 0..t {
+            assert_eq!(
+                &concat[r * dd + hh * dk..][..dk],
+                &got[r * dk..][..dk],
+                "concat row {r} head {hh}"
+            );
+        }
+    }
+    assert!(head_out[t * dk..2 * t * dk].iter().all(|&x| x == 0.0));
+    // pack_scores: the first T of P rows × columns of four (H, P, P) matrices, compacted
+    let (pos, tt) = (7usize, 4usize);
+    let mats: Vec<Vec<f32>> = (0..4)
+        .map(|m| rand_vec(h * pos * pos, 60 + m, 1.0))
+        .collect();
+    let p = pack_scores::Params {
+        t: tt as u32,
+        positions: pos as u32,
+        heads: h as u32,
+        dst_offset: 3,
+    };
+    let mut bufs: Vec<Vec<u8>> = mats.iter().map(|m| f(m)).collect();
+    bufs.push(f(&vec![-1.0; 3 + 4 * h * tt * tt]));
+    let packed = run(&g, "pack_scores", bytes_of(&p), &bufs, [1, h as u32, 4]).remove(0);
+    assert_eq!(&packed[..3], &[-1.0; 3], "before dst_offset");
+    for (m, src) in mats.iter().enumerate() {
+        for hh in 0..h {
+            for i in 0..tt {
+                for j in 0..tt {
+                    assert_eq!(
+                        packed[3 + ((m * h + hh) * tt + i) * tt + j],
+                        src[(hh * pos + i) * pos + j],
+                        "matrix {m} head {hh} ({i}, {j})"
+                    );
+                }
+            }
         }
     }
 }

@@ -11,23 +11,51 @@ fn every_wgsl_file_parses_and_validates() {
         .map(|e| e.unwrap().path())
         .collect();
     files.sort();
-    // every kernel has its file, and every file is a kernel
-    assert_eq!(files.len(), attnlab_gpu::kernels::ALL.len(), "{files:?}");
-    for path in files {
-        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
-        let src = std::fs::read_to_string(&path).unwrap();
+    // a file without `@compute` holds functions that kernels put in front of their own
+    // (kernels.rs, `after`): it validates alone and is the start of some kernel's source
+    let (functions, kernels): (Vec<_>, Vec<_>) = files
+        .into_iter()
+        .partition(|p| !std::fs::read_to_string(p).unwrap().contains("@compute"));
+    for path in &functions {
+        let src = std::fs::read_to_string(path).unwrap();
         let module = naga::front::wgsl::parse_str(&src)
-            .unwrap_or_else(|e| panic!("{name}.wgsl: {}", e.emit_to_string(&src)));
+            .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.emit_to_string(&src)));
         Validator::new(ValidationFlags::all(), Capabilities::empty())
             .validate(&module)
-            .unwrap_or_else(|e| panic!("{name}.wgsl: {}", e.emit_to_string(&src)));
+            .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.emit_to_string(&src)));
+        assert!(
+            attnlab_gpu::kernels::ALL
+                .iter()
+                .any(|k| k.source.starts_with(&src)),
+            "{} is used by no kernel",
+            path.display()
+        );
+    }
+    // every kernel has its file, and every file with an entry point is a kernel
+    assert_eq!(
+        kernels.len(),
+        attnlab_gpu::kernels::ALL.len(),
+        "{kernels:?}"
+    );
+    for path in kernels {
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let k = attnlab_gpu::kernels::get(&name);
+        let file = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            k.source.ends_with(&file),
+            "{name} is not the registered source"
+        );
+        let src = k.source;
+        let module = naga::front::wgsl::parse_str(src)
+            .unwrap_or_else(|e| panic!("{name}.wgsl: {}", e.emit_to_string(src)));
+        Validator::new(ValidationFlags::all(), Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{name}.wgsl: {}", e.emit_to_string(src)));
         let ep = module
             .entry_points
             .iter()
             .find(|ep| ep.name == name)
             .unwrap_or_else(|| panic!("{name}.wgsl has no entry point `{name}`"));
-        let k = attnlab_gpu::kernels::get(&name);
-        assert_eq!(k.source, src, "{name} is not the registered source");
         assert_eq!(
             ep.workgroup_size, k.workgroup,
             "{name}: the workgroup size the grid divides by"

@@ -170,6 +170,24 @@ pub fn attn_v(w: &[f32], v: &[f32], t_q: usize, t_k: usize, dk: usize, out: &mut
     matmul_into(w, v, t_q, t_k, dk, false, out, 0.0);
 }
 
+/// The lesson's "Add & LayerNorm": sum = a + b (the residual connection), out =
+/// LayerNorm(sum) with gain `g` and bias `beta`; rows of width `d`. The twin of the fused
+/// `add_layernorm` kernel.
+#[allow(clippy::too_many_arguments)]
+pub fn add_layernorm(
+    a: &[f32],
+    b: &[f32],
+    g: &[f32],
+    beta: &[f32],
+    d: usize,
+    eps: f32,
+    sum: &mut [f32],
+    out: &mut [f32],
+) {
+    residual_add(a, b, sum);
+    layernorm(sum, g, beta, d, eps, out);
+}
+
 /// LayerNorm over the last axis: (x − mean)/√(var + ε) · g + b; x (T, D) → out (T, D).
 pub fn layernorm(x: &[f32], g: &[f32], b: &[f32], d: usize, eps: f32, out: &mut [f32]) {
     for (row, o) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
