@@ -1,7 +1,7 @@
 // add_layernorm: the lesson's "Add & LayerNorm" in one pass, one workgroup per row
 // [row0, row1): sum = a + b (the residual connection), then
 // out = (sum − mean) / √(var + ε) · g + beta along the row of width D; both are kept (the
-// views show the sum and the normalised row). Reductions in workgroup memory, as layernorm.
+// views show the sum and the normalised row). Reductions in workgroup memory (row_sum.wgsl, put in front), as layernorm.
 
 struct Params {
     row0: u32,
@@ -10,8 +10,6 @@ struct Params {
     _pad: u32,
 }
 
-const WG: u32 = 256u;
-
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;              // (P, D) the stream
 @group(0) @binding(2) var<storage, read> b: array<f32>;              // (P, D) the sublayer's output
@@ -19,20 +17,6 @@ const WG: u32 = 256u;
 @group(0) @binding(4) var<storage, read> beta: array<f32>;           // (D)
 @group(0) @binding(5) var<storage, read_write> sum: array<f32>;      // (P, D)
 @group(0) @binding(6) var<storage, read_write> out: array<f32>;      // (P, D)
-
-var<workgroup> red: array<f32, 256>;
-
-fn reduce_sum(lid: u32) -> f32 {
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) {
-            red[lid] = red[lid] + red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let total = red[0];
-    workgroupBarrier();
-    return total;
-}
 
 @compute @workgroup_size(256)
 fn add_layernorm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {

@@ -1,5 +1,5 @@
 // layernorm: (x − mean) / √(var + ε) · g + b along each row of width D, one workgroup per
-// row [row0, row1), reductions in workgroup memory.
+// row [row0, row1), reductions in workgroup memory (row_sum.wgsl, put in front).
 
 struct Params {
     row0: u32,
@@ -8,27 +8,11 @@ struct Params {
     _pad: u32,
 }
 
-const WG: u32 = 256u;
-
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;              // (P, D)
 @group(0) @binding(2) var<storage, read> g: array<f32>;              // (D)
 @group(0) @binding(3) var<storage, read> b: array<f32>;              // (D)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;      // (P, D)
-
-var<workgroup> red: array<f32, 256>;
-
-fn reduce_sum(lid: u32) -> f32 {
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) {
-            red[lid] = red[lid] + red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let total = red[0];
-    workgroupBarrier();
-    return total;
-}
 
 @compute @workgroup_size(256)
 fn layernorm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {

@@ -36,14 +36,14 @@ macro_rules! table {
 
 table!(
     embed,
-    layernorm,
+    layernorm after row_sum,
     linear after activation,
     linear_rows after activation,
     split_heads,
     attn_scores,
     softmax_rows,
     attn_v,
-    add_layernorm,
+    add_layernorm after row_sum,
     pack_scores,
 );
 
