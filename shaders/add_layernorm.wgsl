@@ -18,13 +18,13 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> sum: array<f32>;      // (P, D)
 @group(0) @binding(6) var<storage, read_write> out: array<f32>;      // (P, D)
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn add_layernorm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let base = (p.row0 + wid.x) * p.d;
     // pass 1: the residual sum (each thread its own columns, read back by the same thread
     // below), and the mean
     var s = 0.0;
-    for (var c = lid.x; c < p.d; c = c + WG) {
+    for (var c = lid.x; c < p.d; c = c + WG_X) {
         let v = a[base + c] + b[base + c];
         sum[base + c] = v;
         s = s + v;
@@ -34,7 +34,7 @@ fn add_layernorm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgrou
     let mean = reduce_sum(lid.x) / f32(p.d);
     // pass 2: variance (two passes, not E[x²] − E[x]², for accuracy)
     var q = 0.0;
-    for (var c = lid.x; c < p.d; c = c + WG) {
+    for (var c = lid.x; c < p.d; c = c + WG_X) {
         let dev = sum[base + c] - mean;
         q = q + dev * dev;
     }
@@ -42,7 +42,7 @@ fn add_layernorm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgrou
     workgroupBarrier();
     let inv = 1.0 / sqrt(reduce_sum(lid.x) / f32(p.d) + p.eps);
     // pass 3: normalise, then gain and bias
-    for (var c = lid.x; c < p.d; c = c + WG) {
+    for (var c = lid.x; c < p.d; c = c + WG_X) {
         out[base + c] = (sum[base + c] - mean) * inv * g[c] + beta[c];
     }
 }

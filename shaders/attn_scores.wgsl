@@ -18,7 +18,8 @@ struct Params {
     causal: u32,
 }
 
-const TILE: u32 = 16u;
+// a square tile of the workgroup's size (WG_X = WG_Y: kernels.rs writes both in the header)
+const TILE: u32 = WG_X;
 
 // the most negative f32 (−3.4028235e38), as an exact hex literal: Tint rejects the decimal
 // spelling as not representable
@@ -31,10 +32,10 @@ const MASKED: f32 = -0x1.fffffep+127f;
 @group(0) @binding(4) var<storage, read_write> scaled: array<f32>;    // (H, P, P)
 @group(0) @binding(5) var<storage, read_write> masked: array<f32>;    // (H, P, P)
 
-var<workgroup> q_tile: array<array<f32, 16>, 16>;
-var<workgroup> k_tile: array<array<f32, 16>, 16>;
+var<workgroup> q_tile: array<array<f32, TILE>, TILE>;
+var<workgroup> k_tile: array<array<f32, TILE>, TILE>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn attn_scores(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let h = wid.z;
     let i = p.row0 + wid.y * TILE + lid.y;   // query

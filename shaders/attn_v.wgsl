@@ -14,7 +14,8 @@ struct Params {
     ablate_hi: u32,
 }
 
-const TILE: u32 = 16u;
+// a square tile of the workgroup's size (WG_X = WG_Y: kernels.rs writes both in the header)
+const TILE: u32 = WG_X;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> w: array<f32>;              // (H, P, P)
@@ -29,10 +30,10 @@ fn ablated(h: u32) -> bool {
     return h < 64u && ((p.ablate_hi >> (h - 32u)) & 1u) == 1u;
 }
 
-var<workgroup> w_tile: array<array<f32, 16>, 16>;
-var<workgroup> v_tile: array<array<f32, 16>, 16>;
+var<workgroup> w_tile: array<array<f32, TILE>, TILE>;
+var<workgroup> v_tile: array<array<f32, TILE>, TILE>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn attn_v(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let h = wid.z;
     let i = p.row0 + wid.y * TILE + lid.y;  // query row

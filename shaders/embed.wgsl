@@ -14,7 +14,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> wpe: array<f32>;        // (P, D)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;  // (P, D)
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn embed(@builtin(global_invocation_id) gid: vec3<u32>) {
     let idx = p.row0 * p.d + gid.x;
     if (idx >= p.row1 * p.d) {

@@ -14,12 +14,12 @@ struct Params {
 @group(0) @binding(3) var<storage, read> b: array<f32>;              // (D)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;      // (P, D)
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn layernorm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let base = (p.row0 + wid.x) * p.d;
     // pass 1: mean
     var s = 0.0;
-    for (var c = lid.x; c < p.d; c = c + WG) {
+    for (var c = lid.x; c < p.d; c = c + WG_X) {
         s = s + x[base + c];
     }
     red[lid.x] = s;
@@ -27,7 +27,7 @@ fn layernorm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id
     let mean = reduce_sum(lid.x) / f32(p.d);
     // pass 2: variance (two passes, not E[x²] − E[x]², for accuracy)
     var q = 0.0;
-    for (var c = lid.x; c < p.d; c = c + WG) {
+    for (var c = lid.x; c < p.d; c = c + WG_X) {
         let dev = x[base + c] - mean;
         q = q + dev * dev;
     }
@@ -35,7 +35,7 @@ fn layernorm(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id
     workgroupBarrier();
     let inv = 1.0 / sqrt(reduce_sum(lid.x) / f32(p.d) + p.eps);
     // pass 3: normalise, then gain and bias
-    for (var c = lid.x; c < p.d; c = c + WG) {
+    for (var c = lid.x; c < p.d; c = c + WG_X) {
         out[base + c] = (x[base + c] - mean) * inv * g[c] + b[c];
     }
 }

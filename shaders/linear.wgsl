@@ -14,7 +14,8 @@ struct Params {
     _pad: u32,
 }
 
-const TILE: u32 = 16u;
+// a square tile of the workgroup's size (WG_X = WG_Y: kernels.rs writes both in the header)
+const TILE: u32 = WG_X;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;          // (P, K)
@@ -22,10 +23,10 @@ const TILE: u32 = 16u;
 @group(0) @binding(3) var<storage, read> b: array<f32>;          // (N)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;  // (P, N)
 
-var<workgroup> x_tile: array<array<f32, 16>, 16>;
-var<workgroup> w_tile: array<array<f32, 16>, 16>;
+var<workgroup> x_tile: array<array<f32, TILE>, TILE>;
+var<workgroup> w_tile: array<array<f32, TILE>, TILE>;
 
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn linear(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let r = p.row0 + wid.y * TILE + lid.y;  // output row
     let c = wid.x * TILE + lid.x;           // output column

@@ -16,7 +16,7 @@ struct Params {
     _pad: u32,
 }
 
-const ROWS: u32 = 8u;
+// ROWS (rows per invocation) comes from the header kernels.rs writes: linear_rows::MAX_ROWS
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;          // (P, K)
@@ -24,7 +24,7 @@ const ROWS: u32 = 8u;
 @group(0) @binding(3) var<storage, read> b: array<f32>;          // (N)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;  // (P, N)
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn linear_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
     let c = gid.x;                     // output column
     let r0 = p.row0 + gid.y * ROWS;    // first row of this group

@@ -17,7 +17,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read> weights: array<f32>;    // (H, P, P)
 @group(0) @binding(5) var<storage, read_write> dst: array<f32>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn pack_scores(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= p.t * p.t) {
         return;

@@ -15,7 +15,6 @@ struct Params {
     _pad1: u32,
 }
 
-const WG: u32 = 256u;
 // the most negative f32 (−3.4028235e38), as an exact hex literal: Tint rejects the decimal
 // spelling as not representable
 const MASKED: f32 = -0x1.fffffep+127f;
@@ -24,21 +23,21 @@ const MASKED: f32 = -0x1.fffffep+127f;
 @group(0) @binding(1) var<storage, read> x: array<f32>;              // (H, rows, row_stride)
 @group(0) @binding(2) var<storage, read_write> w: array<f32>;        // (H, rows, row_stride)
 
-var<workgroup> red: array<f32, 256>;
+var<workgroup> red: array<f32, WG_X>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn softmax_rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let i = p.row_base + wid.x;
     let base = wid.y * p.head_stride + i * p.row_stride;
     if (i < p.row0) {
-        for (var j = p.row0 + lid.x; j < p.cols; j = j + WG) {
+        for (var j = p.row0 + lid.x; j < p.cols; j = j + WG_X) {
             w[base + j] = 0.0;
         }
         return;
     }
     // pass 1: row max over the unmasked entries (numerical stability)
     var m = MASKED;
-    for (var j = lid.x; j < p.cols; j = j + WG) {
+    for (var j = lid.x; j < p.cols; j = j + WG_X) {
         let v = x[base + j];
         if (v != MASKED) {
             m = max(m, v);
@@ -46,7 +45,7 @@ fn softmax_rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup
     }
     red[lid.x] = m;
     workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    for (var s = WG_X / 2u; s > 0u; s = s / 2u) {
         if (lid.x < s) {
             red[lid.x] = max(red[lid.x], red[lid.x + s]);
         }
@@ -56,7 +55,7 @@ fn softmax_rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup
     workgroupBarrier();
     // pass 2: exponentials and their sum
     var sum = 0.0;
-    for (var j = lid.x; j < p.cols; j = j + WG) {
+    for (var j = lid.x; j < p.cols; j = j + WG_X) {
         let v = x[base + j];
         var e = 0.0;
         if (v != MASKED) {
@@ -67,7 +66,7 @@ fn softmax_rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup
     }
     red[lid.x] = sum;
     workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    for (var s = WG_X / 2u; s > 0u; s = s / 2u) {
         if (lid.x < s) {
             red[lid.x] = red[lid.x] + red[lid.x + s];
         }
@@ -79,7 +78,7 @@ fn softmax_rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup
     if (total > 0.0) {
         inv = 1.0 / total;
     }
-    for (var j = lid.x; j < p.cols; j = j + WG) {
+    for (var j = lid.x; j < p.cols; j = j + WG_X) {
         w[base + j] = w[base + j] * inv;
     }
 }

@@ -18,7 +18,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> k: array<f32>;     // (H, P, Dk)
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;     // (H, P, Dk)
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn split_heads(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= (p.row1 - p.row0) * p.d) {
         return;

@@ -1,8 +1,15 @@
 //! `attn_scores` (shaders/attn_scores.wgsl): QKᵀ, ÷√d_k and the causal mask in one pass,
 //! writing the raw, scaled and masked scores the views show. CPU twin: `cpu::attn_scores`.
-//! Dispatch grid: (cols/16, rows/16, H).
+//! One tile of (query, key) pairs per workgroup, per head.
 
-/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+use std::ops::Range;
+
+use crate::context::Gpu;
+use crate::error::GpuError;
+use crate::step::{groups, rows_within, Bound, Heads, Step};
+
+/// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header): one
+/// square tile per workgroup.
 pub const WG: [u32; 3] = [16, 16, 1];
 
 pub const NAME: &str = "attn_scores";
@@ -24,4 +31,52 @@ crate::params! {
         pub scale: f32,
         pub causal: u32,
     }
+}
+
+/// q, k (H, P, Dk) → raw, scaled, masked (H, P, P).
+pub struct Buffers<'a> {
+    pub q: &'a wgpu::Buffer,
+    pub k: &'a wgpu::Buffer,
+    pub raw: &'a wgpu::Buffer,
+    pub scaled: &'a wgpu::Buffer,
+    pub masked: &'a wgpu::Buffer,
+}
+
+pub fn bind(gpu: &Gpu, params: &wgpu::Buffer, b: Buffers) -> Bound {
+    Bound::new(gpu, NAME, params, &[b.q, b.k, b.raw, b.scaled, b.masked])
+}
+
+/// Scores of queries `rows` against keys `keys`, every head.
+pub fn step(
+    b: &Bound,
+    rows: Range<usize>,
+    keys: Range<usize>,
+    heads: Heads,
+    scale: f32,
+    causal: bool,
+) -> Result<Step<'_>, GpuError> {
+    rows_within(NAME, &rows, heads.positions)?;
+    rows_within(NAME, &keys, heads.positions)?;
+    for (i, what) in [(0, "q"), (1, "k")] {
+        b.need(i, what, heads.dk_len())?;
+    }
+    for (i, what) in [(2, "raw"), (3, "scaled"), (4, "masked")] {
+        b.need(i, what, heads.square_len())?;
+    }
+    let p = Params {
+        row0: rows.start as u32,
+        row1: rows.end as u32,
+        col0: keys.start as u32,
+        col1: keys.end as u32,
+        dk: heads.dk as u32,
+        positions: heads.positions as u32,
+        scale,
+        causal: causal as u32,
+    };
+    let grid = [
+        groups(keys.len(), WG[0]),
+        groups(rows.len(), WG[1]),
+        heads.count as u32,
+    ];
+    Ok(Step::new(NAME, b, p, grid))
 }

@@ -1,8 +1,16 @@
-//! `attn_v` (shaders/attn_v.wgsl): Weighted sum of V per head, written per head and
+//! `attn_v` (shaders/attn_v.wgsl): the weighted sum of V per head, written per head and
 //! concatenated; a switched-off head writes 0. CPU twin: `cpu::attn_v`, 0 for an ablated head,
-//! then the concatenation. Dispatch grid: (Dk/16, rows/16, H).
+//! then the concatenation. One tile of (query, value dimension) per workgroup, per head.
 
-/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use crate::context::Gpu;
+use crate::error::GpuError;
+use crate::step::{groups, rows_within, Bound, Heads, Step};
+
+/// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header): one
+/// square tile per workgroup.
 pub const WG: [u32; 3] = [16, 16, 1];
 
 pub const NAME: &str = "attn_v";
@@ -29,13 +37,62 @@ crate::params! {
 }
 
 /// The heads of `layer` that `ablate` switches off, as the (low, high) words of a 64-bit mask.
-pub fn ablation_mask(
-    ablate: &std::collections::BTreeSet<(usize, usize)>,
-    layer: usize,
-) -> (u32, u32) {
+pub fn ablation_mask(ablate: &BTreeSet<(usize, usize)>, layer: usize) -> (u32, u32) {
     let m = ablate
         .iter()
         .filter(|&&(l, h)| l == layer && h < MAX_HEADS)
         .fold(0u64, |m, &(_, h)| m | 1 << h);
     (m as u32, (m >> 32) as u32)
+}
+
+/// weights (H, P, P), v (H, P, Dk) → head_out (H, P, Dk), concat (P, H·Dk).
+pub struct Buffers<'a> {
+    pub weights: &'a wgpu::Buffer,
+    pub v: &'a wgpu::Buffer,
+    pub head_out: &'a wgpu::Buffer,
+    pub concat: &'a wgpu::Buffer,
+}
+
+pub fn bind(gpu: &Gpu, params: &wgpu::Buffer, b: Buffers) -> Bound {
+    Bound::new(gpu, NAME, params, &[b.weights, b.v, b.head_out, b.concat])
+}
+
+/// weights · V for queries `rows` over the first `keys` keys; `(lo, hi)` from
+/// [`ablation_mask`].
+pub fn step(
+    b: &Bound,
+    rows: Range<usize>,
+    keys: usize,
+    heads: Heads,
+    (ablate_lo, ablate_hi): (u32, u32),
+) -> Result<Step<'_>, GpuError> {
+    rows_within(NAME, &rows, heads.positions)?;
+    rows_within(NAME, &(0..keys), heads.positions)?;
+    if heads.count > MAX_HEADS {
+        return Err(GpuError::TooLarge(format!(
+            "{} heads per layer: heads are switched off by a mask of {MAX_HEADS}",
+            heads.count
+        )));
+    }
+    let d = heads.count * heads.dk;
+    b.need(0, "weights", heads.square_len())?;
+    b.need(1, "v", heads.dk_len())?;
+    b.need(2, "head_out", heads.dk_len())?;
+    b.need(3, "concat", rows.end * d)?;
+    let p = Params {
+        row0: rows.start as u32,
+        row1: rows.end as u32,
+        keys: keys as u32,
+        dk: heads.dk as u32,
+        positions: heads.positions as u32,
+        d: d as u32,
+        ablate_lo,
+        ablate_hi,
+    };
+    let grid = [
+        groups(heads.dk, WG[0]),
+        groups(rows.len(), WG[1]),
+        heads.count as u32,
+    ];
+    Ok(Step::new(NAME, b, p, grid))
 }

@@ -11,6 +11,10 @@ pub enum GpuError {
     Wgpu(String),
     #[error("the GPU device was lost: {0}")]
     DeviceLost(String),
+    /// A kernel's step asked for more than the buffers bound to it hold (a bug in the plan,
+    /// caught before anything is dispatched).
+    #[error("GPU plan: {0}")]
+    Shape(String),
     #[error("the model does not fit this GPU: {0}")]
     TooLarge(String),
     /// More tokens than the GPU buffers hold (a big model's context is cut to fit): this

@@ -2,8 +2,10 @@
 //! Metal or DX12 natively, WebGPU in the browser — producing the same `Trace` as the CPU
 //! reference in `attnlab-model`.
 //!
-//! One module per kernel (its params struct and bindings), named after the shader in
-//! `shaders/` and after its CPU twin in `attnlab_model::cpu`.
+//! One module per kernel — its `Params`, its named bindings (`bind`) and its launch (`step`:
+//! shapes checked, grid from the workgroup size the WGSL is compiled with) — named after the
+//! shader in `shaders/` and after its CPU twin in `attnlab_model::cpu`. The engine (engine/)
+//! lays out the buffers, binds them once and plans each forward as a list of steps.
 
 pub mod add_layernorm;
 pub mod attn_scores;
@@ -20,6 +22,7 @@ pub mod pack_scores;
 pub mod params;
 pub mod softmax_rows;
 pub mod split_heads;
+pub mod step;
 
 pub use context::Gpu;
 pub use engine::GpuEngine;

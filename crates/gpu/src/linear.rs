@@ -1,8 +1,16 @@
 //! `linear` (shaders/linear.wgsl): `out = act(x·W + b)`, tiled. CPU twin: `cpu::linear` (and
-//! `cpu::matmul_into` for the lm head), then `cpu::gelu` where `act` asks for it.
-//! Dispatch grid: (N/16, rows/16, 1).
+//! `cpu::matmul_into` for the lm head), then `cpu::gelu` where `act` asks for it. Its
+//! [`step`] launches `linear_rows` instead for the few rows a keystroke adds.
 
-/// The WGSL's `@workgroup_size`: the engine's grids divide by it (checked by tests/shaders.rs).
+use std::ops::Range;
+
+use crate::context::Gpu;
+use crate::error::GpuError;
+use crate::linear_rows;
+use crate::step::{groups, Bound, Step};
+
+/// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header): one
+/// square tile of outputs per workgroup.
 pub const WG: [u32; 3] = [16, 16, 1];
 
 pub const NAME: &str = "linear";
@@ -34,4 +42,63 @@ pub fn act(a: attnlab_model::Activation) -> u32 {
         attnlab_model::Activation::GeluTanh => 1,
         attnlab_model::Activation::GeluErf => 2,
     }
+}
+
+/// x (P, K), W (K, N) — or (N, K) for the tied lm head —, bias (N) → out (P, N).
+pub struct Buffers<'a> {
+    pub x: &'a wgpu::Buffer,
+    pub w: &'a wgpu::Buffer,
+    pub b: &'a wgpu::Buffer,
+    pub out: &'a wgpu::Buffer,
+}
+
+pub fn bind(gpu: &Gpu, params: &wgpu::Buffer, b: Buffers) -> Bound {
+    Bound::new(gpu, NAME, params, &[b.x, b.w, b.b, b.out])
+}
+
+/// How W is stored and whether there is a bias.
+#[derive(Clone, Copy)]
+pub enum Weight {
+    /// W (K, N) and a bias: GPT-2's Conv1D layers.
+    WithBias,
+    /// Wᵀ (N, K), no bias: the lm head tied to the token embedding.
+    TiedTransposed,
+}
+
+/// `act(x·W + b)` for rows `rows`, K inputs, N outputs.
+pub fn step(
+    b: &Bound,
+    rows: Range<usize>,
+    (k, n): (usize, usize),
+    weight: Weight,
+    act: u32,
+) -> Result<Step<'_>, GpuError> {
+    b.need(0, "x", rows.end * k)?;
+    b.need(1, "W", k * n)?;
+    b.need(3, "out", rows.end * n)?;
+    let has_bias = matches!(weight, Weight::WithBias);
+    if has_bias {
+        b.need(2, "bias", n)?;
+    }
+    let p = Params {
+        row0: rows.start as u32,
+        row1: rows.end as u32,
+        k: k as u32,
+        n: n as u32,
+        w_transposed: matches!(weight, Weight::TiedTransposed) as u32,
+        has_bias: has_bias as u32,
+        act,
+        _pad: 0,
+    };
+    // few rows: one invocation per column and MAX_ROWS rows; many: one tile per workgroup
+    Ok(if rows.len() <= linear_rows::MAX_ROWS {
+        let grid = [
+            groups(n, linear_rows::WG[0]),
+            groups(rows.len(), linear_rows::MAX_ROWS as u32),
+            1,
+        ];
+        Step::new(linear_rows::NAME, b, p, grid)
+    } else {
+        Step::new(NAME, b, p, [groups(n, WG[0]), groups(rows.len(), WG[1]), 1])
+    })
 }

@@ -590,3 +590,66 @@ fn embed_split_attn_v_concat_ablation_and_pack_match_cpu_reference() {
         }
     }
 }
+
+#[test]
+fn a_step_refuses_shapes_its_buffers_cannot_hold_and_picks_the_kernel_and_grid_by_rows() {
+    let Some(g) = gpu() else { return };
+    use attnlab_gpu::linear::{Buffers, Weight, ACT_NONE};
+    let (k, n, rows) = (8, 24, 20);
+    let params = g.uniform_slots("params", 1);
+    let x = g.storage("x", rows * k);
+    let w = g.storage("w", k * n);
+    let b = g.storage("b", n);
+    let out = g.storage("out", rows * n);
+    let bound = linear::bind(
+        &g,
+        &params,
+        Buffers {
+            x: &x,
+            w: &w,
+            b: &b,
+            out: &out,
+        },
+    );
+    // fits: the tiled kernel for many rows, the per-row one for a keystroke's few
+    let many = linear::step(&bound, 0..rows, (k, n), Weight::WithBias, ACT_NONE).unwrap();
+    assert_eq!((many.kernel, many.grid), ("linear", [2, 2, 1]));
+    let few = linear::step(&bound, 17..rows, (k, n), Weight::WithBias, ACT_NONE).unwrap();
+    assert_eq!((few.kernel, few.grid), ("linear_rows", [1, 1, 1]));
+    // one row too many, or a wider W than bound: an error naming the buffer, before any dispatch
+    let e = linear::step(&bound, 0..rows + 1, (k, n), Weight::WithBias, ACT_NONE).unwrap_err();
+    assert!(
+        matches!(&e, GpuError::Shape(m) if m.contains("linear: x")),
+        "{e}"
+    );
+    let e = linear::step(&bound, 0..4, (k, 2 * n), Weight::WithBias, ACT_NONE).unwrap_err();
+    assert!(
+        matches!(&e, GpuError::Shape(m) if m.contains("W needs")),
+        "{e}"
+    );
+    // per-head kernels check their rows against the positions the buffers hold
+    let heads = attnlab_gpu::step::Heads {
+        count: 2,
+        dk: 4,
+        positions: 8,
+    };
+    let m = |name| g.storage(name, heads.square_len());
+    let (q, kk) = (
+        g.storage("q", heads.dk_len()),
+        g.storage("k", heads.dk_len()),
+    );
+    let (raw, scaled, masked) = (m("raw"), m("scaled"), m("masked"));
+    let sb = attn_scores::bind(
+        &g,
+        &params,
+        attn_scores::Buffers {
+            q: &q,
+            k: &kk,
+            raw: &raw,
+            scaled: &scaled,
+            masked: &masked,
+        },
+    );
+    assert!(attn_scores::step(&sb, 0..8, 0..8, heads, 0.5, true).is_ok());
+    assert!(attn_scores::step(&sb, 0..9, 0..9, heads, 0.5, true).is_err());
+}

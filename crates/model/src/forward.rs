@@ -9,6 +9,7 @@
 use crate::config::{Config, LnPlacement};
 use crate::cpu::{self, MASKED};
 use crate::error::{Error, Result};
+use crate::layout::{BlockRow, TraceLayout};
 use crate::trace::{AttentionOptions, Dims, LayerTrace, Trace};
 use crate::weights::Model;
 
@@ -145,6 +146,7 @@ fn forward_from(
     let eps = c.layer_norm_epsilon;
     let scale = opts.scale_factor(dk);
     let post = c.ln_placement == LnPlacement::Post;
+    let layout = TraceLayout::new(c);
 
     // embed: token (× √d_model with scale_embedding) + position, new rows only
     let mut embedding =
@@ -172,10 +174,10 @@ fn forward_from(
             .last()
             .map_or(&embedding, |l: &LayerTrace| &l.output)
             .clone();
+        // what attention reads: LN(input) (pre-LN), or the input itself (post-LN: attn_in
+        // repeats it, filled in at the end of the block from the layout)
         let mut attn_in = grow(|l| &l.attn_in, d);
-        if post {
-            attn_in[s * d..].copy_from_slice(&input[s * d..]);
-        } else {
+        if layout.same_as(BlockRow::AttnIn).is_none() {
             cpu::layernorm(
                 &input[s * d..],
                 &lw.ln_1_g,
@@ -185,10 +187,14 @@ fn forward_from(
                 &mut attn_in[s * d..],
             );
         }
+        let x_attn = match layout.stored(BlockRow::AttnIn) {
+            BlockRow::Input => &input,
+            _ => &attn_in,
+        };
 
         // Q, K, V = X·W_Q, X·W_K, X·W_V (one fused c_attn matmul), split into heads
         cpu::linear(
-            &attn_in[s * d..],
+            &x_attn[s * d..],
             &lw.c_attn_w,
             &lw.c_attn_b,
             n,
@@ -293,36 +299,27 @@ fn forward_from(
             &mut resid_attn[s * d..],
         );
 
-        // Add & LayerNorm (post) or LayerNorm before the FFN (pre)
+        // Add & LayerNorm (post: ln_1, which the FFN reads) or the LayerNorm before the FFN
+        // (pre: ffn_in, with ln_2's weights): either way into the field the FFN reads
         let mut ln_1 = grow(|l| &l.ln_1, d);
         let mut ffn_in = grow(|l| &l.ffn_in, d);
-        if post {
-            cpu::layernorm(
-                &resid_attn[s * d..],
-                &lw.ln_1_g,
-                &lw.ln_1_b,
-                d,
-                eps,
-                &mut ln_1[s * d..],
-            );
-            ffn_in[s * d..].copy_from_slice(&ln_1[s * d..]);
+        let (g, b) = if post {
+            (&lw.ln_1_g, &lw.ln_1_b)
         } else {
-            ln_1[s * d..].copy_from_slice(&attn_in[s * d..]);
-            cpu::layernorm(
-                &resid_attn[s * d..],
-                &lw.ln_2_g,
-                &lw.ln_2_b,
-                d,
-                eps,
-                &mut ffn_in[s * d..],
-            );
-        }
-        let stream = if post { &ln_1 } else { &resid_attn };
+            (&lw.ln_2_g, &lw.ln_2_b)
+        };
+        let x_ffn = match layout.stored(BlockRow::FfnIn) {
+            BlockRow::Ln1 => &mut ln_1,
+            _ => &mut ffn_in,
+        };
+        cpu::layernorm(&resid_attn[s * d..], g, b, d, eps, &mut x_ffn[s * d..]);
+        let x_ffn = &*x_ffn;
+        let stream = if post { x_ffn } else { &resid_attn };
 
         // FFN: GELU(x·W1 + b1)·W2 + b2
         let mut ffn_hidden = grow(|l| &l.ffn_hidden, f);
         cpu::linear(
-            &ffn_in[s * d..],
+            &x_ffn[s * d..],
             &lw.fc_w,
             &lw.fc_b,
             n,
@@ -344,7 +341,7 @@ fn forward_from(
         let mut resid_ffn = grow(|l| &l.resid_ffn, d);
         cpu::residual_add(&stream[s * d..], &ffn_out[s * d..], &mut resid_ffn[s * d..]);
         let mut ln_2 = grow(|l| &l.ln_2, d);
-        if post {
+        if layout.same_as(BlockRow::Ln2).is_none() {
             cpu::layernorm(
                 &resid_ffn[s * d..],
                 &lw.ln_2_g,
@@ -353,16 +350,10 @@ fn forward_from(
                 eps,
                 &mut ln_2[s * d..],
             );
-        } else {
-            ln_2[s * d..].copy_from_slice(&ffn_in[s * d..]);
         }
-        let output = if post {
-            ln_2.clone()
-        } else {
-            resid_ffn.clone()
-        };
+        let output = grow(|l| &l.output, d);
 
-        layers.push(LayerTrace {
+        let mut layer = LayerTrace {
             input,
             attn_in,
             q,
@@ -383,7 +374,11 @@ fn forward_from(
             resid_ffn,
             ln_2,
             output,
-        });
+        };
+        // the fields that repeat another (attn_in, ffn_in, output post-LN; ln_1, ln_2,
+        // output pre-LN): their new rows
+        layout.fill_shared(&mut layer, s, c);
+        layers.push(layer);
     }
 
     let x = layers.last().map_or(&embedding, |l| &l.output); // (T, D)

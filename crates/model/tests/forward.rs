@@ -508,3 +508,48 @@ fn huge_scores_extreme_temperatures_full_context_and_all_heads_ablated_stay_fini
         }
     }
 }
+
+#[test]
+fn the_fields_the_trace_layout_calls_shared_repeat_their_source_exactly_and_no_others_do() {
+    use attnlab_model::{BlockRow, TraceLayout};
+    for ln in [LnPlacement::Pre, LnPlacement::Post] {
+        let c = config(ln);
+        let m = random_model(&c, 9, 1.0);
+        let opts = AttentionOptions::default();
+        let full = forward(&m, &ids(11, 2), &opts).unwrap();
+        let prefix = forward(&m, &ids(11, 2)[..7], &opts).unwrap();
+        let (grown, reused) = forward_incremental(&m, Some(&prefix), &ids(11, 2), &opts).unwrap();
+        assert!(reused);
+        let layout = TraceLayout::new(&c);
+        for tr in [&full, &grown] {
+            for (li, l) in tr.layers.iter().enumerate() {
+                // a block reads the stream the previous block left
+                let before = if li == 0 {
+                    &tr.embedding
+                } else {
+                    &tr.layers[li - 1].output
+                };
+                assert_eq!(&l.input, before, "{ln:?} layer {li}");
+                for f in BlockRow::ALL {
+                    match layout.same_as(f) {
+                        Some(src) => assert_eq!(f.of(l), src.of(l), "{ln:?} {}", f.name()),
+                        // a field computed on its own differs from every other one
+                        None => {
+                            for g in BlockRow::ALL {
+                                if g != f && layout.stored(g) != f {
+                                    assert_ne!(
+                                        f.of(l),
+                                        g.of(l),
+                                        "{ln:?} {} = {}",
+                                        f.name(),
+                                        g.name()
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! Every bind group of a forward, made once at set-up: which buffers each kernel of a block
+//! reads and writes.
+
+use attnlab_model::{BlockRow, Config, LnPlacement};
+
+use super::buffers::{Activations, Weights};
+use crate::context::Gpu;
+use crate::error::GpuError;
+use crate::step::Bound;
+use crate::{
+    add_layernorm, attn_scores, attn_v, embed, layernorm, linear, pack_scores, softmax_rows,
+    split_heads,
+};
+
+/// A block's bind groups, in the order of its dispatches.
+pub(super) struct BlockBinds {
+    /// pre-LN layer 0 only: LN(embedding); later layers' LN comes from the previous add_ln_2
+    pub ln_pre: Option<Bound>,
+    pub qkv: Bound,
+    pub split: Bound,
+    pub scores: Bound,
+    pub softmax: Bound,
+    pub attn_v: Bound,
+    pub proj: Bound,
+    /// x + attention, then LN: ln_1 (post) or the FFN's input LN (pre)
+    pub add_ln_1: Bound,
+    pub fc: Bound,
+    pub fc_proj: Bound,
+    /// stream + FFN, then LN: ln_2 (post), or the next block's ln_1 or ln_f (pre)
+    pub add_ln_2: Bound,
+    /// the four score matrices → packed
+    pub pack: Bound,
+}
+
+/// The bind groups of a whole forward.
+pub(super) struct Binds {
+    pub embed: Bound,
+    pub blocks: Vec<BlockBinds>,
+    /// post-LN's optional ln_f on its own (pre-LN's is the last block's add_ln_2)
+    pub ln_f: Option<Bound>,
+    pub lm_head: Bound,
+    pub probs: Bound,
+}
+
+impl Binds {
+    pub fn new(gpu: &Gpu, c: &Config, w: &Weights, a: &Activations) -> Result<Binds, GpuError> {
+        let post = c.ln_placement == LnPlacement::Post;
+        if !post && w.ln_f.is_none() {
+            return Err(GpuError::Wgpu("a pre-LN model needs ln_f".into()));
+        }
+        let params = &a.params;
+        let r = |i: usize| &a.rows[i].buffer;
+        let embed = embed::bind(
+            gpu,
+            params,
+            embed::Buffers {
+                tokens: &a.tokens,
+                wte: &w.wte,
+                wpe: &w.wpe,
+                out: r(a.embedding),
+            },
+        );
+        let mut blocks = Vec::new();
+        for (i, (bb, bw)) in a.blocks.iter().zip(&w.blocks).enumerate() {
+            let f = |field: BlockRow| r(bb.row(field));
+            let hb = &bb.heads;
+            let lin = |x: &wgpu::Buffer, (wt, b): &(wgpu::Buffer, wgpu::Buffer), out| {
+                linear::bind(gpu, params, linear::Buffers { x, w: wt, b, out })
+            };
+            // the LN after the attention residual: ln_1 (post) or the FFN's own (pre, ln_2's
+            // weights); its output is the field the FFN reads
+            let ln_after_attn = if post { &bw.ln_1 } else { &bw.ln_2 };
+            // the LN after the FFN residual: ln_2 (post), or the next block's ln_1 or ln_f (pre)
+            let (ln_after_ffn, after_ffn_out) = if post {
+                (&bw.ln_2, f(BlockRow::Ln2))
+            } else if let (Some(next_w), Some(next_b)) = (w.blocks.get(i + 1), a.blocks.get(i + 1))
+            {
+                (&next_w.ln_1, r(next_b.row(BlockRow::AttnIn)))
+            } else {
+                let ln_f = w.ln_f.as_ref().expect("checked above");
+                (ln_f, r(a.ln_f.expect("with its weights")))
+            };
+            let stream = if post {
+                BlockRow::Ln1
+            } else {
+                BlockRow::ResidAttn
+            };
+            blocks.push(BlockBinds {
+                ln_pre: (!post && i == 0).then(|| {
+                    layernorm::bind(
+                        gpu,
+                        params,
+                        layernorm::Buffers {
+                            x: f(BlockRow::Input),
+                            g: &bw.ln_1.0,
+                            b: &bw.ln_1.1,
+                            out: f(BlockRow::AttnIn),
+                        },
+                    )
+                }),
+                qkv: lin(f(BlockRow::AttnIn), &bw.c_attn, r(bb.qkv)),
+                split: split_heads::bind(
+                    gpu,
+                    params,
+                    split_heads::Buffers {
+                        qkv: r(bb.qkv),
+                        q: &hb.q,
+                        k: &hb.k,
+                        v: &hb.v,
+                    },
+                ),
+                scores: attn_scores::bind(
+                    gpu,
+                    params,
+                    attn_scores::Buffers {
+                        q: &hb.q,
+                        k: &hb.k,
+                        raw: &hb.raw,
+                        scaled: &hb.scaled,
+                        masked: &hb.masked,
+                    },
+                ),
+                softmax: softmax_rows::bind(
+                    gpu,
+                    params,
+                    softmax_rows::Buffers {
+                        x: &hb.masked,
+                        out: &hb.weights,
+                    },
+                ),
+                attn_v: attn_v::bind(
+                    gpu,
+                    params,
+                    attn_v::Buffers {
+                        weights: &hb.weights,
+                        v: &hb.v,
+                        head_out: &hb.head_out,
+                        concat: f(BlockRow::Concat),
+                    },
+                ),
+                proj: lin(f(BlockRow::Concat), &bw.c_proj, f(BlockRow::AttnOut)),
+                add_ln_1: add_layernorm::bind(
+                    gpu,
+                    params,
+                    add_layernorm::Buffers {
+                        a: f(BlockRow::Input),
+                        b: f(BlockRow::AttnOut),
+                        g: &ln_after_attn.0,
+                        beta: &ln_after_attn.1,
+                        sum: f(BlockRow::ResidAttn),
+                        out: f(BlockRow::FfnIn),
+                    },
+                ),
+                fc: lin(f(BlockRow::FfnIn), &bw.fc, f(BlockRow::FfnHidden)),
+                fc_proj: lin(f(BlockRow::FfnHidden), &bw.fc_proj, f(BlockRow::FfnOut)),
+                add_ln_2: add_layernorm::bind(
+                    gpu,
+                    params,
+                    add_layernorm::Buffers {
+                        a: f(stream),
+                        b: f(BlockRow::FfnOut),
+                        g: &ln_after_ffn.0,
+                        beta: &ln_after_ffn.1,
+                        sum: f(BlockRow::ResidFfn),
+                        out: after_ffn_out,
+                    },
+                ),
+                pack: pack_scores::bind(
+                    gpu,
+                    params,
+                    pack_scores::Buffers {
+                        raw: &hb.raw,
+                        scaled: &hb.scaled,
+                        masked: &hb.masked,
+                        weights: &hb.weights,
+                        dst: &a.packed,
+                    },
+                ),
+            });
+        }
+        let last = a
+            .blocks
+            .last()
+            .map_or(a.embedding, |b| b.row(BlockRow::Output));
+        let ln_f = match (&w.ln_f, a.ln_f) {
+            (Some((g, b)), Some(out)) if post => Some(layernorm::bind(
+                gpu,
+                params,
+                layernorm::Buffers {
+                    x: r(last),
+                    g,
+                    b,
+                    out: r(out),
+                },
+            )),
+            _ => None,
+        };
+        let lm_in = a.ln_f.unwrap_or(last);
+        let lm_head = linear::bind(
+            gpu,
+            params,
+            linear::Buffers {
+                x: r(lm_in),
+                w: &w.wte,
+                b: &w.no_bias,
+                out: r(a.logits),
+            },
+        );
+        let probs = softmax_rows::bind(
+            gpu,
+            params,
+            softmax_rows::Buffers {
+                x: r(a.logits),
+                out: r(a.probs),
+            },
+        );
+        Ok(Binds {
+            embed,
+            blocks,
+            ln_f,
+            lm_head,
+            probs,
+        })
+    }
+}

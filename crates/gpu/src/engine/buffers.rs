@@ -1,0 +1,262 @@
+//! The engine's storage: the weights on the GPU, and every activation buffer, sized once for
+//! the whole context (`capacity` positions) and reused by every forward.
+
+use attnlab_model::{BlockRow, Config, Model, TraceLayout};
+
+use crate::context::Gpu;
+use crate::pack_scores;
+use crate::step::Heads;
+
+/// At most this many bytes of activation, trace and readback buffers (weights not counted).
+pub const ACTIVATION_BUDGET: u64 = 1 << 30;
+
+/// How many positions the engine's buffers hold for `c`: the model's context `n_positions`,
+/// halved until the buffers of that many positions — activations, the per-head matrices, their
+/// packed copy and the readback buffer — take at most `budget` bytes and none is larger than
+/// `max_binding`. Never below 16 (or the context, if smaller). A bundled-size model keeps its
+/// whole context; GPT-2 (1024 positions, 12 × 12 heads) gets fewer.
+pub fn capacity(c: &Config, max_binding: u64, budget: u64) -> usize {
+    let (l, d, h, dk, f, v) = (
+        c.n_layer as u64,
+        c.n_embd as u64,
+        c.n_head as u64,
+        c.d_k() as u64,
+        c.d_ff() as u64,
+        c.vocab_size as u64,
+    );
+    // floats per position of the row-major buffers (at most 10 d-wide + qkv + hidden per
+    // layer, embedding, ln_f, logits, probs), and of the per-head matrices at p positions
+    let rows = l * (10 * d + 3 * d + f) + 2 * d + 2 * v;
+    let heads = |p: u64| l * 4 * h * p * (dk + p);
+    let fits = |p: u64| {
+        // activations + heads, the packed copy of the heads, and a readback of both
+        let total = 4 * (rows * p + heads(p) + heads(p) + (rows * p + heads(p)));
+        let largest = 4 * [h * p * p, p * v, p * f, heads(p)]
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+        total <= budget && largest <= max_binding
+    };
+    let floor = c.n_positions.min(16) as u64;
+    let mut p = c.n_positions as u64;
+    while p > floor && !fits(p) {
+        p = (p / 2).max(floor);
+    }
+    p as usize
+}
+
+/// A weight matrix (or LayerNorm gain) and its bias.
+pub(super) type Pair = (wgpu::Buffer, wgpu::Buffer);
+
+/// One block's weights.
+pub(super) struct BlockWeights {
+    pub ln_1: Pair,
+    pub c_attn: Pair,
+    pub c_proj: Pair,
+    pub ln_2: Pair,
+    pub fc: Pair,
+    pub fc_proj: Pair,
+}
+
+/// The model on the GPU.
+pub(super) struct Weights {
+    pub wte: wgpu::Buffer,
+    pub wpe: wgpu::Buffer,
+    /// Four zeros: the bias binding of the bias-free lm head.
+    pub no_bias: wgpu::Buffer,
+    pub blocks: Vec<BlockWeights>,
+    pub ln_f: Option<Pair>,
+}
+
+impl Weights {
+    pub fn upload(gpu: &Gpu, model: &Model) -> Weights {
+        let up = |label: &str, data: &[f32]| gpu.storage_init(label, bytemuck::cast_slice(data));
+        let w = &model.weights;
+        let blocks = w
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let pair = |name: &str, a: &[f32], ab: &str, b: &[f32]| {
+                    (
+                        up(&format!("h.{i}.{name}.{ab}"), a),
+                        up(&format!("h.{i}.{name}.bias"), b),
+                    )
+                };
+                BlockWeights {
+                    ln_1: pair("ln_1", &l.ln_1_g, "weight", &l.ln_1_b),
+                    c_attn: pair("attn.c_attn", &l.c_attn_w, "weight", &l.c_attn_b),
+                    c_proj: pair("attn.c_proj", &l.c_proj_w, "weight", &l.c_proj_b),
+                    ln_2: pair("ln_2", &l.ln_2_g, "weight", &l.ln_2_b),
+                    fc: pair("mlp.c_fc", &l.fc_w, "weight", &l.fc_b),
+                    fc_proj: pair("mlp.c_proj", &l.fc_proj_w, "weight", &l.fc_proj_b),
+                }
+            })
+            .collect();
+        Weights {
+            wte: up("wte", &w.wte),
+            wpe: up("wpe", &w.wpe),
+            no_bias: up("no bias", &[0.0; 4]),
+            blocks,
+            ln_f: w
+                .ln_f
+                .as_ref()
+                .map(|(g, b)| (up("ln_f.weight", g), up("ln_f.bias", b))),
+        }
+    }
+}
+
+/// A row-major (capacity, width) activation buffer.
+pub(super) struct RowBuffer {
+    pub buffer: wgpu::Buffer,
+    pub width: usize,
+}
+
+/// Per-head buffers of one block: q, k, v, head_out (H, P, Dk); raw, scaled, masked scores
+/// and weights (H, P, P).
+pub(super) struct HeadBuffers {
+    pub q: wgpu::Buffer,
+    pub k: wgpu::Buffer,
+    pub v: wgpu::Buffer,
+    pub head_out: wgpu::Buffer,
+    pub raw: wgpu::Buffer,
+    pub scaled: wgpu::Buffer,
+    pub masked: wgpu::Buffer,
+    pub weights: wgpu::Buffer,
+}
+
+/// One block's buffers: a row buffer per Trace field (fields the [`TraceLayout`] calls shared
+/// get their source's), the fused QKV projection, and the heads.
+pub(super) struct BlockBuffers {
+    fields: [usize; BlockRow::ALL.len()],
+    pub qkv: usize,
+    pub heads: HeadBuffers,
+}
+
+impl BlockBuffers {
+    /// The row buffer (an index into [`Activations::rows`]) holding field `f`.
+    pub fn row(&self, f: BlockRow) -> usize {
+        self.fields[f as usize]
+    }
+}
+
+/// Every activation buffer of a forward, and the buffers around them.
+pub(super) struct Activations {
+    pub rows: Vec<RowBuffer>,
+    pub embedding: usize,
+    pub blocks: Vec<BlockBuffers>,
+    /// The final LayerNorm's output, for a model with ln_f.
+    pub ln_f: Option<usize>,
+    pub logits: usize,
+    pub probs: usize,
+    /// Each layer's four score matrices, compacted for the readback (pack_scores).
+    pub packed: wgpu::Buffer,
+    pub tokens: wgpu::Buffer,
+    /// One uniform slot per dispatch.
+    pub params: wgpu::Buffer,
+    pub slots: usize,
+    pub staging: wgpu::Buffer,
+}
+
+impl Activations {
+    pub fn new(gpu: &Gpu, c: &Config, heads: Heads, has_ln_f: bool) -> Activations {
+        let p = heads.positions;
+        let layout = TraceLayout::new(c);
+        let mut rows: Vec<RowBuffer> = Vec::new();
+        let mut add = |label: String, width: usize| {
+            rows.push(RowBuffer {
+                buffer: gpu.storage(&label, p * width),
+                width,
+            });
+            rows.len() - 1
+        };
+        let embedding = add("embedding".into(), c.n_embd);
+        let mut blocks = Vec::new();
+        let mut input = embedding;
+        for i in 0..c.n_layer {
+            let mut fields = [usize::MAX; BlockRow::ALL.len()];
+            // a shared field's source comes before it in BlockRow::ALL (layout's tests)
+            for f in BlockRow::ALL {
+                fields[f as usize] = match (f, layout.same_as(f)) {
+                    (BlockRow::Input, _) => input,
+                    (_, Some(src)) => fields[src as usize],
+                    (_, None) => add(format!("h.{i}.{}", f.name()), f.width(c)),
+                };
+            }
+            let qkv = add(format!("h.{i}.qkv"), 3 * c.n_embd);
+            let per_head = |name: &str, n: usize| gpu.storage(&format!("h.{i}.{name}"), n);
+            let (dk_len, sq) = (heads.dk_len(), heads.square_len());
+            let block = BlockBuffers {
+                fields,
+                qkv,
+                heads: HeadBuffers {
+                    q: per_head("q", dk_len),
+                    k: per_head("k", dk_len),
+                    v: per_head("v", dk_len),
+                    head_out: per_head("head_out", dk_len),
+                    raw: per_head("scores", sq),
+                    scaled: per_head("scaled", sq),
+                    masked: per_head("masked", sq),
+                    weights: per_head("weights", sq),
+                },
+            };
+            input = block.row(BlockRow::Output);
+            blocks.push(block);
+        }
+        let ln_f = has_ln_f.then(|| add("ln_f".into(), c.n_embd));
+        let logits = add("logits".into(), c.vocab_size);
+        let probs = add("probs".into(), c.vocab_size);
+        let packed = gpu.storage(
+            "packed scores",
+            c.n_layer * pack_scores::packed_len(heads.count, p),
+        );
+        // the readback holds every row buffer the Trace reads once, each layer's four
+        // (H, T, Dk) matrices and its packed score matrices, at T = capacity
+        let read = trace_rows(embedding, &blocks, ln_f, logits, probs);
+        let floats = read.iter().map(|&i| rows[i].width * p).sum::<usize>()
+            + c.n_layer * (4 * heads.dk_len() + pack_scores::packed_len(heads.count, p));
+        let slots = c.n_layer * 16 + 16;
+        Activations {
+            rows,
+            embedding,
+            blocks,
+            ln_f,
+            logits,
+            probs,
+            packed,
+            tokens: gpu.storage("tokens", p),
+            params: gpu.uniform_slots("params", slots),
+            slots,
+            staging: gpu.staging("trace readback", (floats * 4) as u64),
+        }
+    }
+
+    /// The distinct row buffers a Trace reads, in the order of the forward pass.
+    pub fn trace_rows(&self) -> Vec<usize> {
+        trace_rows(
+            self.embedding,
+            &self.blocks,
+            self.ln_f,
+            self.logits,
+            self.probs,
+        )
+    }
+}
+
+fn trace_rows(
+    embedding: usize,
+    blocks: &[BlockBuffers],
+    ln_f: Option<usize>,
+    logits: usize,
+    probs: usize,
+) -> Vec<usize> {
+    let mut out = vec![embedding];
+    for b in blocks {
+        out.extend(BlockRow::ALL.iter().map(|&f| b.row(f)));
+    }
+    out.extend(ln_f);
+    out.extend([logits, probs]);
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|i| seen.insert(*i));
+    out
+}

@@ -1,0 +1,313 @@
+//! `GpuEngine`: the whole forward pass on the GPU, producing the same `Trace` as the CPU
+//! reference. Split by job:
+//!
+//! - [`buffers`]: the weights on the GPU and every activation buffer, sized once for the
+//!   context (`capacity`) and reused; fields the model's `TraceLayout` calls shared get one
+//!   buffer;
+//! - [`binds`]: the bind groups of every kernel of every block, made once;
+//! - [`plan`]: the dispatches of one forward, in the order of the block;
+//! - [`readback`]: the copies into one staging buffer and the Trace cut out of it.
+//!
+//! A forward writes the token ids and one block of uniform params, records every dispatch in
+//! one compute pass, copies what the Trace needs into the staging buffer, submits once and
+//! maps once. Per-head matrices live with a row stride of the capacity, so that an
+//! incremental forward (the user typed at the end) computes only the new rows and leaves the
+//! cached ones in place.
+
+mod binds;
+mod buffers;
+mod plan;
+mod readback;
+
+use attnlab_model::forward::{prepare, reusable_prefix};
+use attnlab_model::{AttentionOptions, Config, Model, Trace};
+
+use crate::attn_v;
+use crate::context::{Gpu, SLOT};
+use crate::error::GpuError;
+use crate::step::Heads;
+use binds::Binds;
+pub use buffers::{capacity, ACTIVATION_BUDGET};
+use buffers::{Activations, Weights};
+
+/// The GPU forward pass of one model.
+pub struct GpuEngine {
+    gpu: Gpu,
+    config: Config,
+    /// The per-head shape; `positions` is how many positions the buffers hold (the model's
+    /// context, or less for big models).
+    heads: Heads,
+    /// Kept alive for the bind groups.
+    _weights: Weights,
+    acts: Activations,
+    binds: Binds,
+    /// Tokens and options whose rows the buffers hold.
+    cached: Option<(Vec<u32>, AttentionOptions)>,
+    last_incremental: bool,
+    /// Compute dispatches the last forward recorded.
+    last_dispatches: usize,
+}
+
+impl GpuEngine {
+    /// Uploads the model and builds everything a forward needs.
+    pub async fn new(model: &Model) -> Result<GpuEngine, GpuError> {
+        let gpu = Gpu::new().await?;
+        Self::with_gpu(gpu, model).await
+    }
+
+    /// Like `new`, on an existing device.
+    pub async fn with_gpu(gpu: Gpu, model: &Model) -> Result<GpuEngine, GpuError> {
+        Self::with_budget(gpu, model, ACTIVATION_BUDGET).await
+    }
+
+    /// Like `with_gpu`, holding at most `budget` bytes of activations (the context the buffers
+    /// hold shrinks to fit, see [`capacity`]).
+    pub async fn with_budget(gpu: Gpu, model: &Model, budget: u64) -> Result<GpuEngine, GpuError> {
+        let c = model.config.clone();
+        let max_binding = gpu
+            .limits
+            .max_storage_buffer_binding_size
+            .min(gpu.limits.max_buffer_size);
+        let p = capacity(&c, max_binding, budget);
+        let heads = Heads {
+            count: c.n_head,
+            dk: c.d_k(),
+            positions: p,
+        };
+        for (what, n) in [
+            ("wte", c.vocab_size * c.n_embd),
+            ("logits", p * c.vocab_size),
+            ("attention", heads.square_len()),
+            ("FFN", p * c.d_ff()),
+        ] {
+            if (n * 4) as u64 > max_binding {
+                return Err(GpuError::TooLarge(format!(
+                    "{what} needs {} bytes, the GPU binds at most {max_binding}",
+                    n * 4
+                )));
+            }
+        }
+        if c.n_head > attn_v::MAX_HEADS {
+            return Err(GpuError::TooLarge(format!(
+                "{} heads per layer: the GPU engine switches heads off by a mask of {}",
+                c.n_head,
+                attn_v::MAX_HEADS
+            )));
+        }
+        let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let weights = Weights::upload(&gpu, model);
+        let acts = Activations::new(&gpu, &c, heads, weights.ln_f.is_some());
+        let binds = Binds::new(&gpu, &c, &weights, &acts);
+        if let Some(e) = oom.pop().await {
+            return Err(GpuError::TooLarge(e.to_string()));
+        }
+        if let Some(e) = scope.pop().await {
+            return Err(GpuError::Wgpu(format!("setting up the model: {e}")));
+        }
+        Ok(GpuEngine {
+            gpu,
+            config: c,
+            heads,
+            _weights: weights,
+            acts,
+            binds: binds?,
+            cached: None,
+            last_incremental: false,
+            last_dispatches: 0,
+        })
+    }
+
+    /// The adapter, e.g. "llvmpipe (Vulkan)" or a browser's WebGPU adapter.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.gpu.info
+    }
+
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// How many compute dispatches the last forward recorded (copies not counted).
+    pub fn last_dispatches(&self) -> usize {
+        self.last_dispatches
+    }
+
+    /// Whether the last forward reused cached rows.
+    pub fn last_was_incremental(&self) -> bool {
+        self.last_incremental
+    }
+
+    /// Forgets the cached rows: the next forward is a full one.
+    pub fn clear_cache(&mut self) {
+        self.cached = None;
+    }
+
+    /// Destroys the device (for tests of the CPU fallback): every later call fails.
+    pub fn destroy_device(&self) {
+        self.gpu.device.destroy();
+    }
+
+    /// Runs the model on `tokens`; incremental when `tokens` extends the previous call's
+    /// tokens with the same options and the causal mask on.
+    pub async fn forward(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Trace, GpuError> {
+        let (run, dropped) = prepare(&self.config, tokens, opts)?;
+        self.fits(run.len())?;
+        let s = self
+            .cached
+            .as_ref()
+            .and_then(|(t, o)| reusable_prefix(t, o, run, dropped, opts))
+            .unwrap_or(0);
+        self.forward_from(run, dropped, opts, s).await
+    }
+
+    /// Runs the model on `tokens` from scratch.
+    pub async fn forward_full(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Trace, GpuError> {
+        let (run, dropped) = prepare(&self.config, tokens, opts)?;
+        self.fits(run.len())?;
+        self.forward_from(run, dropped, opts, 0).await
+    }
+
+    /// How many tokens one forward can take: the model's context, or less where the GPU
+    /// buffers for the full context would not fit (see [`capacity`]).
+    pub fn capacity(&self) -> usize {
+        self.heads.positions
+    }
+
+    fn fits(&self, t: usize) -> Result<(), GpuError> {
+        if t > self.capacity() {
+            return Err(GpuError::TooLong {
+                tokens: t,
+                capacity: self.capacity(),
+            });
+        }
+        Ok(())
+    }
+
+    async fn forward_from(
+        &mut self,
+        run: &[u32],
+        dropped: usize,
+        opts: &AttentionOptions,
+        s: usize,
+    ) -> Result<Trace, GpuError> {
+        if let Some(e) = self.gpu.take_error() {
+            return Err(e);
+        }
+        self.cached = None;
+        let t = run.len();
+        let steps = plan::forward(&self.binds, &self.config, self.heads, (s, t), opts)?;
+        if steps.len() > self.acts.slots {
+            return Err(GpuError::TooLarge(format!(
+                "{} dispatches exceed {} param slots",
+                steps.len(),
+                self.acts.slots
+            )));
+        }
+        let scope = self
+            .gpu
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut tok = run.to_vec();
+        tok.resize(self.capacity(), 0);
+        let q = &self.gpu.queue;
+        q.write_buffer(&self.acts.tokens, 0, bytemuck::cast_slice(&tok));
+        let params: Vec<u8> = steps
+            .iter()
+            .flat_map(|s| s.params.iter().copied())
+            .collect();
+        q.write_buffer(&self.acts.params, 0, &params);
+        let mut enc = self
+            .gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("forward"),
+            });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("forward"),
+                timestamp_writes: None,
+            });
+            for (i, step) in steps.iter().enumerate() {
+                pass.set_pipeline(&self.gpu.kernel(step.kernel).pipeline);
+                pass.set_bind_group(0, step.bind, &[(i as u64 * SLOT) as u32]);
+                pass.dispatch_workgroups(step.grid[0], step.grid[1], step.grid[2]);
+            }
+        }
+        let readback = readback::record(&mut enc, &self.acts, self.heads, t);
+        let dispatches = steps.len();
+        drop(steps);
+        self.gpu.queue.submit([enc.finish()]);
+        if let Some(e) = scope.pop().await {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        let all = self
+            .gpu
+            .read(&self.acts.staging, (readback.floats * 4) as u64)
+            .await?;
+        if let Some(e) = self.gpu.take_error() {
+            return Err(e);
+        }
+        let trace = readback.trace(
+            &all,
+            &self.acts,
+            &self.config,
+            self.heads,
+            (run, dropped, opts),
+        );
+        self.cached = Some((run.to_vec(), opts.clone()));
+        self.last_incremental = s > 0;
+        self.last_dispatches = dispatches;
+        Ok(trace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use attnlab_model::LnPlacement;
+
+    fn gpt2_small() -> Config {
+        Config {
+            n_embd: 768,
+            n_head: 12,
+            n_layer: 12,
+            n_positions: 1024,
+            vocab_size: 50257,
+            layer_norm_epsilon: 1e-5,
+            n_inner: None,
+            activation_function: Default::default(),
+            ln_placement: LnPlacement::Pre,
+            scale_embedding: false,
+        }
+    }
+
+    #[test]
+    fn the_bundled_model_keeps_its_context_and_gpt2_gets_a_smaller_one() {
+        let bundled = Config::bundled(4000);
+        assert_eq!(
+            capacity(&bundled, 128 << 20, ACTIVATION_BUDGET),
+            bundled.n_positions
+        );
+        let gpt2 = gpt2_small();
+        let cap = capacity(&gpt2, 128 << 20, ACTIVATION_BUDGET);
+        assert!((16..1024).contains(&cap) && cap.is_power_of_two(), "{cap}");
+        // the largest single buffer (the packed heads) fits a 128 MiB binding
+        let packed = 4 * 12 * 4 * 12 * cap * (64 + cap);
+        assert!(packed <= 128 << 20, "{packed}");
+        // a larger budget and binding limit give more positions, never more than the context
+        assert!(capacity(&gpt2, 1 << 40, 1 << 40) == 1024);
+        assert!(capacity(&gpt2, 1 << 40, 4 << 30) > cap);
+        // tiny models stop at the context
+        let mut tiny = gpt2;
+        tiny.n_positions = 8;
+        assert_eq!(capacity(&tiny, 1, 1), 8);
+    }
+}

@@ -1,0 +1,122 @@
+//! The plan of one forward: every dispatch, in order, as the lesson draws the model. Rows
+//! `s..t` are new (all of them in a full forward; the typed tokens in an incremental one);
+//! each step's kernel module checks the shapes and computes the grid.
+
+use attnlab_model::{AttentionOptions, Config};
+
+use super::binds::Binds;
+use crate::error::GpuError;
+use crate::linear::{Weight, ACT_NONE};
+use crate::step::{Heads, Step};
+use crate::{
+    add_layernorm, attn_scores, attn_v, embed, layernorm, linear, pack_scores, softmax_rows,
+    split_heads,
+};
+
+/// The dispatches of a forward over `t` tokens whose first `s` rows are cached. Empty
+/// regions (nothing old in a full forward) are left out.
+pub(super) fn forward<'a>(
+    b: &'a Binds,
+    c: &Config,
+    heads: Heads,
+    (s, t): (usize, usize),
+    opts: &AttentionOptions,
+) -> Result<Vec<Step<'a>>, GpuError> {
+    let (d, f, v, eps) = (c.n_embd, c.d_ff(), c.vocab_size, c.layer_norm_epsilon);
+    let new = || s..t;
+    let scale = opts.scale_factor(heads.dk);
+    let gelu = linear::act(c.activation_function);
+    let mut steps = Vec::new();
+
+    // token (× √d_model) + position embedding
+    steps.push(embed::step(&b.embed, new(), d, c.embedding_scale())?);
+    for (li, blk) in b.blocks.iter().enumerate() {
+        // pre-LN: the first block's LayerNorm (later ones come from the block before)
+        if let Some(ln) = &blk.ln_pre {
+            steps.push(layernorm::step(ln, new(), d, eps)?);
+        }
+        // Q, K, V = X·W_Q, X·W_K, X·W_V (one fused matrix), then split into heads
+        steps.push(linear::step(
+            &blk.qkv,
+            new(),
+            (d, 3 * d),
+            Weight::WithBias,
+            ACT_NONE,
+        )?);
+        steps.push(split_heads::step(&blk.split, new(), heads)?);
+        // QKᵀ, ÷√d_k, causal mask: new queries × every key, then old queries × new keys
+        steps.push(attn_scores::step(
+            &blk.scores,
+            new(),
+            0..t,
+            heads,
+            scale,
+            opts.causal_mask,
+        )?);
+        steps.push(attn_scores::step(
+            &blk.scores,
+            0..s,
+            s..t,
+            heads,
+            scale,
+            opts.causal_mask,
+        )?);
+        // softmax(masked / τ)
+        steps.push(softmax_rows::step_heads(
+            &blk.softmax,
+            s,
+            t,
+            heads,
+            opts.temperature,
+        )?);
+        // weights · V per head (a switched-off head gives 0), heads side by side
+        let mask = attn_v::ablation_mask(&opts.ablate, li);
+        steps.push(attn_v::step(&blk.attn_v, new(), t, heads, mask)?);
+        // W_O
+        steps.push(linear::step(
+            &blk.proj,
+            new(),
+            (d, d),
+            Weight::WithBias,
+            ACT_NONE,
+        )?);
+        // Add & LayerNorm
+        steps.push(add_layernorm::step(&blk.add_ln_1, new(), d, eps)?);
+        // FFN: GELU(x·W₁ + b₁)·W₂ + b₂
+        steps.push(linear::step(
+            &blk.fc,
+            new(),
+            (d, f),
+            Weight::WithBias,
+            gelu,
+        )?);
+        steps.push(linear::step(
+            &blk.fc_proj,
+            new(),
+            (f, d),
+            Weight::WithBias,
+            ACT_NONE,
+        )?);
+        // Add & LayerNorm (pre-LN: the next block's first LayerNorm, or ln_f)
+        steps.push(add_layernorm::step(&blk.add_ln_2, new(), d, eps)?);
+    }
+    if let Some(ln) = &b.ln_f {
+        steps.push(layernorm::step(ln, new(), d, eps)?);
+    }
+    // logits = h · wteᵀ (the lm head tied to the token embedding), then softmax
+    steps.push(linear::step(
+        &b.lm_head,
+        new(),
+        (d, v),
+        Weight::TiedTransposed,
+        ACT_NONE,
+    )?);
+    steps.push(softmax_rows::step_rows(&b.probs, new(), v)?);
+    // each layer's four score matrices (all T rows), compacted for the readback
+    for (li, blk) in b.blocks.iter().enumerate() {
+        let at = li * pack_scores::packed_len(heads.count, t);
+        steps.push(pack_scores::step(&blk.pack, t, heads, at)?);
+    }
+    steps.retain(|s| !s.is_empty());
+    Ok(steps)
+}
