@@ -391,12 +391,16 @@ def main():
                     help="generated Korean characters per natural Korean character (≤ 1.0; default 0.55)")
     ap.add_argument("--generated-en", type=float, default=0.2,
                     help="generated English's share of the English characters (default 0.2)")
+    ap.add_argument("--recall-weight", type=int, default=1,
+                    help="draw weight multiplier of the recital templates (lists and numbers said twice; default 1)")
     ap.add_argument("--everyday-repeat", type=int, default=1,
                     help="kept for compatibility: every generated line appears once; only 1 is accepted")
     ap.add_argument("--min-train-chars", type=int, default=6_000_000,
                     help="warn (exit status 3) when train.txt has fewer characters")
     ap.add_argument("--fixed-valid", default=os.path.join(HERE, "fixed-valid-v1.txt"))
     args = ap.parse_args()
+    if args.recall_weight < 1:
+        ap.error("--recall-weight must be at least 1")
     if args.everyday_repeat != 1:
         ap.error("--everyday-repeat: generated lines are no longer repeated")
     if not 0 <= args.generated_ko <= 1.0:
@@ -480,7 +484,8 @@ def main():
     # since the held-out share and the de-duplication against natural text take some
     print(f"generating everyday sentences: {ko_gen_target:,} Korean / {en_gen_target:,} English training characters",
           file=sys.stderr)
-    ko_gen, en_gen = everyday.generate(int(ko_gen_target / 0.9), int(en_gen_target / 0.9))
+    ko_gen, en_gen = everyday.generate(int(ko_gen_target / 0.9), int(en_gen_target / 0.9),
+                                        recall_weight=args.recall_weight)
     raw[GEN_KO], raw[GEN_EN] = ko_gen, en_gen
     for name, lines in ((GEN_KO, ko_gen), (GEN_EN, en_gen)):
         kept[name], info[name] = filter_source(name, "ko" if name == GEN_KO else "en", lines)
@@ -586,7 +591,7 @@ def main():
     manifest["lesson_filter"] = {"sentences": LESSON_SENTENCES, "lines_removed": sum(lesson_removed.values()),
                                  "by_source": {k: v for k, v in lesson_removed.items() if v}}
     manifest["settings"] = {"korean_share": args.korean_share, "generated_ko": args.generated_ko,
-                            "generated_en": args.generated_en, "everyday_seed": everyday.SEED,
+                            "generated_en": args.generated_en, "recall_weight": args.recall_weight, "everyday_seed": everyday.SEED,
                             "everyday_repeat": 1}
     manifest["seed_note"] = ("deterministic: content hashes for sampling and the held-out set; "
                              f"everyday.py draws with random.Random({everyday.SEED})")

@@ -1112,11 +1112,13 @@ def allowed(line):
     return len(line) <= MAX_LEN and not contains_lesson(line) and not _LESSONISH.search(line)
 
 
-def generate(ko_chars, en_chars, seed=SEED):
+def generate(ko_chars, en_chars, seed=SEED, recall_weight=1):
     """Korean and English lines, each made once, until about ko_chars / en_chars characters
-    (the last line may pass the budget). Deterministic for a given seed."""
+    (the last line may pass the budget). Deterministic for a given seed. `recall_weight`
+    multiplies the draw weight of the recital templates (t_recall_*)."""
     gen = Gen(seed)
-    names = [t for t, w in Gen.TEMPLATES for _ in range(w)]
+    names = [t for t, w in Gen.TEMPLATES
+             for _ in range(w * (recall_weight if t.startswith("t_recall") else 1))]
     ko, en, seen = [], [], set()
     kc = ec = 0
     tries = 0

@@ -182,8 +182,14 @@ pub fn is_embedding(name: &str) -> bool {
 /// A fresh model on the CPU with its VarMap. candle's CPU generator cannot be seeded, so
 /// every parameter is (re)drawn here from a ChaCha stream seeded by `seed` and its name:
 /// GPT-2's N(0, 0.02), residual projections N(0, 0.02/√(2·n_layer)), LayerNorm gains 1,
-/// biases 0; the embeddings N(0, `emb_std`) (GPT-2: 0.02).
-pub fn init(config: &Config, seed: u64, emb_std: f64) -> Result<(candle_nn::VarMap, Gpt)> {
+/// biases 0; the token embedding N(0, `emb_std`) and the position embedding N(0, `pos_std`)
+/// (GPT-2: both 0.02).
+pub fn init(
+    config: &Config,
+    seed: u64,
+    emb_std: f64,
+    pos_std: f64,
+) -> Result<(candle_nn::VarMap, Gpt)> {
     use rand::{Rng, SeedableRng};
     let dev = Device::Cpu;
     let vm = candle_nn::VarMap::new();
@@ -203,6 +209,8 @@ pub fn init(config: &Config, seed: u64, emb_std: f64) -> Result<(candle_nn::VarM
         } else {
             let std = if name.ends_with("c_proj.weight") {
                 resid_std
+            } else if name.starts_with("wpe") {
+                pos_std
             } else if is_embedding(name) {
                 emb_std
             } else {

@@ -69,6 +69,14 @@ enum Cmd {
         /// No weight decay on the token and position embeddings
         #[arg(long)]
         no_embedding_decay: bool,
+        /// Standard deviation of the position embedding at init, when it should differ from
+        /// --emb-std (with scale_embedding the token rows are × √d_model at the input)
+        #[arg(long)]
+        pos_std: Option<f64>,
+        /// Blocks of the model (the bundled shape: 4); fewer for a short probe run of how
+        /// heads form
+        #[arg(long)]
+        layers: Option<usize>,
     },
     /// Analyse the trained model's heads and write the model card.
     Card {
@@ -142,6 +150,8 @@ fn run(cli: Cli) -> Result<(), String> {
             stop_after,
             emb_std,
             no_embedding_decay,
+            pos_std,
+            layers,
         } => {
             // glibc: fewer mmap/munmap round trips for candle's many temporary buffers
             unsafe {
@@ -160,7 +170,11 @@ fn run(cli: Cli) -> Result<(), String> {
                 train.len(),
                 valid.len()
             );
-            let config = Config::bundled(tok.vocab_size());
+            let mut config = Config::bundled(tok.vocab_size());
+            if let Some(n) = layers {
+                config.n_layer = n;
+                config.validate().map_err(|e| e.to_string())?;
+            }
             let hyper = Hyper {
                 seed,
                 steps,
@@ -175,6 +189,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 eval_windows: 48,
                 ckpt_every,
                 emb_std,
+                pos_std,
                 decay_embeddings: !no_embedding_decay,
             };
             let mut trainer = Trainer::new(&config, hyper.clone()).map_err(|e| e.to_string())?;

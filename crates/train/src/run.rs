@@ -30,6 +30,9 @@ pub struct Hyper {
     /// Standard deviation of the token and position embeddings at init (GPT-2: 0.02).
     #[serde(default = "default_emb_std")]
     pub emb_std: f64,
+    /// Standard deviation of the position embedding at init; `None`: `emb_std`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pos_std: Option<f64>,
     /// Whether weight decay shrinks the embeddings too (run 1 and 2: yes).
     #[serde(default = "default_true")]
     pub decay_embeddings: bool,
@@ -70,7 +73,12 @@ pub struct Trainer {
 
 impl Trainer {
     pub fn new(config: &Config, hyper: Hyper) -> Result<Self> {
-        let (varmap, gpt) = gpt::init(config, hyper.seed, hyper.emb_std)?;
+        let (varmap, gpt) = gpt::init(
+            config,
+            hyper.seed,
+            hyper.emb_std,
+            hyper.pos_std.unwrap_or(hyper.emb_std),
+        )?;
         let named = varmap
             .data()
             .lock()
@@ -153,6 +161,9 @@ impl Trainer {
     pub fn save_checkpoint(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir)?;
         self.varmap.save(dir.join("model.safetensors"))?;
+        // the shape beside the weights: a checkpoint folder (+ tokenizer.json) is a model
+        // folder the CLI can measure mid-run
+        std::fs::write(dir.join("config.json"), self.config.to_json())?;
         self.opt.save(&dir.join("adam.safetensors"))?;
         let state = State {
             step: self.step(),

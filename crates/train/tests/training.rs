@@ -44,6 +44,7 @@ fn setup(ln: LnPlacement) -> (Config, Hyper, Vec<u32>) {
         eval_windows: 8,
         ckpt_every: 1000,
         emb_std: 0.02,
+        pos_std: None,
         decay_embeddings: true,
     };
     (config, hyper, stream)
@@ -119,6 +120,9 @@ fn resuming_from_a_checkpoint_reproduces_the_straight_run() {
         .train(&stream, &stream, 4, Some(&dir), |_, _, _, _| {})
         .unwrap();
     first.save_checkpoint(&dir).unwrap();
+    // the checkpoint folder carries the shape, so it loads as a model beside a tokenizer
+    let saved = Config::from_json(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+    assert_eq!(saved, config);
     let mut resumed = Trainer::new(&config, hyper).unwrap();
     assert!(resumed.load_checkpoint(&dir).unwrap());
     assert_eq!(resumed.step(), 4);
@@ -191,6 +195,18 @@ fn embeddings_can_start_larger_and_skip_weight_decay() {
         (v.iter().map(|x| x * x).sum::<f32>() / v.len() as f32).sqrt()
     };
     assert!(rms(&big, "wte.weight") > 10.0 * rms(&small, "wte.weight"));
+    assert!(rms(&big, "wpe.weight") > 10.0 * rms(&small, "wpe.weight"));
+    // the position embedding on its own
+    let pos = Trainer::new(
+        &config,
+        Hyper {
+            pos_std: Some(0.5),
+            ..hyper.clone()
+        },
+    )
+    .unwrap();
+    assert!(rms(&pos, "wpe.weight") > 10.0 * rms(&small, "wpe.weight"));
+    assert!((rms(&pos, "wte.weight") - rms(&small, "wte.weight")).abs() < 1e-6);
     assert!(
         (rms(&big, "h.0.attn.c_attn.weight") - rms(&small, "h.0.attn.c_attn.weight")).abs() < 1e-6
     );
