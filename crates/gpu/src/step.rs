@@ -52,15 +52,15 @@ pub struct Step<'a> {
     pub kernel: &'static str,
     pub bind: &'a wgpu::BindGroup,
     /// The params' bytes, padded to one uniform slot.
-    pub params: Vec<u8>,
+    pub params: [u8; SLOT as usize],
     pub grid: [u32; 3],
 }
 
 impl<'a> Step<'a> {
     pub fn new<P: Pod>(kernel: &'static str, bound: &'a Bound, params: P, grid: [u32; 3]) -> Self {
-        let mut bytes = bytemuck::bytes_of(&params).to_vec();
-        debug_assert!(bytes.len() as u64 <= SLOT);
-        bytes.resize(SLOT as usize, 0);
+        let mut bytes = [0u8; SLOT as usize];
+        let p = bytemuck::bytes_of(&params);
+        bytes[..p.len()].copy_from_slice(p);
         Step {
             kernel,
             bind: &bound.group,

@@ -158,8 +158,10 @@ impl TraceLayout {
     pub fn fill_shared(self, l: &mut LayerTrace, from: usize, c: &Config) {
         for (f, src) in self.shared() {
             let w = f.width(c);
-            let rows = src.of(l)[from * w..].to_vec();
-            f.of_mut(l)[from * w..].copy_from_slice(&rows);
+            // two fields of one struct: take the source out for the copy (no allocation)
+            let values = std::mem::take(src.of_mut(l));
+            f.of_mut(l)[from * w..].copy_from_slice(&values[from * w..]);
+            *src.of_mut(l) = values;
         }
     }
 }

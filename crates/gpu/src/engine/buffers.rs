@@ -156,6 +156,9 @@ pub(super) struct Activations {
     pub params: wgpu::Buffer,
     pub slots: usize,
     pub staging: wgpu::Buffer,
+    /// The distinct row buffers a Trace reads, in the order of the forward pass (what the
+    /// readback copies, worked out once).
+    pub trace_rows: Vec<usize>,
 }
 
 impl Activations {
@@ -228,18 +231,8 @@ impl Activations {
             params: gpu.uniform_slots("params", slots),
             slots,
             staging: gpu.staging("trace readback", (floats * 4) as u64),
+            trace_rows: read,
         }
-    }
-
-    /// The distinct row buffers a Trace reads, in the order of the forward pass.
-    pub fn trace_rows(&self) -> Vec<usize> {
-        trace_rows(
-            self.embedding,
-            &self.blocks,
-            self.ln_f,
-            self.logits,
-            self.probs,
-        )
     }
 }
 

@@ -88,7 +88,7 @@ pub(super) fn record(
         at: 0,
     };
     let mut rows = HashMap::new();
-    for i in a.trace_rows() {
+    for &i in &a.trace_rows {
         rows.insert(i, cur.copy(enc, &a.rows[i].buffer, 0, t * a.rows[i].width));
     }
     let mut blocks: Vec<BlockAt> = Vec::with_capacity(a.blocks.len());
