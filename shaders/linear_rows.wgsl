@@ -32,17 +32,45 @@ fn linear_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let rows = min(ROWS, p.row1 - r0);
-    // pass 1: dot products of up to ROWS rows with column c of W
-    var acc: array<f32, 8>;
-    for (var kk = 0u; kk < p.k; kk = kk + 1u) {
-        var wv: f32;
+    // each of the (up to) four rows' offset in x; past the last row, the last row again (its
+    // products are computed and not stored)
+    let last = p.row1 - 1u;
+    let x0 = r0 * p.k;
+    let x1 = min(r0 + 1u, last) * p.k;
+    let x2 = min(r0 + 2u, last) * p.k;
+    let x3 = min(r0 + 3u, last) * p.k;
+    let x4 = min(r0 + 4u, last) * p.k;
+    let x5 = min(r0 + 5u, last) * p.k;
+    let x6 = min(r0 + 6u, last) * p.k;
+    let x7 = min(r0 + 7u, last) * p.k;
+    var acc = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    if (rows == 1u) {
+        // one row (most keystrokes): a scalar sum
+        var a = 0.0;
         if (p.w_transposed == 1u) {
-            wv = w[c * p.k + kk];
+            let wc = c * p.k;
+            for (var kk = 0u; kk < p.k; kk = kk + 1u) {
+                a = a + x[x0 + kk] * w[wc + kk];
+            }
         } else {
-            wv = w[kk * p.n + c];
+            for (var kk = 0u; kk < p.k; kk = kk + 1u) {
+                a = a + x[x0 + kk] * w[kk * p.n + c];
+            }
         }
-        for (var i = 0u; i < rows; i = i + 1u) {
-            acc[i] = acc[i] + x[(r0 + i) * p.k + kk] * wv;
+        acc.x = a;
+    } else if (p.w_transposed == 1u) {
+        let wc = c * p.k;
+        for (var kk = 0u; kk < p.k; kk = kk + 1u) {
+            let wv = w[wc + kk];
+            acc = acc + vec4<f32>(x[x0 + kk], x[x1 + kk], x[x2 + kk], x[x3 + kk]) * wv;
+            acc2 = acc2 + vec4<f32>(x[x4 + kk], x[x5 + kk], x[x6 + kk], x[x7 + kk]) * wv;
+        }
+    } else {
+        for (var kk = 0u; kk < p.k; kk = kk + 1u) {
+            let wv = w[kk * p.n + c];
+            acc = acc + vec4<f32>(x[x0 + kk], x[x1 + kk], x[x2 + kk], x[x3 + kk]) * wv;
+            acc2 = acc2 + vec4<f32>(x[x4 + kk], x[x5 + kk], x[x6 + kk], x[x7 + kk]) * wv;
         }
     }
     // pass 2: bias and store
@@ -50,7 +78,10 @@ fn linear_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (p.has_bias == 1u) {
         bias = b[c];
     }
-    for (var i = 0u; i < rows; i = i + 1u) {
+    for (var i = 0u; i < min(rows, 4u); i = i + 1u) {
         out[(r0 + i) * p.n + c] = activate(acc[i] + bias, p.act);
+    }
+    for (var i = 4u; i < rows; i = i + 1u) {
+        out[(r0 + i) * p.n + c] = activate(acc2[i - 4u] + bias, p.act);
     }
 }

@@ -1,18 +1,13 @@
-// softmax_rows: w_j = exp((x_j − max) / τ) / Σ exp(…) along each row, one workgroup per row,
-// with the reductions in workgroup memory (a row longer than the workgroup is strided over).
-// Entries equal to MASKED get weight exactly 0. Rows below row0 were normalised by an earlier
-// forward: only their columns from row0 on (keys that did not exist then, all masked) are
-// cleared to 0.
+// softmax_rows: w_j = exp((x_j − max) / τ) / Σ exp(…) along each row of a (rows, cols)
+// matrix from row0 on, one workgroup per row, with the reductions in workgroup memory (a row
+// longer than the workgroup is strided over): for long rows, the next-token probabilities.
+// Entries equal to MASKED get weight exactly 0. (Attention rows: attn_softmax.)
 
 struct Params {
-    row_base: u32,     // row of workgroup 0
-    row0: u32,         // first row to normalise
+    row0: u32,         // row of workgroup 0
     cols: u32,
-    row_stride: u32,
-    head_stride: u32,
     tau: f32,
-    _pad0: u32,
-    _pad1: u32,
+    _pad: u32,
 }
 
 // the most negative f32 (−3.4028235e38), as an exact hex literal: Tint rejects the decimal
@@ -20,21 +15,14 @@ struct Params {
 const MASKED: f32 = -0x1.fffffep+127f;
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;              // (H, rows, row_stride)
-@group(0) @binding(2) var<storage, read_write> w: array<f32>;        // (H, rows, row_stride)
+@group(0) @binding(1) var<storage, read> x: array<f32>;              // (rows, cols)
+@group(0) @binding(2) var<storage, read_write> w: array<f32>;        // (rows, cols)
 
 var<workgroup> red: array<f32, WG_X>;
 
 @compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn softmax_rows(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-    let i = p.row_base + wid.x;
-    let base = wid.y * p.head_stride + i * p.row_stride;
-    if (i < p.row0) {
-        for (var j = p.row0 + lid.x; j < p.cols; j = j + WG_X) {
-            w[base + j] = 0.0;
-        }
-        return;
-    }
+    let base = (p.row0 + wid.x) * p.cols;
     // pass 1: row max over the unmasked entries (numerical stability)
     var m = MASKED;
     for (var j = lid.x; j < p.cols; j = j + WG_X) {

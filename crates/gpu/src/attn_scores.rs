@@ -1,6 +1,6 @@
 //! `attn_scores` (shaders/attn_scores.wgsl): QKᵀ, ÷√d_k and the causal mask in one pass,
 //! writing the raw, scaled and masked scores the views show. CPU twin: `cpu::attn_scores`.
-//! One tile of (query, key) pairs per workgroup, per head.
+//! One invocation per (query, key) pair and head, the pairs of the region counted row by row.
 
 use std::ops::Range;
 
@@ -8,9 +8,9 @@ use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::step::{groups, rows_within, Bound, Heads, Step};
 
-/// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header): one
-/// square tile per workgroup.
-pub const WG: [u32; 3] = [16, 16, 1];
+/// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header): 64
+/// (query, key) pairs of one head per workgroup.
+pub const WG: [u32; 3] = [64, 1, 1];
 
 pub const NAME: &str = "attn_scores";
 
@@ -74,8 +74,8 @@ pub fn step(
         causal: causal as u32,
     };
     let grid = [
-        groups(keys.len(), WG[0]),
-        groups(rows.len(), WG[1]),
+        groups(rows.len() * keys.len(), WG[0]),
+        1,
         heads.count as u32,
     ];
     Ok(Step::new(NAME, b, p, grid))

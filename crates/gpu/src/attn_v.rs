@@ -1,6 +1,6 @@
 //! `attn_v` (shaders/attn_v.wgsl): the weighted sum of V per head, written per head and
 //! concatenated; a switched-off head writes 0. CPU twin: `cpu::attn_v`, 0 for an ablated head,
-//! then the concatenation. One tile of (query, value dimension) per workgroup, per head.
+//! then the concatenation. One invocation per (query, value dimension) and head.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -9,9 +9,9 @@ use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::step::{groups, rows_within, Bound, Heads, Step};
 
-/// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header): one
-/// square tile per workgroup.
-pub const WG: [u32; 3] = [16, 16, 1];
+/// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header): 64
+/// (query, dimension) pairs of one head per workgroup.
+pub const WG: [u32; 3] = [64, 1, 1];
 
 pub const NAME: &str = "attn_v";
 
@@ -89,10 +89,6 @@ pub fn step(
         ablate_lo,
         ablate_hi,
     };
-    let grid = [
-        groups(heads.dk, WG[0]),
-        groups(rows.len(), WG[1]),
-        heads.count as u32,
-    ];
+    let grid = [groups(rows.len() * heads.dk, WG[0]), 1, heads.count as u32];
     Ok(Step::new(NAME, b, p, grid))
 }

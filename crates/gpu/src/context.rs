@@ -22,6 +22,23 @@ pub struct Kernel {
 }
 
 /// Device, queue, kernels and error capture.
+/// Adapter names of software renderers (lower case), for browsers that report neither
+/// `isFallbackAdapter` nor a CPU device type.
+const SOFTWARE_NAMES: [&str; 5] = [
+    "swiftshader",
+    "llvmpipe",
+    "lavapipe",
+    "software",
+    "microsoft basic render",
+];
+
+/// Whether an adapter runs on the CPU (renders in software): a CPU device type (what wgpu
+/// reports for a fallback adapter) or a known software renderer's name.
+pub fn runs_on_cpu(device_type: wgpu::DeviceType, name: &str) -> bool {
+    let name = name.to_lowercase();
+    device_type == wgpu::DeviceType::Cpu || SOFTWARE_NAMES.iter().any(|s| name.contains(s))
+}
+
 pub struct Gpu {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
@@ -282,6 +299,20 @@ impl Gpu {
         drop(view);
         staging.unmap();
         Ok(out)
+    }
+
+    /// Waits until the GPU has done everything submitted so far.
+    pub async fn finish(&self) -> Result<(), GpuError> {
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.queue.on_submitted_work_done(move || {
+            let _ = tx.send(());
+        });
+        #[cfg(not(target_arch = "wasm32"))]
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Wgpu(format!("waiting for the GPU: {e}")))?;
+        rx.await
+            .map_err(|_| GpuError::DeviceLost("the GPU stopped answering".into()))
     }
 
     /// Runs one kernel once: `buffers` are the initial contents of its storage bindings;

@@ -73,9 +73,10 @@ table!(
     linear_rows after activation with crate::linear_rows::CONSTS,
     split_heads,
     attn_scores,
-    softmax_rows,
+    attn_softmax,
     attn_v,
     add_layernorm after row_sum,
+    softmax_rows,
     pack_scores,
 );
 

@@ -8,7 +8,7 @@ use crate::error::GpuError;
 use crate::step::{Bound, Step};
 
 /// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header).
-pub const WG: [u32; 3] = [256, 1, 1];
+pub const WG: [u32; 3] = [64, 1, 1];
 
 pub const NAME: &str = "layernorm";
 

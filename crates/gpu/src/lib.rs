@@ -9,6 +9,7 @@
 
 pub mod add_layernorm;
 pub mod attn_scores;
+pub mod attn_softmax;
 pub mod attn_v;
 pub mod context;
 pub mod embed;
@@ -24,8 +25,8 @@ pub mod softmax_rows;
 pub mod split_heads;
 pub mod step;
 
-pub use context::Gpu;
-pub use engine::GpuEngine;
+pub use context::{runs_on_cpu, Gpu};
+pub use engine::{GpuEngine, Profile};
 pub use error::GpuError;
 /// The wgpu this engine is built on (its types appear in the API, e.g. `AdapterInfo`).
 pub use wgpu;

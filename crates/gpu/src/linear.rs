@@ -65,13 +65,27 @@ pub enum Weight {
     TiedTransposed,
 }
 
-/// `act(x·W + b)` for rows `rows`, K inputs, N outputs.
+/// The fewest rows for which `step` uses the tiled kernel: past `linear_rows::MAX_ROWS` on
+/// a GPU; never on an adapter that runs on the CPU (SwiftShader, lavapipe), where workgroup
+/// memory and barriers cost more than they save — the row kernel's full forward of 64 tokens
+/// measured 5–6× faster there on SwiftShader, 2.7× on lavapipe (BENCHMARKS.md, issue 13).
+pub fn tile_from(runs_on_cpu: bool) -> usize {
+    if runs_on_cpu {
+        usize::MAX
+    } else {
+        linear_rows::MAX_ROWS + 1
+    }
+}
+
+/// `act(x·W + b)` for rows `rows`, K inputs, N outputs; the tiled kernel from `tile_from`
+/// rows on (see [`tile_from`]), `linear_rows` below.
 pub fn step(
     b: &Bound,
     rows: Range<usize>,
     (k, n): (usize, usize),
     weight: Weight,
     act: u32,
+    tile_from: usize,
 ) -> Result<Step<'_>, GpuError> {
     b.need(0, "x", rows.end * k)?;
     b.need(1, "W", k * n)?;
@@ -90,8 +104,9 @@ pub fn step(
         act,
         _pad: 0,
     };
-    // few rows: one invocation per column and MAX_ROWS rows; many: one tile per workgroup
-    Ok(if rows.len() <= linear_rows::MAX_ROWS {
+    // few rows (or an adapter that runs on the CPU): one invocation per column and MAX_ROWS
+    // rows; many: one tile per workgroup
+    Ok(if rows.len() < tile_from {
         let grid = [
             groups(n, linear_rows::WG[0]),
             groups(rows.len(), linear_rows::MAX_ROWS as u32),

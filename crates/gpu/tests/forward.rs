@@ -121,6 +121,35 @@ fn gpu_forward_matches_cpu_at_t1_full_context_overflow_and_huge_scores() {
     assert_trace_close("scores ≈ 1e4", &g2, &c);
 }
 
+/// The tiled matrix kernel (a GPU's choice for many rows) and the row kernel (an adapter
+/// that runs on the CPU: lavapipe here, so this test forces the tiled one) give the CPU's
+/// forward, full and incremental, around the sizes where they switch.
+#[test]
+fn both_matrix_kernels_give_the_cpu_forward() {
+    let m = random_model(&small_config(LnPlacement::Post), 3, 0.5);
+    let Some(mut e) = engine(&m) else { return };
+    assert!(
+        !e.tiled_linear(),
+        "lavapipe runs on the CPU: rows by default"
+    );
+    let o = AttentionOptions::default();
+    for tiled in [true, false] {
+        e.set_tiled_linear(tiled);
+        for t in [8usize, 9, 21] {
+            let x = ids(t);
+            let g = pollster::block_on(e.forward_full(&x, &o)).unwrap();
+            let c = forward(&m, &x, &o).unwrap();
+            assert_trace_close(&format!("tiled {tiled}, T {t}"), &g, &c);
+        }
+        let x = ids(30);
+        pollster::block_on(e.forward(&x[..20], &o)).unwrap();
+        let g = pollster::block_on(e.forward(&x, &o)).unwrap();
+        assert!(e.last_was_incremental());
+        let c = forward(&m, &x, &o).unwrap();
+        assert_trace_close(&format!("tiled {tiled}, 20 + 10 tokens"), &g, &c);
+    }
+}
+
 #[test]
 fn a_block_is_at_most_twelve_dispatches_full_or_incremental() {
     for ln in [LnPlacement::Post, LnPlacement::Pre] {

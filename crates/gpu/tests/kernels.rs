@@ -33,114 +33,122 @@ fn run(g: &Gpu, name: &str, params: &[u8], bufs: &[Vec<u8>], groups: [u32; 3]) -
     pollster::block_on(g.run_once(name, params, bufs, groups)).unwrap()
 }
 
-#[test]
-fn softmax_rows_matches_cpu_reference_on_hard_rows() {
-    let Some(g) = gpu() else { return };
-    // (rows, cols, scale of scores, τ): T = 1, a row longer than the workgroup (300 > 256),
-    // scores ≈ 1e4 and 1e30, tiny and huge τ
-    for (case, (rows, cols, scale, tau)) in [
-        (1, 1, 1.0, 1.0),
-        (5, 300, 3.0, 1.0),
-        (7, 37, 1e4, 1.0),
-        (3, 19, 1e4, 0.01),
-        (4, 600, 1e30, 100.0),
-        (6, 17, 5.0, 0.01),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let mut x = rand_vec(rows * cols, case as u64, scale);
-        cpu::causal_mask(&mut x, cols, cols.saturating_sub(rows)); // some masked entries
-        if rows > 2 {
-            x[cols..2 * cols].fill(MASKED); // a fully masked row
-        }
-        let mut want = vec![0.0; rows * cols];
-        cpu::softmax_rows(&x, cols, tau, &mut want);
+/// Runs kernel `name` (softmax_rows or attn_softmax) on `rows` rows of `cols` scores with
+/// temperature `tau`, every row from the first normalised.
+fn softmax(g: &Gpu, name: &str, x: &[f32], rows: usize, cols: usize, tau: f32) -> Vec<f32> {
+    let out = f(&vec![7.0; rows * cols]);
+    let got = if name == "softmax_rows" {
         let p = softmax_rows::Params {
-            row_base: 0,
             row0: 0,
+            cols: cols as u32,
+            tau,
+            ..Default::default()
+        };
+        run(g, name, bytes_of(&p), &[f(x), out], [rows as u32, 1, 1])
+    } else {
+        let p = attn_softmax::Params {
+            row0: 0,
+            rows: rows as u32,
             cols: cols as u32,
             row_stride: cols as u32,
             head_stride: 0,
             tau,
             ..Default::default()
         };
-        let got = run(
-            &g,
-            "softmax_rows",
-            bytes_of(&p),
-            &[f(&x), f(&vec![7.0; rows * cols])],
-            [rows as u32, 1, 1],
-        );
-        assert_close(
-            &format!("softmax_rows case {case}"),
-            &got[0][..rows * cols],
-            &want,
-            ATOL,
-            RTOL,
-        );
-        for (r, row) in got[0][..rows * cols].chunks(cols).enumerate() {
-            for (j, &w) in row.iter().enumerate() {
-                if x[r * cols + j] == MASKED {
-                    assert_eq!(
-                        w, 0.0,
-                        "case {case}: masked weight at ({r}, {j}) is not exactly 0"
-                    );
-                }
-            }
-        }
-    }
-    // numerical stability: softmax([1234, 0]) = [1, 0] exactly
-    let p = softmax_rows::Params {
-        row_base: 0,
-        row0: 0,
-        cols: 2,
-        row_stride: 2,
-        head_stride: 0,
-        tau: 1.0,
-        ..Default::default()
+        let groups = (rows as u32).div_ceil(attn_softmax::WG[0]);
+        run(g, name, bytes_of(&p), &[f(x), out], [groups, 1, 1])
     };
-    let got = run(
-        &g,
-        "softmax_rows",
-        bytes_of(&p),
-        &[f(&[1234.0, 0.0]), f(&[0.0; 2])],
-        [1, 1, 1],
-    );
-    assert_eq!(&got[0][..2], &[1.0, 0.0]);
+    got[0][..rows * cols].to_vec()
 }
 
 #[test]
-fn softmax_rows_clears_new_keys_of_rows_normalised_before() {
+fn both_softmax_kernels_match_cpu_reference_on_hard_rows() {
     let Some(g) = gpu() else { return };
-    let (t, s) = (6usize, 4usize);
-    let x = rand_vec(t * t, 9, 2.0);
-    let p = softmax_rows::Params {
-        row_base: 0,
+    for name in ["softmax_rows", "attn_softmax"] {
+        // (rows, cols, scale of scores, τ): T = 1, a row longer than the workgroup (300 >
+        // 256), scores ≈ 1e4 and 1e30, tiny and huge τ, more rows than one workgroup of
+        // attn_softmax (70 > 64)
+        for (case, (rows, cols, scale, tau)) in [
+            (1, 1, 1.0, 1.0),
+            (5, 300, 3.0, 1.0),
+            (7, 37, 1e4, 1.0),
+            (3, 19, 1e4, 0.01),
+            (4, 600, 1e30, 100.0),
+            (6, 17, 5.0, 0.01),
+            (70, 70, 2.0, 1.0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut x = rand_vec(rows * cols, case as u64, scale);
+            cpu::causal_mask(&mut x, cols, cols.saturating_sub(rows)); // some masked entries
+            if rows > 2 {
+                x[cols..2 * cols].fill(MASKED); // a fully masked row
+            }
+            let mut want = vec![0.0; rows * cols];
+            cpu::softmax_rows(&x, cols, tau, &mut want);
+            let got = softmax(&g, name, &x, rows, cols, tau);
+            assert_close(&format!("{name} case {case}"), &got, &want, ATOL, RTOL);
+            for (r, row) in got.chunks(cols).enumerate() {
+                for (j, &w) in row.iter().enumerate() {
+                    if x[r * cols + j] == MASKED {
+                        assert_eq!(
+                            w, 0.0,
+                            "{name} case {case}: masked weight at ({r}, {j}) is not exactly 0"
+                        );
+                    }
+                }
+            }
+        }
+        // numerical stability: softmax([1234, 0]) = [1, 0] exactly
+        let got = softmax(&g, name, &[1234.0, 0.0], 1, 2, 1.0);
+        assert_eq!(got, [1.0, 0.0], "{name}");
+    }
+}
+
+#[test]
+fn attn_softmax_clears_new_keys_of_rows_normalised_before() {
+    let Some(g) = gpu() else { return };
+    let (t, s, h) = (6usize, 4usize, 2usize);
+    let x = rand_vec(h * t * t, 9, 2.0);
+    let p = attn_softmax::Params {
         row0: s as u32,
+        rows: t as u32,
         cols: t as u32,
         row_stride: t as u32,
-        head_stride: 0,
+        head_stride: (t * t) as u32,
         tau: 1.0,
         ..Default::default()
     };
     let got = run(
         &g,
-        "softmax_rows",
+        "attn_softmax",
         bytes_of(&p),
-        &[f(&x), f(&vec![0.5; t * t])],
-        [t as u32, 1, 1],
+        &[f(&x), f(&vec![0.5; h * t * t])],
+        [1, h as u32, 1],
     );
-    for i in 0..s {
-        assert_eq!(
-            &got[0][i * t..i * t + s],
-            &[0.5; 4],
-            "old row {i} keeps its weights"
-        );
-        assert_eq!(
-            &got[0][i * t + s..(i + 1) * t],
-            &[0.0; 2],
-            "old row {i}: new keys get 0"
+    for hh in 0..h {
+        let w = &got[0][hh * t * t..(hh + 1) * t * t];
+        for i in 0..s {
+            assert_eq!(
+                &w[i * t..i * t + s],
+                &[0.5; 4],
+                "head {hh}: old row {i} keeps its weights"
+            );
+            assert_eq!(
+                &w[i * t + s..(i + 1) * t],
+                &[0.0; 2],
+                "head {hh}: old row {i}: new keys get 0"
+            );
+        }
+        let mut want = vec![0.0; (t - s) * t];
+        cpu::softmax_rows(&x[hh * t * t + s * t..(hh + 1) * t * t], t, 1.0, &mut want);
+        assert_close(
+            &format!("head {hh} new rows"),
+            &w[s * t..],
+            &want,
+            ATOL,
+            RTOL,
         );
     }
 }
@@ -298,7 +306,7 @@ fn add_layernorm_matches_cpu_reference() {
 fn attn_scores_and_attn_v_match_cpu_reference() {
     let Some(g) = gpu() else { return };
     // (H, T, d_k, scale of q and k, scaling, causal): T = 1; d_k = 12 (not a power of two) and
-    // T = 21 (not a multiple of the 16-wide tile); scores ≈ 1e4 unscaled; scores ≈ 1e30 (q, k
+    // T = 21 (441 pairs: not a multiple of the 64-wide workgroup); scores ≈ 1e4 unscaled; scores ≈ 1e30 (q, k
     // ≈ 1e14 over 64 dims) with the mask off
     for (h, t, dk, mag, scale, causal) in [
         (1, 1, 4, 1.0, 0.5, true),
@@ -326,7 +334,11 @@ fn attn_scores_and_attn_v_match_cpu_reference() {
             "attn_scores",
             bytes_of(&params),
             &[f(&q), f(&k), zeros(), zeros(), zeros()],
-            [t.div_ceil(16) as u32, t.div_ceil(16) as u32, h as u32],
+            [
+                (t * t).div_ceil(attn_scores::WG[0] as usize) as u32,
+                1,
+                h as u32,
+            ],
         );
         let (raw, scaled, masked) = (out.remove(0), out.remove(0), out.remove(0));
         let mut w = vec![0.0; h * t * t];
@@ -350,7 +362,11 @@ fn attn_scores_and_attn_v_match_cpu_reference() {
                 f(&vec![0.0; h * t * dk]),
                 f(&vec![0.0; t * h * dk]),
             ],
-            [dk.div_ceil(16) as u32, t.div_ceil(16) as u32, h as u32],
+            [
+                (t * dk).div_ceil(attn_v::WG[0] as usize) as u32,
+                1,
+                h as u32,
+            ],
         )
         .remove(0);
         for hh in 0..h {
@@ -425,7 +441,11 @@ fn attn_scores_writes_only_its_region() {
         "attn_scores",
         bytes_of(&params),
         &[f(&q), f(&k), before(), before(), before()],
-        [(t - s).div_ceil(16) as u32, s.div_ceil(16) as u32, h as u32],
+        [
+            (s * (t - s)).div_ceil(attn_scores::WG[0] as usize) as u32,
+            1,
+            h as u32,
+        ],
     );
     let (raw, masked) = (out.remove(0), out.remove(1));
     for hh in 0..h {
@@ -538,7 +558,11 @@ fn embed_split_attn_v_concat_ablation_and_pack_match_cpu_reference() {
         "attn_v",
         bytes_of(&p),
         &[f(&wt), f(&qkv_split[2]), f(&z), f(&vec![7.0; t * dd])],
-        [1, 1, h as u32],
+        [
+            (t * dk).div_ceil(attn_v::WG[0] as usize) as u32,
+            1,
+            h as u32,
+        ],
     );
     let (head_out, concat) = (out.remove(0), out.remove(0));
     for hh in 0..h {
@@ -611,18 +635,54 @@ fn a_step_refuses_shapes_its_buffers_cannot_hold_and_picks_the_kernel_and_grid_b
             out: &out,
         },
     );
-    // fits: the tiled kernel for many rows, the per-row one for a keystroke's few
-    let many = linear::step(&bound, 0..rows, (k, n), Weight::WithBias, ACT_NONE).unwrap();
-    assert_eq!((many.kernel, many.grid), ("linear", [2, 2, 1]));
-    let few = linear::step(&bound, 17..rows, (k, n), Weight::WithBias, ACT_NONE).unwrap();
-    assert_eq!((few.kernel, few.grid), ("linear_rows", [1, 1, 1]));
+    // fits: on a GPU, the tiled kernel for many rows and the per-row one for a keystroke's
+    // few; on an adapter that runs on the CPU, the per-row one always
+    let gpu_tiles = linear::tile_from(false);
+    let many = linear::step(
+        &bound,
+        0..rows,
+        (k, n),
+        Weight::WithBias,
+        ACT_NONE,
+        gpu_tiles,
+    );
+    assert_eq!(
+        many.map(|s| (s.kernel, s.grid)).unwrap(),
+        ("linear", [2, 2, 1])
+    );
+    let few = linear::step(
+        &bound,
+        17..rows,
+        (k, n),
+        Weight::WithBias,
+        ACT_NONE,
+        gpu_tiles,
+    );
+    assert_eq!(
+        few.map(|s| (s.kernel, s.grid)).unwrap(),
+        ("linear_rows", [1, 1, 1])
+    );
+    let cpu_rows = linear::tile_from(true);
+    let all = linear::step(
+        &bound,
+        0..rows,
+        (k, n),
+        Weight::WithBias,
+        ACT_NONE,
+        cpu_rows,
+    );
+    // 20 rows in groups of 8: 3 groups
+    assert_eq!(
+        all.map(|s| (s.kernel, s.grid)).unwrap(),
+        ("linear_rows", [1, 3, 1])
+    );
     // one row too many, or a wider W than bound: an error naming the buffer, before any dispatch
-    let e = linear::step(&bound, 0..rows + 1, (k, n), Weight::WithBias, ACT_NONE).unwrap_err();
+    let e = linear::step(&bound, 0..rows + 1, (k, n), Weight::WithBias, ACT_NONE, 9).unwrap_err();
     assert!(
         matches!(&e, GpuError::Shape(m) if m.contains("linear: x")),
         "{e}"
     );
-    let e = linear::step(&bound, 0..4, (k, 2 * n), Weight::WithBias, ACT_NONE).unwrap_err();
+    let e = linear::step(&bound, 0..4, (k, 2 * n), Weight::WithBias, ACT_NONE, 9).unwrap_err();
     assert!(
         matches!(&e, GpuError::Shape(m) if m.contains("W needs")),
         "{e}"

@@ -10,22 +10,9 @@ use attnlab_model::AttentionOptions;
 use super::{Compute, ComputeError, Computed, GpuSide};
 use crate::dom::now;
 
-/// Adapter names of software renderers (lower case), for browsers that report neither
-/// `isFallbackAdapter` nor a CPU device type.
-const SOFTWARE_NAMES: [&str; 5] = [
-    "swiftshader",
-    "llvmpipe",
-    "lavapipe",
-    "software",
-    "microsoft basic render",
-];
-
-/// Whether an adapter renders in software: a CPU device type (what wgpu reports for a
-/// fallback adapter) or a known software renderer's name.
+/// Whether an adapter renders in software (`attnlab_gpu::runs_on_cpu`).
 pub fn is_software(device_type: attnlab_gpu::wgpu::DeviceType, name: &str) -> bool {
-    let name = name.to_lowercase();
-    device_type == attnlab_gpu::wgpu::DeviceType::Cpu
-        || SOFTWARE_NAMES.iter().any(|s| name.contains(s))
+    attnlab_gpu::runs_on_cpu(device_type, name)
 }
 
 pub struct Gpu {
@@ -54,6 +41,30 @@ impl Gpu {
     /// Destroys the device before the next forward (the end-to-end tests' fault injection).
     pub fn lose(&self) {
         self.lose.set(true);
+    }
+}
+
+impl Gpu {
+    /// Profiles a full forward of `ids` and the incremental one (the last token typed after
+    /// the others): each dispatch and the readback timed on their own (for the benchmarks).
+    pub async fn profile(&self, ids: &[u32]) -> Result<[attnlab_gpu::Profile; 2], String> {
+        let Some(mut engine) = self.engine.borrow_mut().take() else {
+            return Err("the GPU engine is busy or gone".into());
+        };
+        let opts = AttentionOptions::default();
+        let mut run = async || {
+            engine.clear_cache();
+            let (_, full) = engine.profile(ids, &opts, &now).await?;
+            engine
+                .forward_full(&ids[..ids.len().saturating_sub(1)], &opts)
+                .await?;
+            let (_, inc) = engine.profile(ids, &opts, &now).await?;
+            engine.clear_cache();
+            Ok::<_, GpuError>([full, inc])
+        };
+        let out = run().await.map_err(|e| e.to_string());
+        *self.engine.borrow_mut() = Some(engine);
+        out
     }
 }
 

@@ -8,8 +8,8 @@ use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::step::Bound;
 use crate::{
-    add_layernorm, attn_scores, attn_v, embed, layernorm, linear, pack_scores, softmax_rows,
-    split_heads,
+    add_layernorm, attn_scores, attn_softmax, attn_v, embed, layernorm, linear, pack_scores,
+    softmax_rows, split_heads,
 };
 
 /// A block's bind groups, in the order of its dispatches.
@@ -120,12 +120,12 @@ impl Binds {
                         masked: &hb.masked,
                     },
                 ),
-                softmax: softmax_rows::bind(
+                softmax: attn_softmax::bind(
                     gpu,
                     params,
-                    softmax_rows::Buffers {
-                        x: &hb.masked,
-                        out: &hb.weights,
+                    attn_softmax::Buffers {
+                        masked: &hb.masked,
+                        weights: &hb.weights,
                     },
                 ),
                 attn_v: attn_v::bind(

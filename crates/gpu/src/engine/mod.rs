@@ -22,10 +22,11 @@ mod readback;
 use attnlab_model::forward::{prepare, reusable_prefix};
 use attnlab_model::{AttentionOptions, Config, Model, Trace};
 
-use crate::attn_v;
+use crate::context::runs_on_cpu;
 use crate::context::{Gpu, SLOT};
 use crate::error::GpuError;
 use crate::step::Heads;
+use crate::{attn_v, linear};
 use binds::Binds;
 pub use buffers::{capacity, ACTIVATION_BUDGET};
 use buffers::{Activations, Weights};
@@ -46,6 +47,9 @@ pub struct GpuEngine {
     last_incremental: bool,
     /// Compute dispatches the last forward recorded.
     last_dispatches: usize,
+    /// The fewest rows the tiled matrix kernel is used for (`linear::tile_from`: never on an
+    /// adapter that runs on the CPU).
+    tile_from: usize,
 }
 
 impl GpuEngine {
@@ -105,6 +109,7 @@ impl GpuEngine {
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Wgpu(format!("setting up the model: {e}")));
         }
+        let tile_from = linear::tile_from(runs_on_cpu(gpu.info.device_type, &gpu.info.name));
         Ok(GpuEngine {
             gpu,
             config: c,
@@ -115,7 +120,20 @@ impl GpuEngine {
             cached: None,
             last_incremental: false,
             last_dispatches: 0,
+            tile_from,
         })
+    }
+
+    /// Whether forwards of many rows use the tiled matrix kernel (the default on a GPU) or
+    /// the row kernel (the default on an adapter that runs on the CPU); for tests and
+    /// benchmarks of both.
+    pub fn set_tiled_linear(&mut self, tiled: bool) {
+        self.tile_from = linear::tile_from(!tiled);
+    }
+
+    /// Whether forwards of many rows use the tiled matrix kernel.
+    pub fn tiled_linear(&self) -> bool {
+        self.tile_from != usize::MAX
     }
 
     /// The adapter, e.g. "llvmpipe (Vulkan)" or a browser's WebGPU adapter.
@@ -203,7 +221,14 @@ impl GpuEngine {
         }
         self.cached = None;
         let t = run.len();
-        let steps = plan::forward(&self.binds, &self.config, self.heads, (s, t), opts)?;
+        let steps = plan::forward(
+            &self.binds,
+            &self.config,
+            self.heads,
+            (s, t),
+            opts,
+            self.tile_from,
+        )?;
         if steps.len() > self.acts.slots {
             return Err(GpuError::TooLarge(format!(
                 "{} dispatches exceed {} param slots",
@@ -266,6 +291,123 @@ impl GpuEngine {
         self.last_incremental = s > 0;
         self.last_dispatches = dispatches;
         Ok(trace)
+    }
+}
+
+/// Where one forward's time went, phase by phase (see [`GpuEngine::profile`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// Whether the forward reused cached rows.
+    pub incremental: bool,
+    /// Per kernel, in the order first seen: dispatches and milliseconds in all.
+    pub kernels: Vec<(&'static str, usize, f64)>,
+    /// Copying the Trace's parts into the staging buffer and mapping it (ms).
+    pub readback_ms: f64,
+    /// Cutting the mapped floats into the Trace (ms).
+    pub assemble_ms: f64,
+    /// Floats read back.
+    pub floats: usize,
+}
+
+impl Profile {
+    /// The whole forward as profiled (each dispatch waited for on its own, so more than
+    /// `forward` takes, which overlaps them).
+    pub fn total_ms(&self) -> f64 {
+        self.kernels.iter().map(|k| k.2).sum::<f64>() + self.readback_ms + self.assemble_ms
+    }
+}
+
+impl GpuEngine {
+    /// Runs `forward` (incremental where it would be) with every dispatch submitted and
+    /// waited for on its own, then the readback, each timed with `now` (milliseconds, the
+    /// caller's clock: `Instant` natively, `performance.now()` in a browser). For finding
+    /// where the time goes on an adapter; the Trace is the one `forward` returns.
+    pub async fn profile(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+        now: &dyn Fn() -> f64,
+    ) -> Result<(Trace, Profile), GpuError> {
+        let (run, dropped) = prepare(&self.config, tokens, opts)?;
+        self.fits(run.len())?;
+        let s = self
+            .cached
+            .as_ref()
+            .and_then(|(t, o)| reusable_prefix(t, o, run, dropped, opts))
+            .unwrap_or(0);
+        self.cached = None;
+        let t = run.len();
+        let steps = plan::forward(
+            &self.binds,
+            &self.config,
+            self.heads,
+            (s, t),
+            opts,
+            self.tile_from,
+        )?;
+        let mut tok = run.to_vec();
+        tok.resize(self.capacity(), 0);
+        let q = &self.gpu.queue;
+        q.write_buffer(&self.acts.tokens, 0, bytemuck::cast_slice(&tok));
+        let params: Vec<u8> = steps
+            .iter()
+            .flat_map(|s| s.params.iter().copied())
+            .collect();
+        q.write_buffer(&self.acts.params, 0, &params);
+        self.gpu.finish().await?;
+        let mut kernels: Vec<(&'static str, usize, f64)> = Vec::new();
+        for (i, step) in steps.iter().enumerate() {
+            let start = now();
+            let mut enc = self.gpu.device.create_command_encoder(&Default::default());
+            {
+                let mut pass = enc.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&self.gpu.kernel(step.kernel).pipeline);
+                pass.set_bind_group(0, step.bind, &[(i as u64 * SLOT) as u32]);
+                pass.dispatch_workgroups(step.grid[0], step.grid[1], step.grid[2]);
+            }
+            q.submit([enc.finish()]);
+            self.gpu.finish().await?;
+            let ms = now() - start;
+            match kernels.iter_mut().find(|k| k.0 == step.kernel) {
+                Some(k) => {
+                    k.1 += 1;
+                    k.2 += ms;
+                }
+                None => kernels.push((step.kernel, 1, ms)),
+            }
+        }
+        drop(steps);
+        let start = now();
+        let mut enc = self.gpu.device.create_command_encoder(&Default::default());
+        let readback = readback::record(&mut enc, &self.acts, self.heads, t);
+        q.submit([enc.finish()]);
+        let all = self
+            .gpu
+            .read(&self.acts.staging, (readback.floats * 4) as u64)
+            .await?;
+        let readback_ms = now() - start;
+        if let Some(e) = self.gpu.take_error() {
+            return Err(e);
+        }
+        let start = now();
+        let trace = readback.trace(
+            &all,
+            &self.acts,
+            &self.config,
+            self.heads,
+            (run, dropped, opts),
+        );
+        let assemble_ms = now() - start;
+        self.cached = Some((run.to_vec(), opts.clone()));
+        self.last_incremental = s > 0;
+        let profile = Profile {
+            incremental: s > 0,
+            kernels,
+            readback_ms,
+            assemble_ms,
+            floats: readback.floats,
+        };
+        Ok((trace, profile))
     }
 }
 

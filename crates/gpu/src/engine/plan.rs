@@ -9,18 +9,19 @@ use crate::error::GpuError;
 use crate::linear::{Weight, ACT_NONE};
 use crate::step::{Heads, Step};
 use crate::{
-    add_layernorm, attn_scores, attn_v, embed, layernorm, linear, pack_scores, softmax_rows,
-    split_heads,
+    add_layernorm, attn_scores, attn_softmax, attn_v, embed, layernorm, linear, pack_scores,
+    softmax_rows, split_heads,
 };
 
 /// The dispatches of a forward over `t` tokens whose first `s` rows are cached. Empty
-/// regions (nothing old in a full forward) are left out.
+/// regions (nothing old in a full forward) are left out. `tile_from`: see `linear::tile_from`.
 pub(super) fn forward<'a>(
     b: &'a Binds,
     c: &Config,
     heads: Heads,
     (s, t): (usize, usize),
     opts: &AttentionOptions,
+    tile_from: usize,
 ) -> Result<Vec<Step<'a>>, GpuError> {
     let (d, f, v, eps) = (c.n_embd, c.d_ff(), c.vocab_size, c.layer_norm_epsilon);
     let new = || s..t;
@@ -42,6 +43,7 @@ pub(super) fn forward<'a>(
             (d, 3 * d),
             Weight::WithBias,
             ACT_NONE,
+            tile_from,
         )?);
         steps.push(split_heads::step(&blk.split, new(), heads)?);
         // QKᵀ, ÷√d_k, causal mask: new queries × every key, then old queries × new keys
@@ -62,7 +64,7 @@ pub(super) fn forward<'a>(
             opts.causal_mask,
         )?);
         // softmax(masked / τ)
-        steps.push(softmax_rows::step_heads(
+        steps.push(attn_softmax::step(
             &blk.softmax,
             s,
             t,
@@ -79,6 +81,7 @@ pub(super) fn forward<'a>(
             (d, d),
             Weight::WithBias,
             ACT_NONE,
+            tile_from,
         )?);
         // Add & LayerNorm
         steps.push(add_layernorm::step(&blk.add_ln_1, new(), d, eps)?);
@@ -89,6 +92,7 @@ pub(super) fn forward<'a>(
             (d, f),
             Weight::WithBias,
             gelu,
+            tile_from,
         )?);
         steps.push(linear::step(
             &blk.fc_proj,
@@ -96,6 +100,7 @@ pub(super) fn forward<'a>(
             (f, d),
             Weight::WithBias,
             ACT_NONE,
+            tile_from,
         )?);
         // Add & LayerNorm (pre-LN: the next block's first LayerNorm, or ln_f)
         steps.push(add_layernorm::step(&blk.add_ln_2, new(), d, eps)?);
@@ -110,6 +115,7 @@ pub(super) fn forward<'a>(
         (d, v),
         Weight::TiedTransposed,
         ACT_NONE,
+        tile_from,
     )?);
     steps.push(softmax_rows::step_rows(&b.probs, new(), v)?);
     // each layer's four score matrices (all T rows), compacted for the readback
