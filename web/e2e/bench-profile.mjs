@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { ARTIFACTS, openApp } from './common.mjs';
+import { ARTIFACTS, openApp, settled } from './common.mjs';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -32,7 +32,18 @@ try {
     const ids = Array.from({ length: t }, (_, i) => (i * 37 + 11) % vocab);
     const best = {};
     for (let r = 0; r < REPEATS + 1; r++) {
-      const runs = JSON.parse(await page.evaluate((ids) => window.__attnlab.profileGpu(ids), ids));
+      // the page's own forwards (the first result, the head-role probe) hold the engine
+      // while they run: wait for it to settle, and again if the engine was busy
+      let runs = null;
+      for (let tries = 0; !runs; tries++) {
+        await settled(page);
+        try {
+          runs = JSON.parse(await page.evaluate((ids) => window.__attnlab.profileGpu(ids), ids));
+        } catch (e) {
+          if (tries > 20 || !/busy/.test(e.message)) throw e;
+          await page.waitForTimeout(500);
+        }
+      }
       adapter = runs[0].adapter;
       if (r === 0) continue; // warm-up
       for (const run of runs) {
