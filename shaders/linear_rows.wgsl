@@ -1,7 +1,10 @@
-// linear_rows: out = x · W + b for a few rows [row0, row1) — the rows a keystroke adds.
-// One invocation per output column and per group of up to 8 rows, looping over k: no idle
-// work. (The tiled `linear` computes 16 rows per workgroup, so for one new row it does 16×
-// the work; it wins back for many rows through workgroup-memory reuse.)
+// linear_rows: out = x · W + b for rows [row0, row1) — on a GPU the few rows a keystroke
+// adds; on an adapter that runs on the CPU (SwiftShader, lavapipe) every row.
+// One invocation per output column and per group of up to 8 rows, looping over k, with no
+// workgroup memory or barriers: a scalar sum for one row (most keystrokes), two vec4 sums
+// for more (no dynamically indexed array, which software GPUs keep in memory). (The tiled
+// `linear` computes 16 rows per workgroup, so for one new row it does 16× the work; on a GPU
+// it wins back for many rows through workgroup-memory reuse.)
 // Same Params and bindings as `linear`; W is (K, N), or (N, K) when w_transposed = 1; act as
 // in `linear` (activation.wgsl, put in front of this file).
 

@@ -1,6 +1,7 @@
 //! `linear_rows` (shaders/linear_rows.wgsl): `out = act(x·W + b)` for a few rows, one
 //! invocation per output column and `MAX_ROWS` rows. CPU twin: `cpu::linear`. Shares
-//! `linear::Params` and its bindings; `linear::step` picks it for ≤ `MAX_ROWS` rows.
+//! `linear::Params` and its bindings; `linear::step` picks it for ≤ `MAX_ROWS` rows, and for
+//! every row count where the adapter runs on the CPU (`linear::tile_from`).
 
 pub const NAME: &str = "linear_rows";
 
