@@ -150,6 +150,28 @@ fn both_matrix_kernels_give_the_cpu_forward() {
     }
 }
 
+/// The profiler runs the same forward (same Trace, incremental where `forward` would be) and
+/// accounts for every dispatch.
+#[test]
+fn a_profiled_forward_is_the_same_forward_with_every_dispatch_timed() {
+    let m = random_model(&small_config(LnPlacement::Post), 4, 0.5);
+    let Some(mut e) = engine(&m) else { return };
+    let (o, x) = (AttentionOptions::default(), ids(12));
+    let start = std::time::Instant::now();
+    let now = move || start.elapsed().as_secs_f64() * 1e3;
+    let (g, p) = pollster::block_on(e.profile(&x, &o, &now)).unwrap();
+    assert!(!p.incremental);
+    assert_trace_close("profiled full", &g, &forward(&m, &x, &o).unwrap());
+    let counted: usize = p.kernels.iter().map(|k| k.1).sum();
+    assert_eq!(counted, e.last_dispatches());
+    assert!(p.kernels.iter().all(|k| k.2 >= 0.0) && p.readback_ms >= 0.0);
+    assert!(p.floats > 0 && p.total_ms() >= p.readback_ms);
+    let y = ids(13);
+    let (g, p) = pollster::block_on(e.profile(&y, &o, &now)).unwrap();
+    assert!(p.incremental && e.last_was_incremental());
+    assert_trace_close("profiled incremental", &g, &forward(&m, &y, &o).unwrap());
+}
+
 #[test]
 fn a_block_is_at_most_twelve_dispatches_full_or_incremental() {
     for ln in [LnPlacement::Post, LnPlacement::Pre] {

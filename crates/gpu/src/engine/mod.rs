@@ -172,14 +172,8 @@ impl GpuEngine {
         tokens: &[u32],
         opts: &AttentionOptions,
     ) -> Result<Trace, GpuError> {
-        let (run, dropped) = prepare(&self.config, tokens, opts)?;
-        self.fits(run.len())?;
-        let s = self
-            .cached
-            .as_ref()
-            .and_then(|(t, o)| reusable_prefix(t, o, run, dropped, opts))
-            .unwrap_or(0);
-        self.forward_from(run, dropped, opts, s).await
+        let (run, dropped, s) = self.start(tokens, opts, true)?;
+        Ok(self.forward_from(run, dropped, opts, s, None).await?.0)
     }
 
     /// Runs the model on `tokens` from scratch.
@@ -188,9 +182,45 @@ impl GpuEngine {
         tokens: &[u32],
         opts: &AttentionOptions,
     ) -> Result<Trace, GpuError> {
+        let (run, dropped, _) = self.start(tokens, opts, false)?;
+        Ok(self.forward_from(run, dropped, opts, 0, None).await?.0)
+    }
+
+    /// Runs `forward` (incremental where it would be) with every dispatch submitted and
+    /// waited for on its own, then the readback, each timed with `now` (milliseconds, the
+    /// caller's clock: `Instant` natively, `performance.now()` in a browser). For finding
+    /// where the time goes on an adapter; the Trace is the one `forward` returns.
+    pub async fn profile(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+        now: &dyn Fn() -> f64,
+    ) -> Result<(Trace, Profile), GpuError> {
+        let (run, dropped, s) = self.start(tokens, opts, true)?;
+        let (trace, profile) = self.forward_from(run, dropped, opts, s, Some(now)).await?;
+        Ok((
+            trace,
+            profile.expect("a profiled forward returns its profile"),
+        ))
+    }
+
+    /// The tokens a forward runs (the context's last ones), how many were dropped in front,
+    /// and how many leading rows the buffers already hold (0 unless `reuse`).
+    fn start<'t>(
+        &self,
+        tokens: &'t [u32],
+        opts: &AttentionOptions,
+        reuse: bool,
+    ) -> Result<(&'t [u32], usize, usize), GpuError> {
         let (run, dropped) = prepare(&self.config, tokens, opts)?;
         self.fits(run.len())?;
-        self.forward_from(run, dropped, opts, 0).await
+        let s = self
+            .cached
+            .as_ref()
+            .filter(|_| reuse)
+            .and_then(|(t, o)| reusable_prefix(t, o, run, dropped, opts))
+            .unwrap_or(0);
+        Ok((run, dropped, s))
     }
 
     /// How many tokens one forward can take: the model's context, or less where the GPU
@@ -209,13 +239,16 @@ impl GpuEngine {
         Ok(())
     }
 
+    /// One forward of `run` whose first `s` rows are cached. With `profile`, each dispatch
+    /// is submitted and waited for on its own and timed, then the readback.
     async fn forward_from(
         &mut self,
         run: &[u32],
         dropped: usize,
         opts: &AttentionOptions,
         s: usize,
-    ) -> Result<Trace, GpuError> {
+        profile: Option<&dyn Fn() -> f64>,
+    ) -> Result<(Trace, Option<Profile>), GpuError> {
         if let Some(e) = self.gpu.take_error() {
             return Err(e);
         }
@@ -249,23 +282,46 @@ impl GpuEngine {
             .flat_map(|s| s.params.iter().copied())
             .collect();
         q.write_buffer(&self.acts.params, 0, &params);
-        let mut enc = self
-            .gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("forward"),
-            });
-        {
+        let encoder = || {
+            self.gpu
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("forward"),
+                })
+        };
+        // steps [from, to) in one compute pass
+        let record = |enc: &mut wgpu::CommandEncoder, from: usize, to: usize| {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("forward"),
                 timestamp_writes: None,
             });
-            for (i, step) in steps.iter().enumerate() {
+            for (i, step) in steps.iter().enumerate().take(to).skip(from) {
                 pass.set_pipeline(&self.gpu.kernel(step.kernel).pipeline);
                 pass.set_bind_group(0, step.bind, &[(i as u64 * SLOT) as u32]);
                 pass.dispatch_workgroups(step.grid[0], step.grid[1], step.grid[2]);
             }
+        };
+        let mut enc = encoder();
+        let mut kernels: Vec<(&'static str, usize, f64)> = Vec::new();
+        match profile {
+            None => record(&mut enc, 0, steps.len()),
+            Some(now) => {
+                self.gpu.finish().await?;
+                for (i, step) in steps.iter().enumerate() {
+                    let start = now();
+                    let mut one = encoder();
+                    record(&mut one, i, i + 1);
+                    q.submit([one.finish()]);
+                    self.gpu.finish().await?;
+                    let ms = now() - start;
+                    match kernels.iter_mut().find(|k| k.0 == step.kernel) {
+                        Some(k) => (k.1, k.2) = (k.1 + 1, k.2 + ms),
+                        None => kernels.push((step.kernel, 1, ms)),
+                    }
+                }
+            }
         }
+        let read_from = profile.map(|now| now());
         let readback = readback::record(&mut enc, &self.acts, self.heads, t);
         let dispatches = steps.len();
         drop(steps);
@@ -280,6 +336,7 @@ impl GpuEngine {
         if let Some(e) = self.gpu.take_error() {
             return Err(e);
         }
+        let assemble_from = profile.map(|now| now());
         let trace = readback.trace(
             &all,
             &self.acts,
@@ -287,10 +344,20 @@ impl GpuEngine {
             self.heads,
             (run, dropped, opts),
         );
+        let profile = profile.map(|now| {
+            let (read, assemble) = (read_from.unwrap_or(0.0), assemble_from.unwrap_or(0.0));
+            Profile {
+                incremental: s > 0,
+                kernels,
+                readback_ms: assemble - read,
+                assemble_ms: now() - assemble,
+                floats: readback.floats,
+            }
+        });
         self.cached = Some((run.to_vec(), opts.clone()));
         self.last_incremental = s > 0;
         self.last_dispatches = dispatches;
-        Ok(trace)
+        Ok((trace, profile))
     }
 }
 
@@ -314,100 +381,6 @@ impl Profile {
     /// `forward` takes, which overlaps them).
     pub fn total_ms(&self) -> f64 {
         self.kernels.iter().map(|k| k.2).sum::<f64>() + self.readback_ms + self.assemble_ms
-    }
-}
-
-impl GpuEngine {
-    /// Runs `forward` (incremental where it would be) with every dispatch submitted and
-    /// waited for on its own, then the readback, each timed with `now` (milliseconds, the
-    /// caller's clock: `Instant` natively, `performance.now()` in a browser). For finding
-    /// where the time goes on an adapter; the Trace is the one `forward` returns.
-    pub async fn profile(
-        &mut self,
-        tokens: &[u32],
-        opts: &AttentionOptions,
-        now: &dyn Fn() -> f64,
-    ) -> Result<(Trace, Profile), GpuError> {
-        let (run, dropped) = prepare(&self.config, tokens, opts)?;
-        self.fits(run.len())?;
-        let s = self
-            .cached
-            .as_ref()
-            .and_then(|(t, o)| reusable_prefix(t, o, run, dropped, opts))
-            .unwrap_or(0);
-        self.cached = None;
-        let t = run.len();
-        let steps = plan::forward(
-            &self.binds,
-            &self.config,
-            self.heads,
-            (s, t),
-            opts,
-            self.tile_from,
-        )?;
-        let mut tok = run.to_vec();
-        tok.resize(self.capacity(), 0);
-        let q = &self.gpu.queue;
-        q.write_buffer(&self.acts.tokens, 0, bytemuck::cast_slice(&tok));
-        let params: Vec<u8> = steps
-            .iter()
-            .flat_map(|s| s.params.iter().copied())
-            .collect();
-        q.write_buffer(&self.acts.params, 0, &params);
-        self.gpu.finish().await?;
-        let mut kernels: Vec<(&'static str, usize, f64)> = Vec::new();
-        for (i, step) in steps.iter().enumerate() {
-            let start = now();
-            let mut enc = self.gpu.device.create_command_encoder(&Default::default());
-            {
-                let mut pass = enc.begin_compute_pass(&Default::default());
-                pass.set_pipeline(&self.gpu.kernel(step.kernel).pipeline);
-                pass.set_bind_group(0, step.bind, &[(i as u64 * SLOT) as u32]);
-                pass.dispatch_workgroups(step.grid[0], step.grid[1], step.grid[2]);
-            }
-            q.submit([enc.finish()]);
-            self.gpu.finish().await?;
-            let ms = now() - start;
-            match kernels.iter_mut().find(|k| k.0 == step.kernel) {
-                Some(k) => {
-                    k.1 += 1;
-                    k.2 += ms;
-                }
-                None => kernels.push((step.kernel, 1, ms)),
-            }
-        }
-        drop(steps);
-        let start = now();
-        let mut enc = self.gpu.device.create_command_encoder(&Default::default());
-        let readback = readback::record(&mut enc, &self.acts, self.heads, t);
-        q.submit([enc.finish()]);
-        let all = self
-            .gpu
-            .read(&self.acts.staging, (readback.floats * 4) as u64)
-            .await?;
-        let readback_ms = now() - start;
-        if let Some(e) = self.gpu.take_error() {
-            return Err(e);
-        }
-        let start = now();
-        let trace = readback.trace(
-            &all,
-            &self.acts,
-            &self.config,
-            self.heads,
-            (run, dropped, opts),
-        );
-        let assemble_ms = now() - start;
-        self.cached = Some((run.to_vec(), opts.clone()));
-        self.last_incremental = s > 0;
-        let profile = Profile {
-            incremental: s > 0,
-            kernels,
-            readback_ms,
-            assemble_ms,
-            floats: readback.floats,
-        };
-        Ok((trace, profile))
     }
 }
 
