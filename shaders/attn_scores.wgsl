@@ -33,10 +33,14 @@ const MASKED: f32 = -0x1.fffffep+127f;
 @group(0) @binding(5) var<storage, read_write> masked: array<f32>;    // (H, P, P)
 
 @compute @workgroup_size(WG_X, WG_Y, WG_Z)
-fn attn_scores(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn attn_scores(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
     let h = gid.z;
     let cols = p.col1 - p.col0;
-    let n = gid.x;
+    // the pair's number: the grid spreads over y past 65,535 workgroups (step::flat_groups)
+    let n = gid.x + gid.y * groups.x * WG_X;
     if (n >= (p.row1 - p.row0) * cols) {
         return;
     }

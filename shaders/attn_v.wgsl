@@ -29,9 +29,13 @@ fn ablated(h: u32) -> bool {
 }
 
 @compute @workgroup_size(WG_X, WG_Y, WG_Z)
-fn attn_v(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn attn_v(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
     let h = gid.z;
-    let n = gid.x;
+    // the output's number: the grid spreads over y past 65,535 workgroups (step::flat_groups)
+    let n = gid.x + gid.y * groups.x * WG_X;
     if (n >= (p.row1 - p.row0) * p.dk) {
         return;
     }

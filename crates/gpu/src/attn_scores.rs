@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::context::Gpu;
 use crate::error::GpuError;
-use crate::step::{groups, rows_within, Bound, Heads, Step};
+use crate::step::{flat_groups, rows_within, Bound, Heads, Step};
 
 /// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header): 64
 /// (query, key) pairs of one head per workgroup.
@@ -73,10 +73,7 @@ pub fn step(
         scale,
         causal: causal as u32,
     };
-    let grid = [
-        groups(rows.len() * keys.len(), WG[0]),
-        1,
-        heads.count as u32,
-    ];
+    let [x, y] = flat_groups(rows.len() * keys.len(), WG[0]);
+    let grid = [x, y, heads.count as u32];
     Ok(Step::new(NAME, b, p, grid))
 }

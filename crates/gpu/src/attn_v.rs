@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::context::Gpu;
 use crate::error::GpuError;
-use crate::step::{groups, rows_within, Bound, Heads, Step};
+use crate::step::{flat_groups, rows_within, Bound, Heads, Step};
 
 /// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header): 64
 /// (query, dimension) pairs of one head per workgroup.
@@ -89,6 +89,7 @@ pub fn step(
         ablate_lo,
         ablate_hi,
     };
-    let grid = [groups(rows.len() * heads.dk, WG[0]), 1, heads.count as u32];
+    let [x, y] = flat_groups(rows.len() * heads.dk, WG[0]);
+    let grid = [x, y, heads.count as u32];
     Ok(Step::new(NAME, b, p, grid))
 }

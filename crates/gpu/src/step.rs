@@ -80,6 +80,21 @@ pub fn groups(items: usize, per: u32) -> u32 {
     items.div_ceil(per as usize) as u32
 }
 
+/// The most workgroups WebGPU guarantees along one dimension of a dispatch.
+pub const MAX_GROUPS: u32 = 65535;
+
+/// Workgroups to cover `items` counted in one line, `per` to a workgroup, as an (x, y) grid
+/// within [`MAX_GROUPS`] per dimension: the kernel's item is `gid.x + gid.y · (grid x · per)`
+/// (`num_workgroups.x · WG_X` in WGSL); items past `items` return.
+pub fn flat_groups(items: usize, per: u32) -> [u32; 2] {
+    let g = groups(items, per);
+    if g <= MAX_GROUPS {
+        [g, 1]
+    } else {
+        [MAX_GROUPS, g.div_ceil(MAX_GROUPS)]
+    }
+}
+
 /// Checks that a row range lies within the `capacity` positions the buffers hold.
 pub fn rows_within(
     kernel: &str,
@@ -114,5 +129,20 @@ impl Heads {
     /// Elements of one (H, P, P) buffer.
     pub fn square_len(&self) -> usize {
         self.count * self.positions * self.positions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_grids_stay_within_the_dimension_limit_and_cover_every_item() {
+        assert_eq!(flat_groups(0, 64), [0, 1]);
+        assert_eq!(flat_groups(64 * 65535, 64), [65535, 1]);
+        // one more workgroup: two rows of 65,535 along x
+        assert_eq!(flat_groups(64 * 65535 + 1, 64), [65535, 2]);
+        let [x, y] = flat_groups(4096 * 4096, 64);
+        assert!(x <= MAX_GROUPS && (x as usize) * (y as usize) * 64 >= 4096 * 4096);
     }
 }

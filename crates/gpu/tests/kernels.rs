@@ -334,9 +334,10 @@ fn attn_scores_and_attn_v_match_cpu_reference() {
             "attn_scores",
             bytes_of(&params),
             &[f(&q), f(&k), zeros(), zeros(), zeros()],
+            // the pairs spread over y (as step::flat_groups does past 65,535 workgroups)
             [
-                (t * t).div_ceil(attn_scores::WG[0] as usize) as u32,
                 1,
+                (t * t).div_ceil(attn_scores::WG[0] as usize) as u32,
                 h as u32,
             ],
         );
@@ -363,8 +364,8 @@ fn attn_scores_and_attn_v_match_cpu_reference() {
                 f(&vec![0.0; t * h * dk]),
             ],
             [
-                (t * dk).div_ceil(attn_v::WG[0] as usize) as u32,
                 1,
+                (t * dk).div_ceil(attn_v::WG[0] as usize) as u32,
                 h as u32,
             ],
         )
