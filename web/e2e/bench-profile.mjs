@@ -55,7 +55,7 @@ try {
     for (const run of Object.values(best)) {
       out.push('', `T = ${t}, ${run.what} (incremental: ${run.incremental}): ${run.total_ms.toFixed(1)} ms in all`, '');
       out.push('| step | dispatches | ms | share |', '|---|---:|---:|---:|');
-      const rows = run.kernels.map(([name, n, ms]) => [name, n, ms]);
+      const rows = [...run.kernels];
       rows.push([`readback (${((run.floats * 4) / 1e6).toFixed(2)} MB)`, 1, run.readback_ms]);
       rows.push(['trace assembly (wasm)', 1, run.assemble_ms]);
       rows.sort((a, b) => b[2] - a[2]);

@@ -21,7 +21,6 @@ pub struct Kernel {
     pub writes: &'static [bool],
 }
 
-/// Device, queue, kernels and error capture.
 /// Adapter names of software renderers (lower case), for browsers that report neither
 /// `isFallbackAdapter` nor a CPU device type.
 const SOFTWARE_NAMES: [&str; 5] = [
@@ -39,6 +38,7 @@ pub fn runs_on_cpu(device_type: wgpu::DeviceType, name: &str) -> bool {
     device_type == wgpu::DeviceType::Cpu || SOFTWARE_NAMES.iter().any(|s| name.contains(s))
 }
 
+/// Device, queue, kernels and error capture.
 pub struct Gpu {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
@@ -301,6 +301,11 @@ impl Gpu {
         Ok(out)
     }
 
+    /// Whether this adapter runs on the CPU ([`runs_on_cpu`]).
+    pub fn runs_on_cpu(&self) -> bool {
+        runs_on_cpu(self.info.device_type, &self.info.name)
+    }
+
     /// Waits until the GPU has done everything submitted so far.
     pub async fn finish(&self) -> Result<(), GpuError> {
         let (tx, rx) = futures_channel::oneshot::channel();
@@ -371,5 +376,23 @@ impl Gpu {
             at += n;
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wgpu::DeviceType;
+
+    #[test]
+    fn software_adapters_are_known_by_type_or_by_name() {
+        assert!(runs_on_cpu(DeviceType::Cpu, ""));
+        assert!(runs_on_cpu(DeviceType::Other, "Google SwiftShader"));
+        assert!(runs_on_cpu(
+            DeviceType::IntegratedGpu,
+            "llvmpipe (LLVM 15.0.6, 256 bits)"
+        ));
+        assert!(!runs_on_cpu(DeviceType::DiscreteGpu, "NVIDIA H200"));
+        assert!(!runs_on_cpu(DeviceType::IntegratedGpu, ""));
     }
 }

@@ -65,15 +65,16 @@ pub enum Weight {
     TiedTransposed,
 }
 
-/// The fewest rows for which `step` uses the tiled kernel: past `linear_rows::MAX_ROWS` on
-/// a GPU; never on an adapter that runs on the CPU (SwiftShader, lavapipe), where workgroup
-/// memory and barriers cost more than they save — the row kernel's full forward of 64 tokens
-/// measured 5–6× faster there on SwiftShader, 2.7× on lavapipe (BENCHMARKS.md, issue 13).
-pub fn tile_from(runs_on_cpu: bool) -> usize {
-    if runs_on_cpu {
-        usize::MAX
-    } else {
+/// The fewest rows for which `step` uses the tiled kernel: past `linear_rows::MAX_ROWS` when
+/// `tiled` (a GPU's default); never otherwise (the default on an adapter that runs on the
+/// CPU — SwiftShader, lavapipe — where workgroup memory and barriers cost more than they
+/// save: the row kernel's full forward of 64 tokens measured 5–6× faster there on
+/// SwiftShader, 2.7× on lavapipe; BENCHMARKS.md, issue 13).
+pub fn tile_from(tiled: bool) -> usize {
+    if tiled {
         linear_rows::MAX_ROWS + 1
+    } else {
+        usize::MAX
     }
 }
 

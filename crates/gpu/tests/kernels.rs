@@ -638,7 +638,7 @@ fn a_step_refuses_shapes_its_buffers_cannot_hold_and_picks_the_kernel_and_grid_b
     );
     // fits: on a GPU, the tiled kernel for many rows and the per-row one for a keystroke's
     // few; on an adapter that runs on the CPU, the per-row one always
-    let gpu_tiles = linear::tile_from(false);
+    let gpu_tiles = linear::tile_from(true);
     let many = linear::step(
         &bound,
         0..rows,
@@ -663,7 +663,7 @@ fn a_step_refuses_shapes_its_buffers_cannot_hold_and_picks_the_kernel_and_grid_b
         few.map(|s| (s.kernel, s.grid)).unwrap(),
         ("linear_rows", [1, 1, 1])
     );
-    let cpu_rows = linear::tile_from(true);
+    let cpu_rows = linear::tile_from(false);
     let all = linear::step(
         &bound,
         0..rows,

@@ -10,11 +10,6 @@ use attnlab_model::AttentionOptions;
 use super::{Compute, ComputeError, Computed, GpuSide};
 use crate::dom::now;
 
-/// Whether an adapter renders in software (`attnlab_gpu::runs_on_cpu`).
-pub fn is_software(device_type: attnlab_gpu::wgpu::DeviceType, name: &str) -> bool {
-    attnlab_gpu::runs_on_cpu(device_type, name)
-}
-
 pub struct Gpu {
     /// Out while a forward is in flight.
     engine: RefCell<Option<GpuEngine>>,
@@ -27,7 +22,7 @@ impl Gpu {
         let engine = GpuEngine::new(model).await.map_err(|e| e.to_string())?;
         let info = engine.adapter_info();
         let adapter = info.name.trim().to_string();
-        let software = is_software(info.device_type, &adapter);
+        let software = engine.gpu().runs_on_cpu();
         Ok(GpuSide {
             compute: Gpu {
                 engine: RefCell::new(Some(engine)),
@@ -42,9 +37,7 @@ impl Gpu {
     pub fn lose(&self) {
         self.lose.set(true);
     }
-}
 
-impl Gpu {
     /// Profiles a full forward of `ids` and the incremental one (the last token typed after
     /// the others): each dispatch and the readback timed on their own (for the benchmarks).
     pub async fn profile(&self, ids: &[u32]) -> Result<[attnlab_gpu::Profile; 2], String> {
@@ -106,23 +99,5 @@ impl Compute for Gpu {
             // anything else: the engine is dropped here
             Err(e) => Err(ComputeError::Lost(e.to_string())),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use attnlab_gpu::wgpu::DeviceType;
-
-    #[test]
-    fn software_adapters_are_known_by_type_or_by_name() {
-        assert!(is_software(DeviceType::Cpu, ""));
-        assert!(is_software(DeviceType::Other, "Google SwiftShader"));
-        assert!(is_software(
-            DeviceType::IntegratedGpu,
-            "llvmpipe (LLVM 15.0.6, 256 bits)"
-        ));
-        assert!(!is_software(DeviceType::DiscreteGpu, "NVIDIA H200"));
-        assert!(!is_software(DeviceType::IntegratedGpu, ""));
     }
 }

@@ -22,7 +22,6 @@ mod readback;
 use attnlab_model::forward::{prepare, reusable_prefix};
 use attnlab_model::{AttentionOptions, Config, Model, Trace};
 
-use crate::context::runs_on_cpu;
 use crate::context::{Gpu, SLOT};
 use crate::error::GpuError;
 use crate::step::Heads;
@@ -47,9 +46,9 @@ pub struct GpuEngine {
     last_incremental: bool,
     /// Compute dispatches the last forward recorded.
     last_dispatches: usize,
-    /// The fewest rows the tiled matrix kernel is used for (`linear::tile_from`: never on an
+    /// Whether many rows go to the tiled matrix kernel (`linear::tile_from`; not on an
     /// adapter that runs on the CPU).
-    tile_from: usize,
+    tiled: bool,
 }
 
 impl GpuEngine {
@@ -109,7 +108,7 @@ impl GpuEngine {
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Wgpu(format!("setting up the model: {e}")));
         }
-        let tile_from = linear::tile_from(runs_on_cpu(gpu.info.device_type, &gpu.info.name));
+        let tiled = !gpu.runs_on_cpu();
         Ok(GpuEngine {
             gpu,
             config: c,
@@ -120,7 +119,7 @@ impl GpuEngine {
             cached: None,
             last_incremental: false,
             last_dispatches: 0,
-            tile_from,
+            tiled,
         })
     }
 
@@ -128,12 +127,12 @@ impl GpuEngine {
     /// the row kernel (the default on an adapter that runs on the CPU); for tests and
     /// benchmarks of both.
     pub fn set_tiled_linear(&mut self, tiled: bool) {
-        self.tile_from = linear::tile_from(!tiled);
+        self.tiled = tiled;
     }
 
     /// Whether forwards of many rows use the tiled matrix kernel.
     pub fn tiled_linear(&self) -> bool {
-        self.tile_from != usize::MAX
+        self.tiled
     }
 
     /// The adapter, e.g. "llvmpipe (Vulkan)" or a browser's WebGPU adapter.
@@ -260,7 +259,7 @@ impl GpuEngine {
             self.heads,
             (s, t),
             opts,
-            self.tile_from,
+            linear::tile_from(self.tiled),
         )?;
         if steps.len() > self.acts.slots {
             return Err(GpuError::TooLarge(format!(
