@@ -37,6 +37,15 @@ pub fn matmul_into(
     if m == 0 || n == 0 {
         return;
     }
+    // in wasm, a keystroke's few rows: the unpacked kernels (one thread there, and packing
+    // the weights on every call would cost more than the product; see `gemm`)
+    if cfg!(target_arch = "wasm32") && m <= crate::gemm::FEW_ROWS {
+        return if b_transposed {
+            crate::gemm::nt(a, b, m, k, n, out, beta)
+        } else {
+            crate::gemm::nn(a, b, m, k, n, out, beta)
+        };
+    }
     let (rsb, csb) = if b_transposed {
         (1, k as isize)
     } else {
@@ -132,31 +141,78 @@ pub fn attn_scores(
     }
 }
 
+/// e^x without a library call, so that the loops calling it vectorise (WebAssembly has no
+/// exp instruction, and libm's is one scalar call per element): e^x = 2^n · e^r with
+/// n = round(x·log₂e) and r = x − n·ln 2 (ln 2 in two parts, Cody–Waite), e^r by Cephes'
+/// `expf` polynomial on |r| ≤ ½ln 2; within 2 ulp of the exact value. Exact at 0 (1), 0 far
+/// below (x < −104, denormals rounded as f32 does), ∞ above 88.73, NaN for NaN. 2^n is
+/// applied as two factors so that neither leaves f32's normal range.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    let xc = x.clamp(-110.0, 89.0);
+    let n = (xc * std::f32::consts::LOG2_E + 0.5).floor();
+    let r = xc - n * 0.693_359_4 - n * -2.121_944_4e-4;
+    let p = (((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2)
+        * r
+        + 0.166_666_65)
+        * r
+        + 0.5)
+        * (r * r)
+        + r
+        + 1.0;
+    let n = n as i32;
+    let (n1, n2) = (n >> 1, n - (n >> 1));
+    let pow2 = |e: i32| f32::from_bits(((e + 127) as u32) << 23);
+    let y = p * pow2(n1) * pow2(n2);
+    if x.is_nan() {
+        x
+    } else {
+        y
+    }
+}
+
 /// Numerically stable softmax of each row of `x` (rows of length `n`) at temperature τ:
 /// w_j = exp((x_j − max)/τ) / Σ exp(…). Entries equal to `MASKED` get weight exactly 0.
 /// τ must be positive; as τ → 0 this becomes an argmax with ties shared.
 pub fn softmax_rows(x: &[f32], n: usize, tau: f32, out: &mut [f32]) {
     for (row, o) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
-        // pass 1: row max over the unmasked entries (numerical stability)
-        let max = row
-            .iter()
-            .filter(|&&v| v != MASKED)
-            .fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-        if max == f32::NEG_INFINITY {
+        // pass 1: row max (numerical stability). MASKED is f32::MIN, below every other
+        // score, so the max of the whole row is that of its unmasked entries — or MASKED when
+        // every entry is masked. Eight lanes at a time (a compare and select, which
+        // vectorises; NaN is passed over as f32::max does).
+        let wider = |m: f32, v: f32| if v > m { v } else { m };
+        let mut lanes = [MASKED; 8];
+        let chunks = row.chunks_exact(8);
+        let rest = chunks.remainder();
+        for c in chunks {
+            for (m, &v) in lanes.iter_mut().zip(c) {
+                *m = wider(*m, v);
+            }
+        }
+        let max = lanes
+            .into_iter()
+            .chain(rest.iter().copied())
+            .fold(MASKED, wider);
+        if max == MASKED {
             // a fully masked row has nothing to attend to
             o.fill(0.0);
             continue;
         }
-        // pass 2: exponentials and their sum (f64 so that long rows still sum to 1)
-        let mut sum = 0.0f64;
+        // pass 2: exponentials (a loop of its own, so that it vectorises), then their sum in
+        // f64 (so that long rows still sum to 1), four lanes at a time
         for (w, &v) in o.iter_mut().zip(row) {
-            *w = if v == MASKED {
-                0.0
-            } else {
-                ((v - max) / tau).exp()
-            };
-            sum += *w as f64;
+            let e = exp((v - max) / tau);
+            *w = if v == MASKED { 0.0 } else { e };
         }
+        let mut sums = [0.0f64; 4];
+        let chunks = o.chunks_exact(4);
+        let rest: f64 = chunks.remainder().iter().map(|&w| w as f64).sum();
+        for c in chunks {
+            for (s, &w) in sums.iter_mut().zip(c) {
+                *s += w as f64;
+            }
+        }
+        let sum = (sums[0] + sums[2]) + (sums[1] + sums[3]) + rest;
         // pass 3: normalise (sum ≥ 1 because the max entry contributes exp(0))
         let inv = (1.0 / sum) as f32;
         for w in o.iter_mut() {
@@ -211,7 +267,7 @@ pub fn gelu(x: &mut [f32], act: Activation) {
             const C2: f32 = 2.0 * 0.797_884_6; // 2·√(2/π)
             for v in x {
                 let u = *v;
-                *v = u / (1.0 + (-C2 * (u + 0.044_715 * u * u * u)).exp());
+                *v = u / (1.0 + exp(-C2 * (u + 0.044_715 * u * u * u)));
             }
         }
         Activation::GeluErf => {
@@ -233,7 +289,7 @@ pub fn erf(x: f32) -> f32 {
         - (((((1.061_405_4 * t - 1.453_152_1) * t) + 1.421_413_8) * t - 0.284_496_74) * t
             + 0.254_829_6)
             * t
-            * (-a * a).exp();
+            * exp(-a * a);
     s * y
 }
 
@@ -311,6 +367,31 @@ mod tests {
         assert_eq!(w, [0.5, 0.5, 0.0, 0.0]);
         // a fully masked row has no weight at all rather than NaN
         assert_eq!(softmax(&[MASKED, MASKED], 1.0), [0.0, 0.0]);
+    }
+
+    #[test]
+    fn exp_is_within_two_ulp_and_exact_at_the_edges() {
+        assert_eq!(exp(0.0), 1.0);
+        assert_eq!(exp(-0.0), 1.0);
+        assert_eq!(exp(-104.0), 0.0);
+        assert_eq!(exp(-2e30), 0.0);
+        assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp(89.0), f32::INFINITY);
+        assert_eq!(exp(f32::INFINITY), f32::INFINITY);
+        assert!(exp(f32::NAN).is_nan());
+        assert!(exp(88.7).is_finite());
+        // every 1/1000 from −103 to 88.7, against f64's exp rounded to f32
+        let mut x = -103.0f32;
+        while x < 88.7 {
+            let (got, want) = (exp(x), (x as f64).exp() as f32);
+            let ulp = (want.to_bits() as i64 - got.to_bits() as i64).abs();
+            // denormals (x < −87.3) keep their absolute error below f32's smallest normal
+            assert!(
+                ulp <= 2 || (want < f32::MIN_POSITIVE && (got - want).abs() < 1e-44),
+                "exp({x}) = {got}, want {want} ({ulp} ulp)"
+            );
+            x += 0.001;
+        }
     }
 
     #[test]

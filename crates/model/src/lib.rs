@@ -14,6 +14,7 @@ pub mod error;
 pub mod export;
 pub mod flow;
 pub mod forward;
+pub mod gemm;
 pub mod layout;
 pub mod lens;
 pub mod roles;

@@ -1,0 +1,368 @@
+//! The matrix product the CPU reference runs in WebAssembly: `out = beta·out + a · b` (or
+//! `a · bᵀ`), with no packing and no per-call set-up.
+//!
+//! Natively `cpu::matmul_into` calls matrixmultiply (threads, AVX). In wasm it has one thread
+//! and packs both operands on every call — the weights included — which at a keystroke's
+//! few rows costs more than the arithmetic. These kernels read the weights where they lie,
+//! once per product:
+//! - `nn` (b stored (K, N), the linear layers and weights·V): a 4 × 8 tile of `out` kept in
+//!   registers while k runs (measured against 6 × 8, 4 × 12, 3 × 16, 2 × 16 and k unrolled
+//!   by two: all slower in V8), `out[i][j..j+8] += a[i][k] · b[k][j..j+8]`; the 8 columns of b
+//!   it reads (K × 8) stay in L1 while every row block of a passes them.
+//! - `nt` (b stored (N, K), the tied lm head and QKᵀ): 4 rows of a against 2 rows of b as
+//!   dot products along k, summed across lanes at the end.
+//!
+//! `F4` is four f32 lanes: `v128` where the build has WebAssembly SIMD, a plain array
+//! elsewhere, so the same kernels run natively in the tests.
+
+/// Up to how many rows of `a` these kernels beat matrixmultiply in wasm (measured: faster at
+/// 16, level at 64, slower at 128, where packing pays for itself).
+pub const FEW_ROWS: usize = 32;
+/// Rows of `a` whose tiles pass one column panel of b before the next panel: a chunk of a
+/// (MC × K) stays in cache while the panels stream.
+const MC: usize = 32;
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod lanes {
+    use core::arch::wasm32::*;
+
+    #[derive(Clone, Copy)]
+    pub struct F4(v128);
+
+    impl F4 {
+        #[inline(always)]
+        pub fn zero() -> F4 {
+            F4(f32x4_splat(0.0))
+        }
+        /// Four copies of `*p`.
+        #[inline(always)]
+        pub unsafe fn splat(p: *const f32) -> F4 {
+            F4(v128_load32_splat(p as *const u32))
+        }
+        #[inline(always)]
+        pub unsafe fn load(p: *const f32) -> F4 {
+            F4(v128_load(p as *const v128))
+        }
+        #[inline(always)]
+        pub unsafe fn store(self, p: *mut f32) {
+            v128_store(p as *mut v128, self.0)
+        }
+        /// `self + a·b` (a multiply, then an add: plain SIMD has no fused multiply-add).
+        #[inline(always)]
+        pub fn madd(self, a: F4, b: F4) -> F4 {
+            F4(f32x4_add(self.0, f32x4_mul(a.0, b.0)))
+        }
+        #[inline(always)]
+        pub fn add(self, o: F4) -> F4 {
+            F4(f32x4_add(self.0, o.0))
+        }
+        #[inline(always)]
+        pub fn scale(self, s: f32) -> F4 {
+            F4(f32x4_mul(self.0, f32x4_splat(s)))
+        }
+        /// The sum of the four lanes.
+        #[inline(always)]
+        pub fn sum(self) -> f32 {
+            let v = self.0;
+            let s = f32x4_add(v, i32x4_shuffle::<2, 3, 0, 1>(v, v));
+            let s = f32x4_add(s, i32x4_shuffle::<1, 0, 3, 2>(s, s));
+            f32x4_extract_lane::<0>(s)
+        }
+    }
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+mod lanes {
+    #[derive(Clone, Copy)]
+    pub struct F4([f32; 4]);
+
+    impl F4 {
+        #[inline(always)]
+        pub fn zero() -> F4 {
+            F4([0.0; 4])
+        }
+        #[inline(always)]
+        pub unsafe fn splat(p: *const f32) -> F4 {
+            F4([*p; 4])
+        }
+        #[inline(always)]
+        pub unsafe fn load(p: *const f32) -> F4 {
+            F4(core::ptr::read_unaligned(p as *const [f32; 4]))
+        }
+        #[inline(always)]
+        pub unsafe fn store(self, p: *mut f32) {
+            core::ptr::write_unaligned(p as *mut [f32; 4], self.0)
+        }
+        #[inline(always)]
+        pub fn madd(self, a: F4, b: F4) -> F4 {
+            F4(std::array::from_fn(|l| self.0[l] + a.0[l] * b.0[l]))
+        }
+        #[inline(always)]
+        pub fn add(self, o: F4) -> F4 {
+            F4(std::array::from_fn(|l| self.0[l] + o.0[l]))
+        }
+        #[inline(always)]
+        pub fn scale(self, s: f32) -> F4 {
+            F4(self.0.map(|x| x * s))
+        }
+        #[inline(always)]
+        pub fn sum(self) -> f32 {
+            (self.0[0] + self.0[2]) + (self.0[1] + self.0[3])
+        }
+    }
+}
+
+use lanes::F4;
+
+/// `out = beta·out + a · b`: a (M, K), b (K, N), out (M, N), all row-major. With beta 0,
+/// `out` is only written.
+pub fn nn(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32], beta: f32) {
+    nn_with::<4, 2>(a, b, m, k, n, out, beta)
+}
+
+/// `nn` with `RM`-row register tiles of `V` lanes × 4 columns.
+fn nn_with<const RM: usize, const V: usize>(
+    a: &[f32],
+    b: &[f32],
+    m: usize,
+    k: usize,
+    n: usize,
+    out: &mut [f32],
+    beta: f32,
+) {
+    assert!(a.len() >= m * k && b.len() >= k * n && out.len() >= m * n);
+    let nr = 4 * V;
+    let n8 = n / nr * nr;
+    for i0 in (0..m).step_by(MC) {
+        let mc = MC.min(m - i0);
+        for j in (0..n8).step_by(nr) {
+            let mut i = i0;
+            while i < i0 + mc {
+                let mr = RM.min(i0 + mc - i);
+                // SAFETY: rows i..i+mr of a and out, columns j..j+NR of b and out are in
+                // bounds (asserted above: i + mr ≤ m, j + NR ≤ n).
+                unsafe {
+                    match mr {
+                        4 => nn_tile::<4, V>(a, b, k, n, i, j, out, beta),
+                        3 => nn_tile::<3, V>(a, b, k, n, i, j, out, beta),
+                        2 => nn_tile::<2, V>(a, b, k, n, i, j, out, beta),
+                        _ => nn_tile::<1, V>(a, b, k, n, i, j, out, beta),
+                    }
+                }
+                i += mr;
+            }
+        }
+    }
+    // the last columns, one at a time
+    for i in 0..m {
+        let row = &a[i * k..][..k];
+        for j in n8..n {
+            let s: f32 = row
+                .iter()
+                .enumerate()
+                .map(|(kk, x)| x * b[kk * n + j])
+                .sum();
+            let o = &mut out[i * n + j];
+            *o = if beta == 0.0 { s } else { beta * *o + s };
+        }
+    }
+}
+
+/// One `R` × 4·`V` tile of `nn`'s out at row `i`, column `j`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn nn_tile<const R: usize, const V: usize>(
+    a: &[f32],
+    b: &[f32],
+    k: usize,
+    n: usize,
+    i: usize,
+    j: usize,
+    out: &mut [f32],
+    beta: f32,
+) {
+    let mut acc = [[F4::zero(); V]; R];
+    let (ap, mut bp) = (a.as_ptr().add(i * k), b.as_ptr().add(j));
+    for kk in 0..k {
+        let bv: [F4; V] = std::array::from_fn(|h| F4::load(bp.add(4 * h)));
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let x = F4::splat(ap.add(r * k + kk));
+            for h in 0..V {
+                acc[h] = acc[h].madd(x, bv[h]);
+            }
+        }
+        bp = bp.add(n);
+    }
+    let op = out.as_mut_ptr().add(i * n + j);
+    for (r, acc) in acc.iter().enumerate() {
+        for (h, v) in acc.iter().enumerate() {
+            let p = op.add(r * n + 4 * h);
+            let v = if beta == 0.0 {
+                *v
+            } else {
+                v.add(F4::load(p).scale(beta))
+            };
+            v.store(p);
+        }
+    }
+}
+
+/// `out = beta·out + a · bᵀ`: a (M, K), b (N, K), out (M, N), all row-major.
+pub fn nt(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32], beta: f32) {
+    nt_with::<4, 2>(a, b, m, k, n, out, beta)
+}
+
+/// `nt` with `RM`-row register tiles against `C` rows of b.
+fn nt_with<const RM: usize, const C: usize>(
+    a: &[f32],
+    b: &[f32],
+    m: usize,
+    k: usize,
+    n: usize,
+    out: &mut [f32],
+    beta: f32,
+) {
+    assert!(a.len() >= m * k && b.len() >= n * k && out.len() >= m * n);
+    let n2 = n / C * C;
+    for i0 in (0..m).step_by(MC) {
+        let mc = MC.min(m - i0);
+        for j in (0..n2).step_by(C) {
+            let mut i = i0;
+            while i < i0 + mc {
+                let mr = RM.min(i0 + mc - i);
+                // SAFETY: rows i..i+mr of a and out, rows j..j+2 of b are in bounds.
+                unsafe {
+                    match mr {
+                        4 => nt_tile::<4, C>(a, b, k, n, i, j, out, beta),
+                        3 => nt_tile::<3, C>(a, b, k, n, i, j, out, beta),
+                        2 => nt_tile::<2, C>(a, b, k, n, i, j, out, beta),
+                        _ => nt_tile::<1, C>(a, b, k, n, i, j, out, beta),
+                    }
+                }
+                i += mr;
+            }
+        }
+        for j in n2..n {
+            for i in i0..i0 + mc {
+                // SAFETY: row i of a and out, row j of b are in bounds.
+                unsafe { nt_tile::<1, 1>(a, b, k, n, i, j, out, beta) };
+            }
+        }
+    }
+}
+
+/// `R` rows of a (from `i`) against `C` rows of b (from `j`): out[i + r][j + c].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn nt_tile<const R: usize, const C: usize>(
+    a: &[f32],
+    b: &[f32],
+    k: usize,
+    n: usize,
+    i: usize,
+    j: usize,
+    out: &mut [f32],
+    beta: f32,
+) {
+    let k4 = k / 4 * 4;
+    let mut acc = [[F4::zero(); C]; R];
+    let (ap, bp) = (a.as_ptr().add(i * k), b.as_ptr().add(j * k));
+    let mut kk = 0;
+    while kk < k4 {
+        let bv: [F4; C] = std::array::from_fn(|c| F4::load(bp.add(c * k + kk)));
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let x = F4::load(ap.add(r * k + kk));
+            for c in 0..C {
+                acc[c] = acc[c].madd(x, bv[c]);
+            }
+        }
+        kk += 4;
+    }
+    for (r, acc) in acc.iter().enumerate() {
+        for (c, v) in acc.iter().enumerate() {
+            let mut s = v.sum();
+            for kk in k4..k {
+                s += *ap.add(r * k + kk) * *bp.add(c * k + kk);
+            }
+            let o = &mut out[(i + r) * n + j + c];
+            *o = if beta == 0.0 { s } else { beta * *o + s };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, bt: bool) -> Vec<f64> {
+        let mut out = vec![0.0f64; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                out[i * n + j] = (0..k)
+                    .map(|kk| {
+                        let bv = if bt { b[j * k + kk] } else { b[kk * n + j] };
+                        a[i * k + kk] as f64 * bv as f64
+                    })
+                    .sum();
+            }
+        }
+        out
+    }
+
+    fn values(len: usize, seed: u32) -> Vec<f32> {
+        // a fixed pseudo-random sequence in [−1, 1)
+        let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+        (0..len)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                (s as f32 / u32::MAX as f32) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// Every edge of the tiling: rows not a multiple of 4 or of the chunk, columns not a
+    /// multiple of 8 (nn) or 2 (nt), k not a multiple of 4, and single rows and columns;
+    /// beta 0 (out is garbage first) and 1 (out accumulates).
+    #[test]
+    fn nn_and_nt_match_a_naive_product_at_every_edge_of_the_tiling() {
+        for &(m, k, n) in &[
+            (1, 1, 1),
+            (1, 256, 6000),
+            (3, 5, 9),
+            (4, 8, 8),
+            (7, 64, 17),
+            (16, 256, 768),
+            (33, 13, 31),
+            (70, 130, 66),
+        ] {
+            let a = values(m * k, 1);
+            for bt in [false, true] {
+                let b = values(k * n, 2);
+                for beta in [0.0f32, 1.0] {
+                    let start = if beta == 0.0 {
+                        vec![f32::NAN; m * n]
+                    } else {
+                        values(m * n, 3)
+                    };
+                    let mut out = start.clone();
+                    if bt {
+                        nt(&a, &b, m, k, n, &mut out, beta);
+                    } else {
+                        nn(&a, &b, m, k, n, &mut out, beta);
+                    }
+                    let want = naive(&a, &b, m, k, n, bt);
+                    for (idx, (&got, &w)) in out.iter().zip(&want).enumerate() {
+                        let w = w + if beta == 0.0 { 0.0 } else { start[idx] as f64 };
+                        let tol = 1e-5 + 1e-5 * (k as f64).sqrt() * w.abs().max(1.0);
+                        assert!(
+                            (got as f64 - w).abs() <= tol,
+                            "m {m} k {k} n {n} bᵀ {bt} beta {beta}: out[{idx}] = {got}, want {w}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

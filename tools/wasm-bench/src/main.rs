@@ -1,0 +1,124 @@
+//! Times the CPU reference in WebAssembly under Node (V8, as in the CPU worker): the whole
+//! forward, full and incremental (one token added), at T = 16, 64 and 128 with the model in
+//! the folder given (default assets/model), and the matrix products alone through
+//! `cpu::matmul_into` (what the forward calls) and through matrixmultiply directly.
+//! Minimum and median of N runs after 3 warm-up; run by `run.sh`.
+
+use attnlab_model::{cpu, forward, forward_incremental, gemm, AttentionOptions, Model};
+use std::time::Instant;
+
+/// (min, median) in ms of `n` runs after 3 warm-up.
+fn time(n: usize, mut f: impl FnMut()) -> (f64, f64) {
+    for _ in 0..3 {
+        f();
+    }
+    let mut v: Vec<f64> = (0..n)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[0], v[n / 2])
+}
+
+/// matrixmultiply's sgemm, as `cpu::matmul_into` called it for every product before `gemm`.
+fn packed(a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize), bt: bool, out: &mut [f32]) {
+    let (rsb, csb) = if bt { (1, k as isize) } else { (n as isize, 1) };
+    // SAFETY: the strides describe the row-major buffers, whose lengths the callers size.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            rsb,
+            csb,
+            0.0,
+            out.as_mut_ptr(),
+            n as isize,
+            1,
+        )
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = args.get(1).map_or("assets/model", |s| s.as_str());
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(30);
+    let read =
+        |f: &str| std::fs::read(format!("{dir}/{f}")).unwrap_or_else(|e| panic!("{dir}/{f}: {e}"));
+    let m = Model::from_bytes(&read("config.json"), &read("model.safetensors")).expect("the model");
+    let c = &m.config;
+    let o = AttentionOptions::default();
+    let (d, f, v) = (c.n_embd, c.d_ff(), c.vocab_size);
+    println!(
+        "{dir}: {} layers, d_model {d}, d_ff {f}, vocab {v}; min / median of {n} runs (ms)\n",
+        c.n_layer
+    );
+    println!("| T | forward, full | forward, one token added | linear layers via matmul_into | via matrixmultiply | lm head via matmul_into | via matrixmultiply |");
+    println!("|---|---|---|---|---|---|---|");
+    let ms = |(a, b): (f64, f64)| format!("{a:.2} / {b:.2}");
+    for t in [16usize, 64, 128]
+        .into_iter()
+        .filter(|&t| t <= c.n_positions)
+    {
+        let ids: Vec<u32> = (0..t as u32).map(|i| (i * 37 + 11) % v as u32).collect();
+        let full = time(n, || drop(forward(&m, &ids, &o).unwrap()));
+        let prev = forward(&m, &ids[..t - 1], &o).unwrap();
+        let inc = time(n, || {
+            drop(forward_incremental(&m, Some(&prev), &ids, &o).unwrap())
+        });
+        let x: Vec<f32> = (0..t * f)
+            .map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5)
+            .collect();
+        let mut out = vec![0.0f32; t * v.max(3 * d).max(f)];
+        let mut linears = |mm: bool| {
+            for lw in &m.weights.layers {
+                for (k, w, nn) in [
+                    (d, &lw.c_attn_w, 3 * d),
+                    (d, &lw.c_proj_w, d),
+                    (d, &lw.fc_w, f),
+                    (f, &lw.fc_proj_w, d),
+                ] {
+                    if mm {
+                        packed(&x[..t * k], w, (t, k, nn), false, &mut out);
+                    } else {
+                        cpu::matmul_into(&x[..t * k], w, t, k, nn, false, &mut out, 0.0);
+                    }
+                }
+            }
+        };
+        let lin = time(n, || linears(false));
+        let lin_mm = time(n, || linears(true));
+        let head = time(n, || {
+            cpu::matmul_into(&x[..t * d], &m.weights.wte, t, d, v, true, &mut out, 0.0)
+        });
+        let head_mm = time(n, || {
+            packed(&x[..t * d], &m.weights.wte, (t, d, v), true, &mut out)
+        });
+        println!(
+            "| {t} | {} | {} | {} | {} | {} | {} |",
+            ms(full),
+            ms(inc),
+            ms(lin),
+            ms(lin_mm),
+            ms(head),
+            ms(head_mm)
+        );
+    }
+    println!(
+        "\nmatmul_into takes `gemm` up to {} rows (this build: {}).",
+        gemm::FEW_ROWS,
+        if cfg!(target_feature = "simd128") {
+            "wasm32 with SIMD"
+        } else {
+            "no SIMD"
+        }
+    );
+}
