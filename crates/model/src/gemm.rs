@@ -8,16 +8,19 @@
 //! - `nn` (b stored (K, N), the linear layers and weights·V): a 4 × 8 tile of `out` kept in
 //!   registers while k runs (measured against 6 × 8, 4 × 12, 3 × 16, 2 × 16 and k unrolled
 //!   by two: all slower in V8), `out[i][j..j+8] += a[i][k] · b[k][j..j+8]`; the 8 columns of b
-//!   it reads (K × 8) stay in L1 while every row block of a passes them.
+//!   it reads (K × 8) stay in L1 while every row block of a passes them (copied out
+//!   contiguous first when there are more than a few row blocks).
 //! - `nt` (b stored (N, K), the tied lm head and QKᵀ): 4 rows of a against 2 rows of b as
 //!   dot products along k, summed across lanes at the end.
 //!
 //! `F4` is four f32 lanes: `v128` where the build has WebAssembly SIMD, a plain array
 //! elsewhere, so the same kernels run natively in the tests.
 
-/// Up to how many rows of `a` these kernels beat matrixmultiply in wasm (measured: faster at
-/// 16, level at 64, slower at 128, where packing pays for itself).
-pub const FEW_ROWS: usize = 32;
+/// Up to how many rows of `a` `nt` beats matrixmultiply in wasm (measured: faster at 16,
+/// level at 64, slower at 128, where packing pays for itself); `nn` is faster at every size.
+pub const NT_ROWS: usize = 32;
+/// Past how many rows of `a` `nn` copies each column panel of b out contiguous.
+const PANEL_FROM: usize = 16;
 /// Rows of `a` whose tiles pass one column panel of b before the next panel: a chunk of a
 /// (MC × K) stays in cache while the panels stream.
 const MC: usize = 32;
@@ -133,20 +136,45 @@ fn nn_with<const RM: usize, const V: usize>(
     assert!(a.len() >= m * k && b.len() >= k * n && out.len() >= m * n);
     let nr = 4 * V;
     let n8 = n / nr * nr;
+    // past a few row blocks, each column panel of b (K × nr) is first copied out contiguous:
+    // its rows are then next to each other instead of n apart (measured in wasm: 15 % faster
+    // at 64 and 128 rows, slower at 16)
+    let copy = m > PANEL_FROM;
+    let mut panel = vec![0.0f32; if copy { k * nr } else { 0 }];
     for i0 in (0..m).step_by(MC) {
         let mc = MC.min(m - i0);
         for j in (0..n8).step_by(nr) {
+            let (bp, ldb) = if copy {
+                for (kk, row) in panel.chunks_exact_mut(nr).enumerate() {
+                    row.copy_from_slice(&b[kk * n + j..][..nr]);
+                }
+                (panel.as_ptr(), nr)
+            } else {
+                // SAFETY: j < n8 ≤ n
+                (unsafe { b.as_ptr().add(j) }, n)
+            };
             let mut i = i0;
             while i < i0 + mc {
                 let mr = RM.min(i0 + mc - i);
-                // SAFETY: rows i..i+mr of a and out, columns j..j+NR of b and out are in
-                // bounds (asserted above: i + mr ≤ m, j + NR ≤ n).
+                // SAFETY: rows i..i+mr of a and out, columns j..j+nr of out are in bounds
+                // (asserted above: i + mr ≤ m, j + nr ≤ n), and bp points at K rows of nr
+                // columns ldb apart (in b or in the panel).
                 unsafe {
+                    let tile = Tile {
+                        a,
+                        k,
+                        i,
+                        bp,
+                        ldb,
+                        n,
+                        j,
+                        beta,
+                    };
                     match mr {
-                        4 => nn_tile::<4, V>(a, b, k, n, i, j, out, beta),
-                        3 => nn_tile::<3, V>(a, b, k, n, i, j, out, beta),
-                        2 => nn_tile::<2, V>(a, b, k, n, i, j, out, beta),
-                        _ => nn_tile::<1, V>(a, b, k, n, i, j, out, beta),
+                        4 => tile.run::<4, V>(out),
+                        3 => tile.run::<3, V>(out),
+                        2 => tile.run::<2, V>(out),
+                        _ => tile.run::<1, V>(out),
                     }
                 }
                 i += mr;
@@ -168,41 +196,46 @@ fn nn_with<const RM: usize, const V: usize>(
     }
 }
 
-/// One `R` × 4·`V` tile of `nn`'s out at row `i`, column `j`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn nn_tile<const R: usize, const V: usize>(
-    a: &[f32],
-    b: &[f32],
+/// One register tile of `nn`: rows `i..` of a (rows k long) against the column panel of b at
+/// `bp` (K rows `ldb` apart), into out at row `i`, column `j` (rows `n` long).
+struct Tile<'a> {
+    a: &'a [f32],
     k: usize,
-    n: usize,
     i: usize,
+    bp: *const f32,
+    ldb: usize,
+    n: usize,
     j: usize,
-    out: &mut [f32],
     beta: f32,
-) {
-    let mut acc = [[F4::zero(); V]; R];
-    let (ap, mut bp) = (a.as_ptr().add(i * k), b.as_ptr().add(j));
-    for kk in 0..k {
-        let bv: [F4; V] = std::array::from_fn(|h| F4::load(bp.add(4 * h)));
-        for (r, acc) in acc.iter_mut().enumerate() {
-            let x = F4::splat(ap.add(r * k + kk));
-            for h in 0..V {
-                acc[h] = acc[h].madd(x, bv[h]);
+}
+
+impl Tile<'_> {
+    /// `R` rows × 4·`V` columns.
+    #[inline(always)]
+    unsafe fn run<const R: usize, const V: usize>(&self, out: &mut [f32]) {
+        let mut acc = [[F4::zero(); V]; R];
+        let (ap, mut bp) = (self.a.as_ptr().add(self.i * self.k), self.bp);
+        for kk in 0..self.k {
+            let bv: [F4; V] = std::array::from_fn(|h| F4::load(bp.add(4 * h)));
+            for (r, acc) in acc.iter_mut().enumerate() {
+                let x = F4::splat(ap.add(r * self.k + kk));
+                for h in 0..V {
+                    acc[h] = acc[h].madd(x, bv[h]);
+                }
             }
+            bp = bp.add(self.ldb);
         }
-        bp = bp.add(n);
-    }
-    let op = out.as_mut_ptr().add(i * n + j);
-    for (r, acc) in acc.iter().enumerate() {
-        for (h, v) in acc.iter().enumerate() {
-            let p = op.add(r * n + 4 * h);
-            let v = if beta == 0.0 {
-                *v
-            } else {
-                v.add(F4::load(p).scale(beta))
-            };
-            v.store(p);
+        let op = out.as_mut_ptr().add(self.i * self.n + self.j);
+        for (r, acc) in acc.iter().enumerate() {
+            for (h, v) in acc.iter().enumerate() {
+                let p = op.add(r * self.n + 4 * h);
+                let v = if self.beta == 0.0 {
+                    *v
+                } else {
+                    v.add(F4::load(p).scale(self.beta))
+                };
+                v.store(p);
+            }
         }
     }
 }

@@ -113,8 +113,8 @@ fn main() {
         );
     }
     println!(
-        "\nmatmul_into takes `gemm` up to {} rows (this build: {}).",
-        gemm::FEW_ROWS,
+        "\nIn wasm, matmul_into takes gemm::nn at every size and gemm::nt up to {} rows (this build: {}).",
+        gemm::NT_ROWS,
         if cfg!(target_feature = "simd128") {
             "wasm32 with SIMD"
         } else {
