@@ -352,8 +352,13 @@ async function runApp(context, backend) {
     let last = await painted(page);
     out.firstPainted = { backend: last.backend, forwardMs: last.forwardMs, tokens: last.tokens };
     const box = page.locator('#text');
+    // each timed input starts on an idle page, as ORT-web's session.run does: the views that
+    // were off screen at the last paint have caught up (else their catch-up shares the two
+    // cores with the next forward)
+    const idle = () => page.waitForFunction(() => !window.__attnlab.stale, null, { timeout: 60_000 });
     // one input event, then the painted result; it must be a new one
     const show = async (text) => {
+      await idle();
       await box.fill(text);
       const p = await settled(page);
       if (p.generation === last.generation) throw new Error(`no new result for ${JSON.stringify(text.slice(0, 30))}…`);
@@ -362,6 +367,7 @@ async function runApp(context, backend) {
     };
     const typeAtEnd = async (ch) => {
       await box.press('End');
+      await idle();
       await page.keyboard.type(ch);
       const p = await settled(page);
       if (p.generation === last.generation) throw new Error('no new result after typing');
@@ -443,6 +449,81 @@ async function runApp(context, backend) {
   return out;
 }
 
+/**
+ * attnlab's CPU engine alone, as ORT-web runs: the app's own worker (dist/cpu-worker.js and
+ * its wasm) started from a page that shows nothing, sent the same ids as ORT-web. Per T:
+ * full forwards (the first id changed each time, so the worker's cache reuses nothing) and
+ * incremental ones (T − 1 ids first, not timed, then the T ids), the worker's own clock
+ * (`workerMs`) and the round trip the page waits for (post → the transferred trace).
+ */
+async function runEngineAlone(context) {
+  const page = await context.newPage();
+  const messages = watch(page);
+  const out = { error: null, rows: {}, messages };
+  try {
+    await page.goto(`${srv.url}peer/peer.html`);
+    const vocab = JSON.parse(fs.readFileSync(path.join(DIST, 'model', 'config.json'), 'utf8')).vocab_size;
+    for (const x of TEXTS) {
+      try {
+        out.rows[x.t] = await within(
+          page.evaluate(
+            async ({ ids, warmup, n, vocab }) => {
+              const bytes = async (f) => new Uint8Array(await (await fetch(`/model/${f}`)).arrayBuffer());
+              const worker = new Worker('/cpu-worker.js');
+              let spare = null;
+              const call = (msg) =>
+                new Promise((resolve, reject) => {
+                  worker.onmessage = (e) => (e.data.kind === 'error' ? reject(new Error(e.data.message)) : resolve(e.data));
+                  worker.onerror = (e) => reject(new Error(e.message));
+                  worker.postMessage(msg, spare ? [spare] : []);
+                  spare = null;
+                });
+              await call({ kind: 'load', config: await bytes('config.json'), weights: await bytes('model.safetensors') });
+              const opts = JSON.stringify({ scale: true, temperature: 1, causal_mask: true, ablate: [] });
+              const forward = async (run) => {
+                const t0 = performance.now();
+                const r = await call({ kind: 'forward', id: 1, ids: Uint32Array.from(run), opts, spare });
+                const roundTrip = performance.now() - t0;
+                spare = r.data.buffer; // the app hands each buffer back for the next trace
+                return { workerMs: r.workerMs, roundTrip, incremental: r.incremental };
+              };
+              const res = { full: [], fullRound: [], inc: [], incRound: [], fullCameBackIncremental: 0, incNotIncremental: 0 };
+              for (let i = 0; i < warmup + n; i++) {
+                const f = await forward([(ids[0] + 1 + i) % vocab, ...ids.slice(1)]);
+                await forward(ids.slice(0, -1));
+                const g = await forward(ids);
+                if (i < warmup) continue;
+                res.full.push(f.workerMs);
+                res.fullRound.push(f.roundTrip);
+                res.inc.push(g.workerMs);
+                res.incRound.push(g.roundTrip);
+                res.fullCameBackIncremental += f.incremental ? 1 : 0;
+                res.incNotIncremental += g.incremental ? 0 : 1;
+              }
+              worker.terminate();
+              return res;
+            },
+            { ids: x.ids, warmup: WARMUP, n: SAMPLES, vocab },
+          ),
+          300_000,
+          `attnlab engine alone T=${x.t}`,
+        );
+        const r = out.rows[x.t];
+        for (const k of ['full', 'fullRound', 'inc', 'incRound']) r[k] = stats(r[k]);
+        log(`  attnlab engine alone T=${x.t}: full ${fmt(r.full.median, 2)} ms (round trip ${fmt(r.fullRound.median, 2)}), incremental ${fmt(r.inc.median, 2)} ms`);
+      } catch (e) {
+        out.rows[x.t] = { error: String(e.message ?? e) };
+        log(`  attnlab engine alone T=${x.t}: ${e.message ?? e}`);
+      }
+    }
+  } catch (e) {
+    out.error = String(e.message ?? e);
+  } finally {
+    await page.close().catch(() => {});
+  }
+  return out;
+}
+
 const started = Date.now();
 const runs = {};
 try {
@@ -453,8 +534,9 @@ try {
       await guard(context);
       // one after the other, never at the same time (they would share the cores)
       const ort = await runOrt(context, backend);
+      const alone = backend === 'cpu' ? await runEngineAlone(context) : null;
       const app = await runApp(context, backend);
-      runs[backend] = { ort, app };
+      runs[backend] = { ort, alone, app };
     } finally {
       await close();
     }
@@ -481,6 +563,7 @@ for (const x of TEXTS) {
     const o = r?.ort.rows[x.t] ?? { error: r?.ort.error ?? 'not run' };
     const a = r?.app.rows[x.t] ?? { error: r?.app.error ?? 'not run' };
     const ortMs = o.ms?.median ?? NaN;
+    const e = r?.alone ? r.alone.rows[x.t] ?? { error: r.alone.error ?? 'not run' } : null;
     const row = {
       t: x.t,
       backend,
@@ -493,6 +576,8 @@ for (const x of TEXTS) {
       attnlabIncEngineMs: a.incEngine?.median ?? null,
       ratioFull: (a.full?.median ?? NaN) / ortMs,
       ratioFullEngine: a.fullEngine ? a.fullEngine.median / ortMs : null,
+      alone: e && !e.error ? { fullMs: e.full.median, fullRoundTripMs: e.fullRound.median, incMs: e.inc.median, incRoundTripMs: e.incRound.median, ratioFull: e.full.median / ortMs, ratioFullRoundTrip: e.fullRound.median / ortMs, fullCameBackIncremental: e.fullCameBackIncremental, incNotIncremental: e.incNotIncremental } : null,
+      aloneError: e?.error ?? null,
       maxAbsDeltaLogit: o.maxAbsDelta ?? NaN,
       argmaxSame: o.argmaxSame ?? null,
       agree: Number.isFinite(o.maxAbsDelta) && o.maxAbsDelta <= TOL,
@@ -524,10 +609,23 @@ for (const r of rows) {
   const delta = `${sci(r.maxAbsDeltaLogit)} ${r.agree ? '✓' : `✗ (> ${TOL})`}`;
   lines.push(`| ${r.t} | ${be} | ${ort} | ${full} | ${inc} | ${ratio} | ${delta} |`);
 }
+if (rows.some((r) => r.alone || r.aloneError)) {
+  lines.push('');
+  lines.push('The CPU engines alone (each on a page that shows nothing; attnlab: the app\'s own worker sent the same ids by the page, no views):');
+  lines.push('');
+  lines.push('| T | ORT-web wasm median (ms) | attnlab worker, full: own clock / round trip (ms) | attnlab worker, incremental: own clock / round trip (ms) | attnlab / ORT (full): own clock / round trip |');
+  lines.push('|---|---|---|---|---|');
+  for (const r of rows.filter((r) => r.alone || r.aloneError)) {
+    const a = r.alone;
+    lines.push(a ? `| ${r.t} | ${fmt(r.ortMs, 2)} | ${fmt(a.fullMs, 2)} / ${fmt(a.fullRoundTripMs, 2)} | ${fmt(a.incMs, 2)} / ${fmt(a.incRoundTripMs, 2)} | ${fmt(a.ratioFull, 2)} / ${fmt(a.ratioFullRoundTrip, 2)} |` : `| ${r.t} | ${fmt(r.ortMs, 2)} | error: ${r.aloneError.slice(0, 80)} | — | — |`);
+  }
+}
 lines.push('');
 lines.push(`- threads: ORT-web env.wasm.numThreads set to ${NUM_THREADS}; after init it reports ${ortInfo?.numThreadsAfterInit ?? '?'} (crossOriginIsolated ${ortInfo?.crossOriginIsolated ?? '?'}, proxy ${ortInfo?.proxy ?? '?'}: session.run on the page's thread); attnlab's CPU engine: one wasm thread in its Web Worker.`);
 lines.push('- ORT-web times one session.run (input → logits [1, T, V] on the CPU); attnlab "full" is a whole forward of T tokens (its first token differs from the previous text\'s) and "incremental" one character typed at the end of T − 1 tokens; attnlab\'s times include reading back the whole trace (every intermediate, for its views), not only the logits. On the CPU, "worker" is the worker\'s own clock, "with transfer" what the page waits for.');
 for (const r of rows) {
+  if (r.alone?.fullCameBackIncremental) lines.push(`- warning: T=${r.t}: ${r.alone.fullCameBackIncremental} full forwards of the engine alone came back incremental`);
+  if (r.alone?.incNotIncremental) lines.push(`- warning: T=${r.t}: ${r.alone.incNotIncremental} incremental forwards of the engine alone were not`);
   if (r.attnlabFullCameBackIncremental) lines.push(`- warning: T=${r.t} ${r.backend}: ${r.attnlabFullCameBackIncremental} "full" samples came back incremental`);
   if (r.attnlabIncCameBackIncremental !== null && r.attnlabIncCameBackIncremental < SAMPLES) lines.push(`- warning: T=${r.t} ${r.backend}: only ${r.attnlabIncCameBackIncremental}/${SAMPLES} "incremental" samples were incremental`);
   if (r.attnlabTokens && (r.attnlabTokens.length !== 1 || r.attnlabTokens[0] !== r.t)) lines.push(`- warning: T=${r.t} ${r.backend}: the app ran ${r.attnlabTokens.join('/')} tokens`);
