@@ -37,15 +37,14 @@ pub fn matmul_into(
     if m == 0 || n == 0 {
         return;
     }
-    // in wasm (one thread there), the kernels that read the weights where they lie instead
-    // of packing them on every call (see `gemm`)
+    // in wasm (one thread there), kernels that do not pack both operands on every call (see
+    // `gemm`)
     if cfg!(target_arch = "wasm32") {
-        if !b_transposed {
-            return crate::gemm::nn(a, b, m, k, n, out, beta);
-        }
-        if m <= crate::gemm::NT_ROWS {
-            return crate::gemm::nt(a, b, m, k, n, out, beta);
-        }
+        return if b_transposed {
+            crate::gemm::nt(a, b, m, k, n, out, beta)
+        } else {
+            crate::gemm::nn(a, b, m, k, n, out, beta)
+        };
     }
     let (rsb, csb) = if b_transposed {
         (1, k as isize)

@@ -16,9 +16,9 @@
 //! `F4` is four f32 lanes: `v128` where the build has WebAssembly SIMD, a plain array
 //! elsewhere, so the same kernels run natively in the tests.
 
-/// Up to how many rows of `a` `nt` beats matrixmultiply in wasm (measured: faster at 16,
-/// level at 64, slower at 128, where packing pays for itself); `nn` is faster at every size.
-pub const NT_ROWS: usize = 32;
+/// Up to how many rows of `a` `nt` takes dot products along k (faster than matrixmultiply in
+/// wasm at 16 rows, level at 64, slower at 128); past that, `nn`'s tiles on transposed panels.
+const NT_ROWS: usize = 16;
 /// Past how many rows of `a` `nn` copies each column panel of b out contiguous.
 const PANEL_FROM: usize = 16;
 /// Rows of `a` whose tiles pass one column panel of b before the next panel: a chunk of a
@@ -120,33 +120,43 @@ use lanes::F4;
 /// `out = beta·out + a · b`: a (M, K), b (K, N), out (M, N), all row-major. With beta 0,
 /// `out` is only written.
 pub fn nn(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32], beta: f32) {
-    nn_with::<4, 2>(a, b, m, k, n, out, beta)
+    nn_with::<4, 2>(a, b, (m, k, n), false, out, beta)
 }
 
-/// `nn` with `RM`-row register tiles of `V` lanes × 4 columns.
+/// `nn` with `RM`-row register tiles of `V` lanes × 4 columns; with `bt`, b is stored (N, K)
+/// and each panel is copied out transposed.
 fn nn_with<const RM: usize, const V: usize>(
     a: &[f32],
     b: &[f32],
-    m: usize,
-    k: usize,
-    n: usize,
+    (m, k, n): (usize, usize, usize),
+    bt: bool,
     out: &mut [f32],
     beta: f32,
 ) {
     assert!(a.len() >= m * k && b.len() >= k * n && out.len() >= m * n);
+    let b_at = |kk: usize, j: usize| if bt { b[j * k + kk] } else { b[kk * n + j] };
     let nr = 4 * V;
     let n8 = n / nr * nr;
     // past a few row blocks, each column panel of b (K × nr) is first copied out contiguous:
     // its rows are then next to each other instead of n apart (measured in wasm: 15 % faster
-    // at 64 and 128 rows, slower at 16)
-    let copy = m > PANEL_FROM;
+    // at 64 and 128 rows, slower at 16); bᵀ is always copied (transposed)
+    let copy = bt || m > PANEL_FROM;
     let mut panel = vec![0.0f32; if copy { k * nr } else { 0 }];
     for i0 in (0..m).step_by(MC) {
         let mc = MC.min(m - i0);
         for j in (0..n8).step_by(nr) {
             let (bp, ldb) = if copy {
-                for (kk, row) in panel.chunks_exact_mut(nr).enumerate() {
-                    row.copy_from_slice(&b[kk * n + j..][..nr]);
+                if bt {
+                    for c in 0..nr {
+                        let col = &b[(j + c) * k..][..k];
+                        for (kk, &x) in col.iter().enumerate() {
+                            panel[kk * nr + c] = x;
+                        }
+                    }
+                } else {
+                    for (kk, row) in panel.chunks_exact_mut(nr).enumerate() {
+                        row.copy_from_slice(&b[kk * n + j..][..nr]);
+                    }
                 }
                 (panel.as_ptr(), nr)
             } else {
@@ -185,11 +195,7 @@ fn nn_with<const RM: usize, const V: usize>(
     for i in 0..m {
         let row = &a[i * k..][..k];
         for j in n8..n {
-            let s: f32 = row
-                .iter()
-                .enumerate()
-                .map(|(kk, x)| x * b[kk * n + j])
-                .sum();
+            let s: f32 = row.iter().enumerate().map(|(kk, x)| x * b_at(kk, j)).sum();
             let o = &mut out[i * n + j];
             *o = if beta == 0.0 { s } else { beta * *o + s };
         }
@@ -241,8 +247,14 @@ impl Tile<'_> {
 }
 
 /// `out = beta·out + a · bᵀ`: a (M, K), b (N, K), out (M, N), all row-major.
+/// Up to `NT_ROWS` rows as dot products along k (`nt_with`), past that through `nn`'s tiles
+/// with b's panels copied out transposed.
 pub fn nt(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32], beta: f32) {
-    nt_with::<4, 2>(a, b, m, k, n, out, beta)
+    if m <= NT_ROWS {
+        nt_with::<4, 2>(a, b, m, k, n, out, beta)
+    } else {
+        nn_with::<4, 2>(a, b, (m, k, n), true, out, beta)
+    }
 }
 
 /// `nt` with `RM`-row register tiles against `C` rows of b.

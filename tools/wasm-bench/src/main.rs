@@ -4,7 +4,7 @@
 //! `cpu::matmul_into` (what the forward calls) and through matrixmultiply directly.
 //! Minimum and median of N runs after 3 warm-up; run by `run.sh`.
 
-use attnlab_model::{cpu, forward, forward_incremental, gemm, AttentionOptions, Model};
+use attnlab_model::{cpu, forward, forward_incremental, AttentionOptions, Model};
 use std::time::Instant;
 
 /// (min, median) in ms of `n` runs after 3 warm-up.
@@ -113,8 +113,7 @@ fn main() {
         );
     }
     println!(
-        "\nIn wasm, matmul_into takes gemm::nn at every size and gemm::nt up to {} rows (this build: {}).",
-        gemm::NT_ROWS,
+        "\nIn wasm, matmul_into takes gemm::nn and gemm::nt (this build: {}).",
         if cfg!(target_feature = "simd128") {
             "wasm32 with SIMD"
         } else {
