@@ -46,6 +46,22 @@ pub fn matmul_into(
             crate::gemm::nn(a, b, m, k, n, out, beta)
         };
     }
+    matmul_packed(a, b, m, k, n, b_transposed, out, beta);
+}
+
+/// `matmul_into` through matrixmultiply's sgemm, which packs both operands on every call (and
+/// splits large products over the cores natively): what `matmul_into` runs natively.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_packed(
+    a: &[f32],
+    b: &[f32],
+    m: usize,
+    k: usize,
+    n: usize,
+    b_transposed: bool,
+    out: &mut [f32],
+    beta: f32,
+) {
     let (rsb, csb) = if b_transposed {
         (1, k as isize)
     } else {

@@ -23,30 +23,6 @@ fn time(n: usize, mut f: impl FnMut()) -> (f64, f64) {
     (v[0], v[n / 2])
 }
 
-/// matrixmultiply's sgemm, as `cpu::matmul_into` called it for every product before `gemm`.
-fn packed(a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize), bt: bool, out: &mut [f32]) {
-    let (rsb, csb) = if bt { (1, k as isize) } else { (n as isize, 1) };
-    // SAFETY: the strides describe the row-major buffers, whose lengths the callers size.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.as_ptr(),
-            k as isize,
-            1,
-            b.as_ptr(),
-            rsb,
-            csb,
-            0.0,
-            out.as_mut_ptr(),
-            n as isize,
-            1,
-        )
-    }
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = args.get(1).map_or("assets/model", |s| s.as_str());
@@ -87,7 +63,7 @@ fn main() {
                     (f, &lw.fc_proj_w, d),
                 ] {
                     if mm {
-                        packed(&x[..t * k], w, (t, k, nn), false, &mut out);
+                        cpu::matmul_packed(&x[..t * k], w, t, k, nn, false, &mut out, 0.0);
                     } else {
                         cpu::matmul_into(&x[..t * k], w, t, k, nn, false, &mut out, 0.0);
                     }
@@ -100,7 +76,7 @@ fn main() {
             cpu::matmul_into(&x[..t * d], &m.weights.wte, t, d, v, true, &mut out, 0.0)
         });
         let head_mm = time(n, || {
-            packed(&x[..t * d], &m.weights.wte, (t, d, v), true, &mut out)
+            cpu::matmul_packed(&x[..t * d], &m.weights.wte, t, d, v, true, &mut out, 0.0)
         });
         println!(
             "| {t} | {} | {} | {} | {} | {} | {} |",
