@@ -16,6 +16,12 @@
 //! `F4` is four f32 lanes: `v128` where the build has WebAssembly SIMD, a plain array
 //! elsewhere, so the same kernels run natively in the tests.
 
+/// Rows of `out` in a register tile.
+const MR: usize = 4;
+/// `F4`s of columns in an `nn` register tile (8 columns).
+const NV: usize = 2;
+/// Rows of b in an `nt` register tile.
+const NC: usize = 2;
 /// Up to how many rows of `a` `nt` takes dot products along k (faster than matrixmultiply in
 /// wasm at 16 rows, level at 64, slower at 128); past that, `nn`'s tiles on transposed panels.
 const NT_ROWS: usize = 16;
@@ -120,12 +126,12 @@ use lanes::F4;
 /// `out = beta·out + a · b`: a (M, K), b (K, N), out (M, N), all row-major. With beta 0,
 /// `out` is only written.
 pub fn nn(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32], beta: f32) {
-    nn_with::<4, 2>(a, b, (m, k, n), false, out, beta)
+    tiles(a, b, (m, k, n), false, out, beta)
 }
 
-/// `nn` with `RM`-row register tiles of `V` lanes × 4 columns; with `bt`, b is stored (N, K)
-/// and each panel is copied out transposed.
-fn nn_with<const RM: usize, const V: usize>(
+/// `nn`'s register tiles (`MR` rows × 4·`NV` columns); with `bt`, b is stored (N, K) and
+/// each panel is copied out transposed.
+fn tiles(
     a: &[f32],
     b: &[f32],
     (m, k, n): (usize, usize, usize),
@@ -135,7 +141,7 @@ fn nn_with<const RM: usize, const V: usize>(
 ) {
     assert!(a.len() >= m * k && b.len() >= k * n && out.len() >= m * n);
     let b_at = |kk: usize, j: usize| if bt { b[j * k + kk] } else { b[kk * n + j] };
-    let nr = 4 * V;
+    let nr = 4 * NV;
     let n8 = n / nr * nr;
     // past a few row blocks, each column panel of b (K × nr) is first copied out contiguous:
     // its rows are then next to each other instead of n apart (measured in wasm: 15 % faster
@@ -165,7 +171,7 @@ fn nn_with<const RM: usize, const V: usize>(
             };
             let mut i = i0;
             while i < i0 + mc {
-                let mr = RM.min(i0 + mc - i);
+                let mr = MR.min(i0 + mc - i);
                 // SAFETY: rows i..i+mr of a and out, columns j..j+nr of out are in bounds
                 // (asserted above: i + mr ≤ m, j + nr ≤ n), and bp points at K rows of nr
                 // columns ldb apart (in b or in the panel).
@@ -181,10 +187,10 @@ fn nn_with<const RM: usize, const V: usize>(
                         beta,
                     };
                     match mr {
-                        4 => tile.run::<4, V>(out),
-                        3 => tile.run::<3, V>(out),
-                        2 => tile.run::<2, V>(out),
-                        _ => tile.run::<1, V>(out),
+                        4 => tile.run::<4, NV>(out),
+                        3 => tile.run::<3, NV>(out),
+                        2 => tile.run::<2, NV>(out),
+                        _ => tile.run::<1, NV>(out),
                     }
                 }
                 i += mr;
@@ -247,41 +253,33 @@ impl Tile<'_> {
 }
 
 /// `out = beta·out + a · bᵀ`: a (M, K), b (N, K), out (M, N), all row-major.
-/// Up to `NT_ROWS` rows as dot products along k (`nt_with`), past that through `nn`'s tiles
+/// Up to `NT_ROWS` rows as dot products along k (`dots`), past that through `nn`'s tiles
 /// with b's panels copied out transposed.
 pub fn nt(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32], beta: f32) {
     if m <= NT_ROWS {
-        nt_with::<4, 2>(a, b, m, k, n, out, beta)
+        dots(a, b, m, k, n, out, beta)
     } else {
-        nn_with::<4, 2>(a, b, (m, k, n), true, out, beta)
+        tiles(a, b, (m, k, n), true, out, beta)
     }
 }
 
-/// `nt` with `RM`-row register tiles against `C` rows of b.
-fn nt_with<const RM: usize, const C: usize>(
-    a: &[f32],
-    b: &[f32],
-    m: usize,
-    k: usize,
-    n: usize,
-    out: &mut [f32],
-    beta: f32,
-) {
+/// `nt` as dot products along k: `MR` rows of a against `NC` rows of b at a time.
+fn dots(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32], beta: f32) {
     assert!(a.len() >= m * k && b.len() >= n * k && out.len() >= m * n);
-    let n2 = n / C * C;
+    let n2 = n / NC * NC;
     for i0 in (0..m).step_by(MC) {
         let mc = MC.min(m - i0);
-        for j in (0..n2).step_by(C) {
+        for j in (0..n2).step_by(NC) {
             let mut i = i0;
             while i < i0 + mc {
-                let mr = RM.min(i0 + mc - i);
-                // SAFETY: rows i..i+mr of a and out, rows j..j+2 of b are in bounds.
+                let mr = MR.min(i0 + mc - i);
+                // SAFETY: rows i..i+mr of a and out, rows j..j+NC of b are in bounds.
                 unsafe {
                     match mr {
-                        4 => nt_tile::<4, C>(a, b, k, n, i, j, out, beta),
-                        3 => nt_tile::<3, C>(a, b, k, n, i, j, out, beta),
-                        2 => nt_tile::<2, C>(a, b, k, n, i, j, out, beta),
-                        _ => nt_tile::<1, C>(a, b, k, n, i, j, out, beta),
+                        4 => nt_tile::<4, NC>(a, b, k, n, i, j, out, beta),
+                        3 => nt_tile::<3, NC>(a, b, k, n, i, j, out, beta),
+                        2 => nt_tile::<2, NC>(a, b, k, n, i, j, out, beta),
+                        _ => nt_tile::<1, NC>(a, b, k, n, i, j, out, beta),
                     }
                 }
                 i += mr;
