@@ -179,16 +179,40 @@ pub fn is_embedding(name: &str) -> bool {
     name.starts_with("wte") || name.starts_with("wpe")
 }
 
+/// How the position embedding starts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PosInit {
+    /// N(0, std), as GPT-2 (0.02)
+    Normal(f64),
+    /// The original Transformer's table (Vaswani et al. 2017, §3.5): position p, dimension
+    /// 2i: sin(p / 10000^(2i/d)), 2i + 1: cos of the same. Position p − 1's row is a fixed
+    /// rotation of p's, so a head can match a query to the previous key with one linear map.
+    Sinusoid,
+}
+
+/// The sinusoid position table, row-major (positions × d).
+pub fn sinusoid_table(positions: usize, d: usize) -> Vec<f32> {
+    let mut t = vec![0f32; positions * d];
+    for p in 0..positions {
+        for j in 0..d {
+            let freq = 10000f64.powf(-((j / 2 * 2) as f64) / d as f64);
+            let a = p as f64 * freq;
+            t[p * d + j] = if j % 2 == 0 { a.sin() } else { a.cos() } as f32;
+        }
+    }
+    t
+}
+
 /// A fresh model on the CPU with its VarMap. candle's CPU generator cannot be seeded, so
 /// every parameter is (re)drawn here from a ChaCha stream seeded by `seed` and its name:
 /// GPT-2's N(0, 0.02), residual projections N(0, 0.02/√(2·n_layer)), LayerNorm gains 1,
-/// biases 0; the token embedding N(0, `emb_std`) and the position embedding N(0, `pos_std`)
-/// (GPT-2: both 0.02).
+/// biases 0; the token embedding N(0, `emb_std`) and the position embedding as `pos` says
+/// (GPT-2: both N(0, 0.02)).
 pub fn init(
     config: &Config,
     seed: u64,
     emb_std: f64,
-    pos_std: f64,
+    pos: PosInit,
 ) -> Result<(candle_nn::VarMap, Gpt)> {
     use rand::{Rng, SeedableRng};
     let dev = Device::Cpu;
@@ -202,15 +226,17 @@ pub fn init(
     for (k, name) in names.into_iter().enumerate() {
         let var = &data[name];
         let n = var.elem_count();
-        let values: Vec<f32> = if name.ends_with("bias") {
+        let values: Vec<f32> = if let (true, PosInit::Sinusoid) = (name.starts_with("wpe"), pos) {
+            sinusoid_table(config.n_positions, config.n_embd)
+        } else if name.ends_with("bias") {
             vec![0.0; n]
         } else if name.contains("ln_") {
             vec![1.0; n]
         } else {
             let std = if name.ends_with("c_proj.weight") {
                 resid_std
-            } else if name.starts_with("wpe") {
-                pos_std
+            } else if let (true, PosInit::Normal(std)) = (name.starts_with("wpe"), pos) {
+                std
             } else if is_embedding(name) {
                 emb_std
             } else {

@@ -71,8 +71,12 @@ enum Cmd {
         no_embedding_decay: bool,
         /// Standard deviation of the position embedding at init, when it should differ from
         /// --emb-std (with scale_embedding the token rows are × √d_model at the input)
-        #[arg(long)]
+        #[arg(long, conflicts_with = "pos_sinusoid")]
         pos_std: Option<f64>,
+        /// Start the position embedding as the original Transformer's sinusoid table (still
+        /// learned) instead of random
+        #[arg(long)]
+        pos_sinusoid: bool,
         /// Blocks of the model (the bundled shape: 4); fewer for a short probe run of how
         /// heads form
         #[arg(long)]
@@ -151,6 +155,7 @@ fn run(cli: Cli) -> Result<(), String> {
             emb_std,
             no_embedding_decay,
             pos_std,
+            pos_sinusoid,
             layers,
         } => {
             // glibc: fewer mmap/munmap round trips for candle's many temporary buffers
@@ -190,6 +195,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 ckpt_every,
                 emb_std,
                 pos_std,
+                pos_sinusoid,
                 decay_embeddings: !no_embedding_decay,
             };
             let mut trainer = Trainer::new(&config, hyper.clone()).map_err(|e| e.to_string())?;

@@ -33,6 +33,10 @@ pub struct Hyper {
     /// Standard deviation of the position embedding at init; `None`: `emb_std`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pos_std: Option<f64>,
+    /// The position embedding starts as the original Transformer's sinusoid table (then learned
+    /// like any weight) instead of N(0, `pos_std`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pos_sinusoid: bool,
     /// Whether weight decay shrinks the embeddings too (run 1 and 2: yes).
     #[serde(default = "default_true")]
     pub decay_embeddings: bool,
@@ -77,7 +81,11 @@ impl Trainer {
             config,
             hyper.seed,
             hyper.emb_std,
-            hyper.pos_std.unwrap_or(hyper.emb_std),
+            if hyper.pos_sinusoid {
+                gpt::PosInit::Sinusoid
+            } else {
+                gpt::PosInit::Normal(hyper.pos_std.unwrap_or(hyper.emb_std))
+            },
         )?;
         let named = varmap
             .data()

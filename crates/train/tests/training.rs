@@ -45,6 +45,7 @@ fn setup(ln: LnPlacement) -> (Config, Hyper, Vec<u32>) {
         ckpt_every: 1000,
         emb_std: 0.02,
         pos_std: None,
+        pos_sinusoid: false,
         decay_embeddings: true,
     };
     (config, hyper, stream)
@@ -210,6 +211,35 @@ fn embeddings_can_start_larger_and_skip_weight_decay() {
     assert!(
         (rms(&big, "h.0.attn.c_attn.weight") - rms(&small, "h.0.attn.c_attn.weight")).abs() < 1e-6
     );
+    // the sinusoid table: row 0 alternates sin 0 = 0 and cos 0 = 1; each row's (sin, cos)
+    // pair is the previous row's turned by that pair's frequency
+    let sin = Trainer::new(
+        &config,
+        Hyper {
+            pos_sinusoid: true,
+            ..hyper.clone()
+        },
+    )
+    .unwrap();
+    let wpe: Vec<Vec<f32>> = sin.varmap.data().lock().unwrap()["wpe.weight"]
+        .to_vec2()
+        .unwrap();
+    let d = config.n_embd;
+    assert_eq!(wpe.len(), config.n_positions);
+    assert!((0..d).all(|j| wpe[0][j] == if j % 2 == 0 { 0.0 } else { 1.0 }));
+    for p in 1..config.n_positions {
+        for i in 0..d / 2 {
+            let w = 10000f32.powf(-((2 * i) as f32) / d as f32);
+            let (s0, c0) = (wpe[p - 1][2 * i], wpe[p - 1][2 * i + 1]);
+            let turned = (s0 * w.cos() + c0 * w.sin(), c0 * w.cos() - s0 * w.sin());
+            assert!((turned.0 - wpe[p][2 * i]).abs() < 1e-4, "p {p} pair {i}");
+            assert!(
+                (turned.1 - wpe[p][2 * i + 1]).abs() < 1e-4,
+                "p {p} pair {i}"
+            );
+        }
+    }
+    assert!((rms(&sin, "wte.weight") - rms(&small, "wte.weight")).abs() < 1e-6);
     // which variables decay
     let named: Vec<(String, candle_core::Var)> = small
         .varmap
