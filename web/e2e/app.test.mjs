@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, ROOT, cliTrace, nextResult, openApp, painted, parseShown, requestsSince, setText, settled } from './common.mjs';
+import { ARTIFACTS, ROOT, cliTrace, nextResult, openApp, painted, parseShown, requestsSince, setText, settled, fullPageShot } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -182,11 +182,11 @@ for (const backend of ['webgpu', 'cpu']) {
       const { page } = app;
       await setText(page, LESSON);
       await page.screenshot({ path: path.join(ARTIFACTS, `attnlab-${backend}-1280x800.png`) });
-      await page.screenshot({ path: path.join(ARTIFACTS, `attnlab-${backend}-full.png`), fullPage: true });
+      await fullPageShot(page, path.join(ARTIFACTS, `attnlab-${backend}-full.png`));
       await page.setViewportSize({ width: 390, height: 844 });
       await page.waitForTimeout(300);
       const overflow = await page.evaluate(() => document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth);
-      await page.screenshot({ path: path.join(ARTIFACTS, `attnlab-${backend}-390.png`), fullPage: true });
+      await fullPageShot(page, path.join(ARTIFACTS, `attnlab-${backend}-390.png`));
       assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 390px`);
       await page.setViewportSize({ width: 1280, height: 800 });
     });

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, DIST, ROOT, openApp, requestsSince, settled } from './common.mjs';
+import { ARTIFACTS, DIST, ROOT, openApp, requestsSince, settled, fullPageShot } from './common.mjs';
 import { writeWorker } from '../sw-manifest.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
@@ -43,7 +43,19 @@ function hostPage() {
 }
 
 /** Every pair of cards that overlap on screen (their names). */
-const overlaps = (page) => page.evaluate(() => {
+// Blocks far off screen are not laid out (content-visibility: auto) and keep the height they
+// last had until they come near the screen; a reader scrolling down sees each one laid out
+// at the current width. So the page is scrolled through (top to bottom, half a screen at a
+// time) before the cards are measured, and back to where it was.
+const overlaps = (page) => page.evaluate(async () => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const was = window.scrollY;
+  for (let y = 0; y < document.documentElement.scrollHeight; y += window.innerHeight / 2) {
+    window.scrollTo(0, y);
+    await frame();
+  }
+  window.scrollTo(0, was);
+  await frame();
   const cards = [...document.querySelectorAll('section.card')].filter((c) => c.offsetParent !== null);
   const out = [];
   for (let i = 0; i < cards.length; i++) {
@@ -152,7 +164,7 @@ describe('in the classroom (CPU path)', () => {
     const bg = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     const light = await bg();
     assert.deepEqual(await axeBad(page), [], 'light');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'theme-light.png'), fullPage: true });
+    await fullPageShot(page, path.join(ARTIFACTS, 'theme-light.png'));
     // the system asks for dark: the page follows while the switch says "system"
     await page.emulateMedia({ colorScheme: 'dark' });
     const dark = await bg();
@@ -167,7 +179,7 @@ describe('in the classroom (CPU path)', () => {
     assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
     await settled(page);
     assert.deepEqual(await axeBad(page), [], 'dark');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'theme-dark.png'), fullPage: true });
+    await fullPageShot(page, path.join(ARTIFACTS, 'theme-dark.png'));
     // the head map's masked cells against the dark card: still plainly visible
     const contrast = await page.evaluate(() => {
       const c = document.querySelector('#head-map');
@@ -319,7 +331,7 @@ describe('in the classroom (CPU path)', () => {
     await page.waitForFunction(() => document.querySelector('#own-status')?.dataset.state === 'loaded', null, { timeout: 60_000 });
     await settled(page);
     assert.notEqual(await page.locator('#model-sizes').textContent(), bundled);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'kept-model.png'), fullPage: true });
+    await fullPageShot(page, path.join(ARTIFACTS, 'kept-model.png'));
     await page.locator('#kept-forget').click();
     await page.waitForFunction(() => !document.querySelector('#kept'));
     assert.equal(await kept(), false, 'forgotten');

@@ -55,6 +55,20 @@ export async function openApp({ webgpu = true, width = 1280, height = 800, lang 
  * check for a new build of the service worker (`/sw.js`: it carries nothing of the page's). */
 export const requestsSince = (srv, from) => srv.requests.slice(from).filter((r) => r !== '/sw.js');
 
+/** A screenshot of the whole page as a reader scrolling through it sees it. Blocks far off
+ * screen skip rendering (content-visibility: auto in style.css) and a full-page capture
+ * does not scroll, so it would show them empty: they are drawn for the capture. */
+export async function fullPageShot(page, file) {
+  const style = await page.addStyleTag({
+    content: 'main > .deferred, main > section.card { content-visibility: visible !important; }',
+  });
+  try {
+    await page.screenshot({ path: file, fullPage: true });
+  } finally {
+    await style.evaluate((s) => s.remove());
+  }
+}
+
 /** The latest painted result ({ generation, text, tokens, latencyMs, forwardMs, … }). */
 export const painted = (page) => page.evaluate(() => ({ ...window.__attnlab.painted }));
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, CLI, ROOT, caughtUp, cliTrace, currentHash, nextResult, openApp, painted, requestsSince, setText, settled } from './common.mjs';
+import { ARTIFACTS, CLI, ROOT, caughtUp, cliTrace, currentHash, nextResult, openApp, painted, requestsSince, setText, settled, fullPageShot } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 const LESSON = '나는 어제 산 커피를 오늘 마셨다';
@@ -447,7 +447,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     await page.selectOption('#role-filter', 'broad');
     const broad = cli.heads.filter((h) => h.scores.broad >= cli.thresholds.broad).length;
     assert.equal(await page.locator('.head-cell:not(.dim)').count(), broad);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'head-roles.png'), fullPage: true });
+    await fullPageShot(page, path.join(ARTIFACTS, 'head-roles.png'));
     await page.selectOption('#role-filter', '');
     assert.equal(await page.locator('.head-cell.dim').count(), 0);
     await page.locator('#head-roles thead button.sort').first().click();
@@ -762,7 +762,7 @@ describe('loading a model from files (WebGPU)', () => {
     assert.equal(p.tokens, out.tokens.length);
     assert.equal(Number(await page.locator('#next-last li').first().getAttribute('data-token')), out.next[0].id);
     assert.deepEqual(requestsSince(srv, requests), [], 'the files never left the browser');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'own-model.png'), fullPage: true });
+    await fullPageShot(page, path.join(ARTIFACTS, 'own-model.png'));
     assert.deepEqual(app.errors.filter((e) => !/favicon/.test(e)), []);
   });
 });
