@@ -241,6 +241,26 @@ fn sized(canvas: &HtmlCanvasElement, layout: Layout) -> Option<CanvasRenderingCo
     Some(ctx)
 }
 
+/// The runs of masked cells in one row of a mask, as half-open column ranges, in order.
+fn masked_runs(row: &[f32]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut start = None;
+    for (j, &v) in row.iter().enumerate() {
+        match (v == MASKED, start) {
+            (true, None) => start = Some(j),
+            (false, Some(j0)) => {
+                runs.push((j0, j));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(j0) = start {
+        runs.push((j0, row.len()));
+    }
+    runs
+}
+
 /// One tile of the all-heads canvas: where (CSS px, relative to the canvas) and how opaque.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Tile {
@@ -351,16 +371,16 @@ pub fn heatmap(
         let side = c * n as f64;
         let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&scratch, m, m, side, side);
     }
-    // hatch the masked cells: diagonal strokes clipped to them
+    // hatch the masked cells: diagonal strokes clipped to them, one rectangle per run of
+    // masked cells in a row (under the causal mask one per row, not n²/2 cells: the clip is
+    // built and rasterised per keystroke)
     ctx.save();
     ctx.begin_path();
     let mut any = false;
     for i in 0..n {
-        for j in 0..n {
-            if masked[i * n + j] == MASKED {
-                ctx.rect(m + j as f64 * c, m + i as f64 * c, c, c);
-                any = true;
-            }
+        for (j0, j1) in masked_runs(&masked[i * n..(i + 1) * n]) {
+            ctx.rect(m + j0 as f64 * c, m + i as f64 * c, (j1 - j0) as f64 * c, c);
+            any = true;
         }
     }
     if any {
@@ -459,6 +479,19 @@ fn fit(ctx: &CanvasRenderingContext2d, label: &str, width: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn masked_runs_cover_exactly_the_masked_cells() {
+        let (x, o) = (MASKED, 0.5f32);
+        assert_eq!(masked_runs(&[o, o, x, x, x]), vec![(2, 5)]);
+        assert_eq!(
+            masked_runs(&[x, o, x, x, o, x]),
+            vec![(0, 1), (2, 4), (5, 6)]
+        );
+        assert_eq!(masked_runs(&[o, o]), vec![]);
+        assert_eq!(masked_runs(&[x, x]), vec![(0, 2)]);
+        assert_eq!(masked_runs(&[]), vec![]);
+    }
 
     #[test]
     fn the_layout_maps_points_to_cells() {
