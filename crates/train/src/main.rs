@@ -60,7 +60,7 @@ enum Cmd {
         /// Start afresh even if a checkpoint exists
         #[arg(long)]
         fresh: bool,
-        /// Stop after this many steps of this invocation (resume later)
+        /// Stop after this many steps of this invocation (resume later); the weights so far are written to the model folder
         #[arg(long)]
         stop_after: Option<usize>,
         /// Standard deviation of the embeddings at init (GPT-2: 0.02)
@@ -224,16 +224,21 @@ fn run(cli: Cli) -> Result<(), String> {
                     }
                 })
                 .map_err(|e| e.to_string())?;
-            if trainer.step() < steps {
-                eprintln!("\nstopped at step {}; run again to resume", trainer.step());
-                return Ok(());
-            }
-            // the engine's files: config.json, model.safetensors (f16), logs
+            // the engine's files: config.json, model.safetensors (f16); on a stop too, so that
+            // the heads of a run can be measured part-way (`attnlab heads --model DIR`)
             let model = trainer.to_model()?;
             let dir = &cli.model_dir;
             std::fs::write(dir.join("config.json"), config.to_json()).map_err(|e| e.to_string())?;
             std::fs::write(dir.join("model.safetensors"), model.to_safetensors(true))
                 .map_err(|e| e.to_string())?;
+            if trainer.step() < steps {
+                eprintln!(
+                    "\nstopped at step {}; its weights are in {}; run again to resume",
+                    trainer.step(),
+                    dir.display()
+                );
+                return Ok(());
+            }
             let unigram = analysis::unigram_loss(&train, &valid, config.vocab_size);
             let log = &trainer.log;
             let mut csv = String::from("step,train_loss,valid_loss\n");
