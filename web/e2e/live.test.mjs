@@ -131,4 +131,29 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
     assert.ok(matrices >= 3, `${matrices} matrix canvases`);
     assert.equal(after.matrix, end.matrix + matrices, 'each matrix canvas drawn once');
   });
+
+  test('a keystroke that adds a token keeps the rows already on the page', async () => {
+    // yew diffs a list without keys by place from its end: one token more used to rewrite every
+    // row of the token strip, the weighted sum and the softmax tables (or rebuild them)
+    const { page } = app;
+    await setText(page, LESSON);
+    const lists = ['#token-strip > li', 'table.strips tbody tr:not(.sum-row)', 'figure[data-variant="scaled"] table.row-stats tbody tr', '#query-select option'];
+    const before = await page.evaluate((lists) => lists.map((sel) => {
+      const els = [...document.querySelectorAll(sel)];
+      els.forEach((e, i) => { e.__kept = i; });
+      return els.length;
+    }), lists);
+    await page.locator('#text').focus();
+    await page.keyboard.press('End');
+    await page.keyboard.type(' 또');
+    const r = await settled(page);
+    assert.ok(r.text.endsWith(' 또'));
+    const after = await page.evaluate((lists) => lists.map((sel) => [...document.querySelectorAll(sel)].map((e) => e.__kept ?? null)), lists);
+    for (const [k, sel] of lists.entries()) {
+      assert.ok(before[k] > 0 && after[k].length > before[k], `${sel}: ${before[k]} → ${after[k].length}`);
+      // the same nodes first, in order, and the new ones after them
+      const first = [...Array(before[k]).keys()];
+      assert.deepEqual(after[k].slice(0, before[k]), first, `${sel}: every earlier row kept (${JSON.stringify(after[k])})`);
+    }
+  });
 });

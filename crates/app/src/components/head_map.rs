@@ -294,12 +294,12 @@ fn weights_table(props: &Props) -> Html {
         let cells = (0..t).map(|j| {
             let e = i * t + j;
             if hv.masked[e] == attnlab_model::cpu::MASKED {
-                html! { <td class="masked" aria-label={Key::MaskedCell.text(lang)}>{ "—" }</td> }
+                html! { <td key={j} class="masked" aria-label={Key::MaskedCell.text(lang)}>{ "—" }</td> }
             } else {
-                html! { <td>{ format!("{:.4}", hv.weights[e]) }</td> }
+                html! { <td key={j}>{ format!("{:.4}", hv.weights[e]) }</td> }
             }
         });
-        html! { <tr><th scope="row">{ format!("{i} {}", labels.get(i)) }</th>{ for cells }</tr> }
+        html! { <tr key={i}><th scope="row">{ format!("{i} {}", labels.get(i)) }</th><>{ for cells }</></tr> }
     });
     html! {
         <div class="table-wrap" tabindex="0" role="region" aria-labelledby="head-table-caption">
@@ -308,7 +308,7 @@ fn weights_table(props: &Props) -> Html {
                     Key::Layer.text(lang), props.sel.layer, Key::Head.text(lang), props.sel.head) }</caption>
                 <thead><tr>
                     <th scope="col">{ format!("{} \\ {}", Key::Query.text(lang), Key::KeyToken.text(lang)) }</th>
-                    { for (0..t).map(|j| html! { <th scope="col">{ format!("{j} {}", labels.get(j)) }</th> }) }
+                    <>{ for (0..t).map(|j| html! { <th key={j} scope="col">{ format!("{j} {}", labels.get(j)) }</th> }) }</>
                 </tr></thead>
                 <tbody>{ for rows }</tbody>
             </table>

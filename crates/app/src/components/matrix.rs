@@ -74,7 +74,7 @@ pub fn MatrixTable(props: &TableProps) -> Html {
             Some(l) => l.get(j).to_string(),
             None => j.to_string(),
         };
-        html! { <th scope="col">{ label }</th> }
+        html! { <th key={j} scope="col">{ label }</th> }
     });
     let rows = (0..props.rows).map(|i| {
         let cells = (0..props.cols).map(|j| {
@@ -86,18 +86,18 @@ pub fn MatrixTable(props: &TableProps) -> Html {
                 attnlab_model::colors::css(rgb),
                 ink(rgb)
             );
-            html! { <td {style}>{ fmt_num(x) }</td> }
+            html! { <td key={j} {style}>{ fmt_num(x) }</td> }
         });
         html! {
-            <tr class={classes!((props.pinned == Some(i)).then_some("pinned"))}>
-                <th scope="row">{ props.row_labels.get(i).to_string() }</th>{ for cells }
+            <tr key={i} class={classes!((props.pinned == Some(i)).then_some("pinned"))}>
+                <th scope="row">{ props.row_labels.get(i).to_string() }</th><>{ for cells }</>
             </tr>
         }
     });
     html! {
         <table class="numbers">
             <caption>{ props.caption.clone() }</caption>
-            <thead><tr><th scope="col"><span class="sr">{ props.corner.clone() }</span></th>{ for head }</tr></thead>
+            <thead><tr><th scope="col"><span class="sr">{ props.corner.clone() }</span></th><>{ for head }</></tr></thead>
             <tbody>{ for rows }</tbody>
         </table>
     }

@@ -65,7 +65,7 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
         };
         let rows = (0..n).map(|i| {
             html! {
-                <tr class={classes!((i == q).then_some("current"))}>
+                <tr key={i} class={classes!((i == q).then_some("current"))}>
                     <th scope="row">{ props.sel.labels.get(i).to_string() }</th>
                     <td>{ format!("{:.3}", w.entropy[i].abs()) }</td>
                     <td>{ format!("{:.3}", w.max[i]) }</td>

@@ -53,7 +53,7 @@ pub fn TokenStrip(props: &Props) -> Html {
         let class = classes!("tok", dropped.then_some("dropped"), tok.partial.then_some("partial"),
             selected.then_some("selected"), (selected && props.pinned).then_some("pinned"));
         html! {
-            <li>
+            <li key={i}>
                 <button {class} {title} {onclick} disabled={dropped} aria-pressed={selected.to_string()}
                     data-id={tok.id.to_string()}>
                     <span class="piece">{ tok.display.clone() }</span>
@@ -77,7 +77,9 @@ pub fn TokenStrip(props: &Props) -> Html {
                 if hidden > 0 {
                     <li class="more" id="hidden-dropped">{ format!("+{hidden}") }</li>
                 }
-                { for items }
+                // a fragment of keyed items alone: yew diffs it by key (beside the chip, a
+                // list would be diffed by place, from its end, and every item rebuilt)
+                <>{ for items }</>
             </ol>
         </section>
     }

@@ -72,11 +72,11 @@ pub fn WeightedSum(props: &Props) -> Html {
     };
     let t = props.sel.trace.0.dims.t;
     let options = (0..t).map(|i| {
-        html! { <option value={i.to_string()} selected={i == q}>{ format!("{i} · {}", props.sel.labels.get(i)) }</option> }
+        html! { <option key={i} value={i.to_string()} selected={i == q}>{ format!("{i} · {}", props.sel.labels.get(i)) }</option> }
     });
     let strip_rows = rows.iter().map(|r| {
         html! {
-            <tr>
+            <tr key={r.key}>
                 <th scope="row">{ props.sel.labels.get(r.key).to_string() }</th>
                 <td class="num">{ format!("{:.4}", r.weight) }</td>
                 <td class="bar"><span style={format!("width:{:.1}%", r.weight * 100.0)}></span></td>
@@ -99,7 +99,7 @@ pub fn WeightedSum(props: &Props) -> Html {
                 <thead><tr><th scope="col">{ Key::KeyToken.text(lang) }</th><th scope="col">{ Key::Weight.text(lang) }</th>
                     <th scope="col"><span class="sr">{ Key::Weight.text(lang) }</span></th><th scope="col">{ "V" }</th><th scope="col">{ "weight × V" }</th></tr></thead>
                 <tbody>
-                    { for strip_rows }
+                    <>{ for strip_rows }</>
                     <tr class="sum-row">
                         <th scope="row">{ "Σ" }</th><td></td><td></td>
                         <td>{ Key::Output.text(lang) }</td>
