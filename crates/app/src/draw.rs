@@ -241,24 +241,20 @@ fn sized(canvas: &HtmlCanvasElement, layout: Layout) -> Option<CanvasRenderingCo
     Some(ctx)
 }
 
-/// The runs of masked cells in one row of a mask, as half-open column ranges, in order.
-fn masked_runs(row: &[f32]) -> Vec<(usize, usize)> {
-    let mut runs = Vec::new();
-    let mut start = None;
-    for (j, &v) in row.iter().enumerate() {
-        match (v == MASKED, start) {
-            (true, None) => start = Some(j),
-            (false, Some(j0)) => {
-                runs.push((j0, j));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(j0) = start {
-        runs.push((j0, row.len()));
-    }
-    runs
+/// The runs of masked cells in one row of a mask, as half-open column ranges, in order
+/// (an iterator: the heatmap walks them for every row on every draw).
+fn masked_runs(row: &[f32]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let j0 = from + row[from..].iter().position(|&v| v == MASKED)?;
+        let j1 = j0
+            + row[j0..]
+                .iter()
+                .position(|&v| v != MASKED)
+                .unwrap_or(row.len() - j0);
+        from = j1;
+        Some((j0, j1))
+    })
 }
 
 /// One tile of the all-heads canvas: where (CSS px, relative to the canvas) and how opaque.
@@ -483,14 +479,12 @@ mod tests {
     #[test]
     fn masked_runs_cover_exactly_the_masked_cells() {
         let (x, o) = (MASKED, 0.5f32);
-        assert_eq!(masked_runs(&[o, o, x, x, x]), vec![(2, 5)]);
-        assert_eq!(
-            masked_runs(&[x, o, x, x, o, x]),
-            vec![(0, 1), (2, 4), (5, 6)]
-        );
-        assert_eq!(masked_runs(&[o, o]), vec![]);
-        assert_eq!(masked_runs(&[x, x]), vec![(0, 2)]);
-        assert_eq!(masked_runs(&[]), vec![]);
+        let runs = |row: &[f32]| masked_runs(row).collect::<Vec<_>>();
+        assert_eq!(runs(&[o, o, x, x, x]), vec![(2, 5)]);
+        assert_eq!(runs(&[x, o, x, x, o, x]), vec![(0, 1), (2, 4), (5, 6)]);
+        assert_eq!(runs(&[o, o]), vec![]);
+        assert_eq!(runs(&[x, x]), vec![(0, 2)]);
+        assert_eq!(runs(&[]), vec![]);
     }
 
     #[test]
