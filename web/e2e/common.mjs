@@ -146,3 +146,33 @@ export function quantile(xs, q) {
   if (s.length === 0) return NaN;
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
 }
+
+// Korean and English, like the lesson; long enough for 128 tokens
+export const SOURCE =
+  '나는 어제 산 커피를 오늘 마셨다. Which do you like better, coffee or tea? ' +
+  '그는 아침마다 도서관에 가서 책을 읽었다. The model looks at every earlier word at once. ' +
+  '우리는 주말에 공원에서 친구들과 점심을 먹었다. Attention weights in each row sum to one. ' +
+  '동생은 학교에서 돌아오자마자 숙제를 끝냈다. She bought a new notebook and wrote down her plans. ' +
+  '비가 와서 우리는 집에서 영화를 보기로 했다. ';
+
+// what the benchmarks type, one character per keystroke
+export const TYPED = [...' 커피를 마셨다 and tea'];
+
+/** The longest prefix of SOURCE (cut at a space) that the page runs as ≤ t tokens. */
+export async function baseText(page, t) {
+  const cuts = [...SOURCE.matchAll(/ /g)].map((m) => m.index);
+  let lo = 0;
+  let hi = cuts.length - 1;
+  let best = SOURCE.slice(0, cuts[0]);
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const text = SOURCE.slice(0, cuts[mid]);
+    await page.locator('#text').fill(text);
+    const p = await settled(page);
+    if (p.tokens <= t) {
+      best = text;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return best;
+}

@@ -6,18 +6,16 @@
 //   trunk build --release --dist /tmp/dist-prof && git checkout index.html
 //   ATTNLAB_DIST=/tmp/dist-prof node web/e2e/prof.mjs 120
 import fs from 'node:fs';
-import { openApp, settled } from './common.mjs';
+import { TYPED, baseText, openApp, settled } from './common.mjs';
 const SIZE = Number(process.argv[2] ?? 120);
-const SOURCE = '나는 어제 산 커피를 오늘 마셨다. Which do you like better, coffee or tea? 그는 아침마다 도서관에 가서 책을 읽었다. The model looks at every earlier word at once. 우리는 주말에 공원에서 친구들과 점심을 먹었다. Attention weights in each row sum to one. 동생은 학교에서 돌아오자마자 숙제를 끝냈다. She bought a new notebook and wrote down her plans. ';
 const app = await openApp({ webgpu: false, query: '#backend=cpu' });
 const { page } = app;
-let base = SOURCE;
-for (const cut of [...SOURCE.matchAll(/ /g)].map((m) => m.index).reverse()) { base = SOURCE.slice(0, cut); await page.locator('#text').fill(base); if ((await settled(page)).tokens <= SIZE - 8) break; }
+const base = await baseText(page, SIZE - 8);
+await page.locator('#text').fill(base); await settled(page);
 await page.locator('#text').press('End');
 const cdp = await page.context().newCDPSession(page);
 await cdp.send('Profiler.enable'); await cdp.send('Profiler.setSamplingInterval', { interval: 100 }); await cdp.send('Profiler.start');
-const T = [...' 커피를 마셨다 and tea'];
-for (let i = 0; i < 24; i++) { await page.keyboard.type(T[i % T.length]); await settled(page); if (i % 6 === 5) { await page.locator('#text').fill(base); await settled(page); await page.locator('#text').press('End'); } }
+for (let i = 0; i < 24; i++) { await page.keyboard.type(TYPED[i % TYPED.length]); await settled(page); if (i % 6 === 5) { await page.locator('#text').fill(base); await settled(page); await page.locator('#text').press('End'); } }
 const { profile } = await cdp.send('Profiler.stop');
 await app.close();
 // self time per function, and inclusive time of top-level-ish

@@ -4,7 +4,7 @@
 //
 //   node web/e2e/trace-keystroke.mjs [--samples 20] [--size 64] [--out target/e2e/keystroke-trace.json]
 import fs from 'node:fs';
-import { openApp, settled } from './common.mjs';
+import { TYPED, baseText, openApp, settled } from './common.mjs';
 
 const arg = (n, d) => {
   const i = process.argv.indexOf(`--${n}`);
@@ -15,22 +15,12 @@ const SIZE = Number(arg('size', '64'));
 const OUT = arg('out', 'target/e2e/keystroke-trace.json');
 // extra CSS put on the page before typing (to try a change without a build)
 const CSS = arg('css', '');
-const SOURCE =
-  '나는 어제 산 커피를 오늘 마셨다. Which do you like better, coffee or tea? ' +
-  '그는 아침마다 도서관에 가서 책을 읽었다. The model looks at every earlier word at once. ' +
-  '우리는 주말에 공원에서 친구들과 점심을 먹었다. Attention weights in each row sum to one. ' +
-  '동생은 학교에서 돌아오자마자 숙제를 끝냈다. She bought a new notebook and wrote down her plans. ';
-const TYPED = [...' 커피를 마셨다 and tea'];
-
 const app = await openApp({ webgpu: false, query: '#backend=cpu' });
 const { page } = app;
 if (CSS) await page.addStyleTag({ content: CSS });
-let base = SOURCE;
-for (const cut of [...SOURCE.matchAll(/ /g)].map((m) => m.index).reverse()) {
-  base = SOURCE.slice(0, cut);
-  await page.locator('#text').fill(base);
-  if ((await settled(page)).tokens <= SIZE - 8) break;
-}
+const base = await baseText(page, SIZE - 8);
+await page.locator('#text').fill(base);
+await settled(page);
 await page.locator('#text').press('End');
 const cdp = await page.context().newCDPSession(page);
 const events = [];
