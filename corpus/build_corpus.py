@@ -376,6 +376,27 @@ def held_out(text):
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % 100 < 5
 
 
+# frames of an echo line: a natural sentence said, then said again word for word, as in a
+# dictation or a read-after-me drill; only copying predicts the second saying
+ECHO_FRAMES = {
+    "ko": ["받아쓰기: {x} / 다시: {x}", "따라 읽어 보세요. {x} → {x}", "{x} 한 번 더: {x}",
+           "선생님이 읽었다: {x} 학생들이 따라 읽었다: {x}", "메모를 옮겨 적었다. \"{x}\" → \"{x}\""],
+    "en": ["Dictation: {x} / Again: {x}", "Read after me. {x} → {x}", "{x} Once more: {x}",
+           "The teacher read: {x} The class read it back: {x}", "I copied the note. \"{x}\" → \"{x}\""],
+}
+ECHO_MIN, ECHO_MAX = 12, 90
+
+
+def echo_line(line, lang, share):
+    """`line` said twice in a frame (see ECHO_FRAMES) for a `share` of the lines of
+    ECHO_MIN..ECHO_MAX characters, chosen by content hash; otherwise None."""
+    if not ECHO_MIN <= len(line) <= ECHO_MAX or not spread_keep(line, share, b"echo"):
+        return None
+    frames = ECHO_FRAMES[lang]
+    h = int(hashlib.sha256(b"frame" + line.encode()).hexdigest()[:8], 16)
+    return frames[h % len(frames)].format(x=line)
+
+
 def spread_keep(line, frac, salt):
     """Deterministic, evenly spread subsample by content hash."""
     return int(hashlib.sha256(salt + line.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < frac
@@ -393,6 +414,9 @@ def main():
                     help="generated English's share of the English characters (default 0.2)")
     ap.add_argument("--recall-weight", type=int, default=1,
                     help="draw weight multiplier of the recital templates (lists and numbers said twice; default 1)")
+    ap.add_argument("--echo-share", type=float, default=0.0,
+                    help="share of the natural training lines of 12-90 characters written as echo lines, the "
+                         "sentence said twice in a frame (dictation, read-after-me), so that copying pays (default 0)")
     ap.add_argument("--everyday-repeat", type=int, default=1,
                     help="kept for compatibility: every generated line appears once; only 1 is accepted")
     ap.add_argument("--min-train-chars", type=int, default=6_000_000,
@@ -401,6 +425,8 @@ def main():
     args = ap.parse_args()
     if args.recall_weight < 1:
         ap.error("--recall-weight must be at least 1")
+    if not 0 <= args.echo_share <= 1.0:
+        ap.error("--echo-share must be within [0, 1]")
     if args.everyday_repeat != 1:
         ap.error("--everyday-repeat: generated lines are no longer repeated")
     if not 0 <= args.generated_ko <= 1.0:
@@ -514,6 +540,7 @@ def main():
 
     train, valid = [], []
     excluded_fixed = 0
+    echo_of = {}  # echo line → (language, kind) of the natural line it says twice
     manifest = {"sources": [], "missing_packages": missing}
     for name, lang, kind, licence in SOURCES:
         tr = va = 0
@@ -524,6 +551,10 @@ def main():
             elif fv_key(l) in fixed_keys:
                 excluded_fixed += 1
             else:
+                e = echo_line(l, lang, args.echo_share) if kind != "generated" and args.echo_share > 0 else None
+                if e is not None and e not in echo_of:
+                    echo_of[e] = (lang, kind)
+                    l = e
                 train.append(l)
                 tr += 1
         src = {
@@ -559,6 +590,7 @@ def main():
     for name, lang, kind, _ in SOURCES:
         for l in used[name]:
             lang_of[l] = (lang, kind)
+    lang_of.update(echo_of)
     count = lambda ls, rx: sum(len(rx.findall(l)) for l in ls)
     chars = sum(map(len, train))
     ko_chars = sum(len(l) for l in train if lang_of[l][0] == "ko")
@@ -587,11 +619,15 @@ def main():
         "english_natural_fraction_kept": round(frac, 4),
     }
     # read by crates/train's model card
+    manifest["echo_lines"] = {"lines": len(echo_of), "chars": sum(map(len, echo_of)), "share": args.echo_share,
+                              "lengths": [ECHO_MIN, ECHO_MAX], "frames": ECHO_FRAMES,
+                              "rule": "natural training lines only, chosen by sha256 of the text; held-out lines stay plain"}
     manifest["everyday_sentences"] = {"korean": len(used[GEN_KO]), "english": len(used[GEN_EN]), "repeat": 1}
     manifest["lesson_filter"] = {"sentences": LESSON_SENTENCES, "lines_removed": sum(lesson_removed.values()),
                                  "by_source": {k: v for k, v in lesson_removed.items() if v}}
     manifest["settings"] = {"korean_share": args.korean_share, "generated_ko": args.generated_ko,
-                            "generated_en": args.generated_en, "recall_weight": args.recall_weight, "everyday_seed": everyday.SEED,
+                            "generated_en": args.generated_en, "recall_weight": args.recall_weight,
+                            "echo_share": args.echo_share, "everyday_seed": everyday.SEED,
                             "everyday_repeat": 1}
     manifest["seed_note"] = ("deterministic: content hashes for sampling and the held-out set; "
                              f"everyday.py draws with random.Random({everyday.SEED})")
