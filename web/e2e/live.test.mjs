@@ -156,4 +156,25 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
       assert.deepEqual(after[k].slice(0, before[k]), first, `${sel}: every earlier row kept (${JSON.stringify(after[k])})`);
     }
   });
+
+  test('the text box is a form of its own, and Enter in it stays on the page', async () => {
+    // Chromium's autofill checks the layout of every control that shares the changed control's
+    // form (or, outside any form, every other control on the page) on each keystroke: in a form
+    // of its own that is the box alone (web/e2e/trace-keystroke.mjs: ≈ 6 → 1 ms at 120 tokens)
+    const { page } = app;
+    await setText(page, LESSON);
+    const own = await page.evaluate(() => {
+      const f = document.querySelector('#text').form;
+      return f ? [...f.elements].map((e) => e.id) : null;
+    });
+    assert.deepEqual(own, ['text']);
+    const url = page.url();
+    await page.locator('#text').focus();
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('또');
+    const r = await settled(page);
+    assert.ok(r.text.endsWith('\n또'), JSON.stringify(r.text));
+    assert.equal(page.url().split('#')[0], url.split('#')[0]);
+  });
 });

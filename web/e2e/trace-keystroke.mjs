@@ -3,6 +3,7 @@
 // worker's answer (its task's end) and the page's 'message' handler, and after it.
 //
 //   node web/e2e/trace-keystroke.mjs [--samples 20] [--size 64] [--out target/e2e/keystroke-trace.json]
+//       [--css 'extra CSS'] [--eval 'JS run on the page before typing'] [--quiet]
 import fs from 'node:fs';
 import { TYPED, baseText, openApp, settled } from './common.mjs';
 
@@ -15,9 +16,11 @@ const SIZE = Number(arg('size', '64'));
 const OUT = arg('out', 'target/e2e/keystroke-trace.json');
 // extra CSS put on the page before typing (to try a change without a build)
 const CSS = arg('css', '');
+const EVAL = arg('eval', '');
 const app = await openApp({ webgpu: false, query: '#backend=cpu' });
 const { page } = app;
 if (CSS) await page.addStyleTag({ content: CSS });
+if (EVAL) await page.evaluate(EVAL);
 const base = await baseText(page, SIZE - 8);
 await page.locator('#text').fill(base);
 await settled(page);
@@ -74,6 +77,26 @@ for (const [i, inp] of inputs.entries()) {
 const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 console.log(`median per keystroke: latency ${med(log.map((l) => l.latencyMs)).toFixed(1)} ms, forward ${med(log.map((l) => l.forwardMs)).toFixed(1)}, worker ${med(log.map((l) => l.engineMs ?? NaN)).toFixed(1)}; main thread: ` +
   Object.entries(sum).map(([k, v]) => `${k} ${med(v).toFixed(1)}`).join(', '));
+// Chromium's own tasks per keystroke by task type (e.g. autofill's), and how long the worker's
+// answer waited for the main thread
+const byType = {};
+for (const [i, inp] of inputs.entries()) {
+  const end = inp.ts + log[i].latencyMs * 1000;
+  const per = {};
+  for (const t of mainTasks.filter((t) => t.name === 'ThreadControllerImpl::RunTask' && t.ts >= inp.ts && t.ts < end)) {
+    const type = t.args?.renderer_main_thread_task_execution?.task_type ?? '?';
+    per[type] = (per[type] ?? 0) + t.dur / 1000;
+  }
+  for (const [k, v] of Object.entries(per)) (byType[k] ??= []).push(v);
+}
+console.log('main-thread task time per keystroke by type, median over the keystrokes that had it (count): ' +
+  Object.entries(byType).sort((a, b) => med(b[1]) - med(a[1])).slice(0, 8).map(([k, v]) => `${k.replace('TASK_TYPE_', '')} ${med(v).toFixed(1)} ms (${v.length})`).join(', '));
+const waits = inputs.map((inp) => {
+  const msg = msgs.find((m) => m.ts > inp.ts);
+  const w = msg && wTasks.filter((t) => t.ts + t.dur <= msg.ts && t.ts > inp.ts).at(-1);
+  return w ? (msg.ts - w.ts - w.dur) / 1000 : NaN;
+}).filter((x) => !Number.isNaN(x));
+console.log(`the worker's answer waited for the main thread: median ${med(waits).toFixed(1)} ms, max ${Math.max(...waits).toFixed(1)} ms (${waits.length} keystrokes)`);
 if (process.argv.includes('--quiet')) process.exit(0);
 for (const inp of inputs) {
   const msg = msgs.find((m) => m.ts > inp.ts);

@@ -1,6 +1,13 @@
 //! The text box. Uncontrolled (yew never rewrites its value, which would break an IME
 //! composition); every input event outside a composition, and each composition's end,
 //! reports the text with the time of the event.
+//!
+//! The box sits in a form of its own. Chromium's autofill looks at the form of a control whose
+//! value changed, and for a control outside any form that is every other control on the page
+//! outside a form (the query menus, sliders and switches of every view), checking each one's
+//! layout: a forced layout of the whole page, off-screen views included, on every keystroke
+//! (≈ 6 ms at 120 tokens, measured with `web/e2e/trace-keystroke.mjs`), which the worker's
+//! answer then waits behind. In a form of its own, autofill looks at the box alone (≈ 1 ms).
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -106,11 +113,13 @@ pub fn TextInput(props: &Props) -> Html {
             }
         });
     }
+    // a textarea never submits its form, but Enter elsewhere in it must not reload the page
+    let onsubmit = Callback::from(|e: SubmitEvent| e.prevent_default());
     html! {
-        <div class="input">
+        <form class="input" {onsubmit}>
             <label for={props.id.clone()}>{ props.label.clone() }</label>
             <textarea id={props.id.clone()} ref={node} rows="2" spellcheck="false" autocomplete="off"
                 {oninput} />
-        </div>
+        </form>
     }
 }
