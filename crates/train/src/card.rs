@@ -46,6 +46,38 @@ pub fn render(
             s["used_chars"]
         ));
     }
+    // the recipe as this run was made: the corpus script's settings, the trainer's flags
+    let st = &manifest["settings"];
+    let mut corpus_flags = String::new();
+    if st["recall_weight"].as_u64().unwrap_or(1) > 1 {
+        corpus_flags.push_str(&format!(" --recall-weight {}", st["recall_weight"]));
+    }
+    if st["echo_share"].as_f64().unwrap_or(0.0) > 0.0 {
+        corpus_flags.push_str(&format!(" --echo-share {}", st["echo_share"]));
+    }
+    let mut train_flags = String::new();
+    if h["decay_embeddings"].as_bool() == Some(false) {
+        train_flags.push_str(" --no-embedding-decay");
+    }
+    if h["pos_sinusoid"].as_bool() == Some(true) {
+        train_flags.push_str(" --pos-sinusoid");
+    } else if (num(h, "emb_std") - 0.02).abs() > 1e-9 {
+        train_flags.push_str(&format!(" --emb-std {}", h["emb_std"]));
+    }
+    let positions = if h["pos_sinusoid"].as_bool() == Some(true) {
+        "learned position embeddings that start as the sinusoid table of the original Transformer"
+    } else {
+        "learned position embeddings"
+    };
+    let scale = if config.scale_embedding {
+        format!(
+            "\n- the token embedding is multiplied by √d_model = {} before the position embedding is added \
+             (the original Transformer's factor; `\"scale_embedding\": true` in config.json)",
+            (config.n_embd as f64).sqrt()
+        )
+    } else {
+        String::new()
+    };
     let wall = format!(
         "{}h {:02}m {:02}s",
         secs as u64 / 3600,
@@ -61,7 +93,7 @@ predictions are plausible at best. Everything below was measured, not claimed.
 
 ## Architecture (the lesson's block)
 
-- decoder-only, token + learned position embeddings, lm head tied to the token embedding
+- decoder-only, token + {positions}, lm head tied to the token embedding{scale}
 - {layers} layers × {heads} heads, d_model {d}, so d_k = {dk} and √d_k = {sqrt_dk}
 - post-LN blocks: masked multi-head attention → Add & LayerNorm → FFN (GELU, {ffn_mult}×) → Add & LayerNorm
   (`"ln_placement": "post"` in config.json; no final LayerNorm)
@@ -98,10 +130,10 @@ strings, laws, scripture and plays — none of it conversational. Full manifest:
 ## Training
 
 ```sh
-python3 corpus/build_corpus.py
+python3 corpus/build_corpus.py{corpus_flags}
 cargo run -p attnlab-train --release -- tokenizer
-cargo run -p attnlab-train --release -- train --steps {steps} --batch {batch} --lr {lr} --warmup {warmup} --eval-every {eval_every}
-cargo run -p attnlab-train --release -- card
+cargo run -p attnlab-train --release -- train --steps {steps} --batch {batch} --lr {lr} --warmup {warmup} --eval-every {eval_every}{train_flags}
+cargo run -p attnlab-train --release -- card --baseline DIR   # DIR: the previous bundled model
 ```
 
 candle on the CPU; AdamW (β = 0.9, 0.95, weight decay {wd} on matrices), linear warm-up for
@@ -134,15 +166,19 @@ is the fair comparison; nats per token over the first 48 windows is the trainer'
 
 ### History
 
+Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
+
 - Run 1 (the previous bundled model): 1,800 steps over ≈ 0.77 M training tokens (≈ 4.8
   passes); validation stopped improving after about step 1,200 and the model memorised; its
-  heads were nearly uniform in layer 0. A first attempt at a peak learning rate of 1.5e-3
-  with 100 warm-up steps stayed at the unigram loss and was stopped; post-LN blocks need a
-  gentler start, so both runs use 8e-4 and a few hundred warm-up steps.
-- Run 2: the 7.3 M-character corpus (≈ 3.8× the tokens, generated sentences once each), same
-  shape and schedule: better on its own held-out text, worse on run 1's validation set, heads as
-  blurred; not bundled. Run 1's curve is `loss-curve-run1.png`; every run is in
-  `crates/train/RUNS.md`.
+  heads were nearly uniform in layer 0. Its loss curve:
+
+  ![run 1's loss curve](loss-curve-run1.png)
+
+- Runs 2–4 (a 7.3 M-character corpus, a larger embedding start, the √d_model factor, lists
+  recited twice): better on their own held-out text, worse on run 1's validation set, heads as
+  blurred; not bundled.
+- Probes (2-layer models, up to 8 M tokens): the sinusoid start makes layer 0 positional at once,
+  and the previous-token score grows with training; induction did not form in any run.
 
 ## Predictions (`attnlab predict`, top 5)
 
@@ -152,6 +188,10 @@ is the fair comparison; nats per token over the first 48 windows is the trainer'
 {head_table}
 "#,
         minutes = secs / 60.0,
+        positions = positions,
+        scale = scale,
+        corpus_flags = corpus_flags,
+        train_flags = train_flags,
         layers = config.n_layer,
         heads = config.n_head,
         head_table = heads,
@@ -190,4 +230,55 @@ is the fair comparison; nats per token over the first 48 windows is the trainer'
         valid_ppl = valid_loss.exp(),
         uni_ppl = unigram.exp(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn card(hyper: Value, settings: Value, scale: bool) -> String {
+        let mut config = Config::bundled(6000);
+        config.scale_embedding = scale;
+        let training = json!({"hyper": hyper, "final_train_loss": 3.0, "final_valid_loss": 3.1,
+            "unigram_valid_loss": 6.9, "train_seconds": 3600.0, "tokens_per_second": 1400.0,
+            "tokens_seen": 8192000, "train_tokens": 3052472, "valid_tokens": 157631});
+        let tok = json!({"tokens_per_hangul_syllable": 0.68, "tokens_per_english_word": 1.7});
+        let manifest = json!({"settings": settings, "sources": [], "train": {"chars": 7285318},
+            "valid": {"chars": 372307}, "everyday_sentences": {"korean": 1, "english": 1}});
+        let m = Measured {
+            heads: "",
+            predictions: "",
+            comparison: "",
+            lesson_tokens: 7,
+            best_valid: (4000, 3.1),
+        };
+        render(&config, &training, &tok, &manifest, &m)
+    }
+
+    #[test]
+    fn the_recipe_names_the_flags_the_run_used() {
+        let hyper = json!({"steps": 4000, "batch": 16, "lr": 8e-4, "warmup": 200, "eval_every": 250,
+            "decay_embeddings": false, "pos_sinusoid": true, "emb_std": 0.02});
+        let c = card(hyper, json!({"recall_weight": 8, "echo_share": 0.0}), true);
+        assert!(
+            c.contains("python3 corpus/build_corpus.py --recall-weight 8\n"),
+            "{c}"
+        );
+        assert!(c.contains("--warmup 200 --eval-every 250 --no-embedding-decay --pos-sinusoid\n"));
+        assert!(c.contains("start as the sinusoid table"));
+        assert!(c.contains("multiplied by √d_model = 16"));
+    }
+
+    #[test]
+    fn a_plain_run_has_a_plain_recipe() {
+        let hyper = json!({"steps": 1800, "batch": 16, "lr": 8e-4, "warmup": 300, "eval_every": 50,
+            "decay_embeddings": true, "pos_sinusoid": false, "emb_std": 0.02});
+        let c = card(hyper, json!({"recall_weight": 1}), false);
+        assert!(c.contains("python3 corpus/build_corpus.py\n"), "{c}");
+        assert!(c.contains("--warmup 300 --eval-every 50\n"));
+        assert!(
+            !c.contains("start as the sinusoid table") && !c.contains("multiplied by √d_model")
+        );
+    }
 }
