@@ -28,6 +28,11 @@ Then it
     text stays at most half of the Korean), Korean lines = --korean-share of the training
     characters, English fills the rest (generated English = --generated-en of it, natural
     English sampled evenly by content hash);
+  - with --echo-share S (default 0: none), writes a share S of the natural training lines of
+    12–90 characters as echo lines, the line said twice inside a dictation or read-after-me
+    frame (ECHO_FRAMES), so that copying pays; chosen by content hash, after the budgets
+    above (the shares in the manifest are measured on the final train.txt, echo lines counted
+    whole as natural text); held-out lines stay plain;
   - holds out 5 % of lines by content hash for validation (valid.txt), the same rule as v1,
     so v1's validation lines that still occur stay held out; lines of the frozen v1
     validation set (corpus/fixed-valid-v1.txt) never enter train.txt (compared with all
@@ -37,7 +42,8 @@ Writes to OUT:
     train.txt, valid.txt     one paragraph per line
     fixed-valid-v1.txt       a copy of corpus/fixed-valid-v1.txt (the set that never moves)
     manifest.json            every source with its licence, raw/kept/used characters and
-                             lines, the totals and shares, the lesson-filter count
+                             lines, the totals and shares, the lesson-filter count, the
+                             echo lines (only when --echo-share > 0)
 
 Deterministic: the same packages give the same files (content hashes and a fixed seed).
 """
@@ -415,7 +421,7 @@ def main():
     ap.add_argument("--recall-weight", type=int, default=1,
                     help="draw weight multiplier of the recital templates (lists and numbers said twice; default 1)")
     ap.add_argument("--echo-share", type=float, default=0.0,
-                    help="share of the natural training lines of 12-90 characters written as echo lines, the "
+                    help=f"share of the natural training lines of {ECHO_MIN}-{ECHO_MAX} characters written as echo lines, the "
                          "sentence said twice in a frame (dictation, read-after-me), so that copying pays (default 0)")
     ap.add_argument("--everyday-repeat", type=int, default=1,
                     help="kept for compatibility: every generated line appears once; only 1 is accepted")
@@ -618,10 +624,12 @@ def main():
         "generated_korean_chars": ko_gen_chars, "english_chars": chars - ko_chars,
         "english_natural_fraction_kept": round(frac, 4),
     }
+    if args.echo_share > 0:
+        manifest["echo_lines"] = {
+            "lines": len(echo_of), "share": args.echo_share, "lengths": [ECHO_MIN, ECHO_MAX], "frames": ECHO_FRAMES,
+            "chars": sum(map(len, echo_of)), "chars_note": "whole echo lines: the frame and both sayings",
+            "rule": "natural training lines only, chosen by sha256 of the text; held-out lines stay plain"}
     # read by crates/train's model card
-    manifest["echo_lines"] = {"lines": len(echo_of), "chars": sum(map(len, echo_of)), "share": args.echo_share,
-                              "lengths": [ECHO_MIN, ECHO_MAX], "frames": ECHO_FRAMES,
-                              "rule": "natural training lines only, chosen by sha256 of the text; held-out lines stay plain"}
     manifest["everyday_sentences"] = {"korean": len(used[GEN_KO]), "english": len(used[GEN_EN]), "repeat": 1}
     manifest["lesson_filter"] = {"sentences": LESSON_SENTENCES, "lines_removed": sum(lesson_removed.values()),
                                  "by_source": {k: v for k, v in lesson_removed.items() if v}}

@@ -168,13 +168,18 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
       return f ? [...f.elements].map((e) => e.id) : null;
     });
     assert.deepEqual(own, ['text']);
+    // Enter types a new line; a submit (requestSubmit) neither reloads nor leaves the page
     const url = page.url();
+    await page.evaluate(() => { window.__stays = 1; });
     await page.locator('#text').focus();
     await page.keyboard.press('End');
     await page.keyboard.press('Enter');
     await page.keyboard.type('또');
     const r = await settled(page);
     assert.ok(r.text.endsWith('\n또'), JSON.stringify(r.text));
+    await page.evaluate(() => document.querySelector('#text').form.requestSubmit());
+    await page.waitForTimeout(300);
+    assert.equal(await page.evaluate(() => window.__stays), 1, 'a submit reloaded the page');
     assert.equal(page.url().split('#')[0], url.split('#')[0]);
   });
 });

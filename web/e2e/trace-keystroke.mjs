@@ -77,8 +77,10 @@ for (const [i, inp] of inputs.entries()) {
 const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 console.log(`median per keystroke: latency ${med(log.map((l) => l.latencyMs)).toFixed(1)} ms, forward ${med(log.map((l) => l.forwardMs)).toFixed(1)}, worker ${med(log.map((l) => l.engineMs ?? NaN)).toFixed(1)}; main thread: ` +
   Object.entries(sum).map(([k, v]) => `${k} ${med(v).toFixed(1)}`).join(', '));
-// Chromium's own tasks per keystroke by task type (e.g. autofill's), and how long the worker's
-// answer waited for the main thread
+// Chromium's own tasks per keystroke by task type (e.g. autofill's): tasks that start after the
+// input event (the task that dispatched the input itself is not counted); and how long the
+// worker's answer took from the end of the worker's task to the start of the page's handler
+// (the hop between threads, and mostly the time the main thread was busy)
 const byType = {};
 for (const [i, inp] of inputs.entries()) {
   const end = inp.ts + log[i].latencyMs * 1000;
@@ -96,7 +98,11 @@ const waits = inputs.map((inp) => {
   const w = msg && wTasks.filter((t) => t.ts + t.dur <= msg.ts && t.ts > inp.ts).at(-1);
   return w ? (msg.ts - w.ts - w.dur) / 1000 : NaN;
 }).filter((x) => !Number.isNaN(x));
-console.log(`the worker's answer waited for the main thread: median ${med(waits).toFixed(1)} ms, max ${Math.max(...waits).toFixed(1)} ms (${waits.length} keystrokes)`);
+if (waits.length) {
+  console.log(`the worker's answer waited (worker task's end → the page's handler): median ${med(waits).toFixed(1)} ms, max ${Math.max(...waits).toFixed(1)} ms (${waits.length} keystrokes)`);
+} else {
+  console.log("the worker's answer: no keystroke had a worker task before its message (is the CPU backend on?)");
+}
 if (process.argv.includes('--quiet')) process.exit(0);
 for (const inp of inputs) {
   const msg = msgs.find((m) => m.ts > inp.ts);

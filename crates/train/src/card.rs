@@ -18,6 +18,9 @@ pub struct Measured<'a> {
     pub lesson_tokens: usize,
     /// The best validation loss of the run and its step.
     pub best_valid: (usize, f64),
+    /// Whether the previous bundled model's loss curve was copied beside this one
+    /// (`loss-curve-previous.png`).
+    pub previous_curve: bool,
 }
 
 pub fn render(
@@ -46,23 +49,35 @@ pub fn render(
             s["used_chars"]
         ));
     }
-    // the recipe as this run was made: the corpus script's settings, the trainer's flags
+    // the recipe as this run was made: the corpus script's settings and the trainer's flags
+    // where they differ from the defaults
     let st = &manifest["settings"];
     let mut corpus_flags = String::new();
-    if st["recall_weight"].as_u64().unwrap_or(1) > 1 {
-        corpus_flags.push_str(&format!(" --recall-weight {}", st["recall_weight"]));
-    }
-    if st["echo_share"].as_f64().unwrap_or(0.0) > 0.0 {
-        corpus_flags.push_str(&format!(" --echo-share {}", st["echo_share"]));
+    for (key, flag, default) in [
+        ("korean_share", "--korean-share", 0.48),
+        ("generated_ko", "--generated-ko", 0.55),
+        ("generated_en", "--generated-en", 0.2),
+        ("recall_weight", "--recall-weight", 1.0),
+        ("echo_share", "--echo-share", 0.0),
+    ] {
+        if let Some(v) = st[key].as_f64().filter(|v| (v - default).abs() > 1e-9) {
+            corpus_flags.push_str(&format!(" {flag} {v}"));
+        }
     }
     let mut train_flags = String::new();
+    if config.n_layer != 4 {
+        train_flags.push_str(&format!(" --layers {}", config.n_layer));
+    }
     if h["decay_embeddings"].as_bool() == Some(false) {
         train_flags.push_str(" --no-embedding-decay");
     }
+    if (num(h, "emb_std") - 0.02).abs() > 1e-9 {
+        train_flags.push_str(&format!(" --emb-std {}", h["emb_std"]));
+    }
     if h["pos_sinusoid"].as_bool() == Some(true) {
         train_flags.push_str(" --pos-sinusoid");
-    } else if (num(h, "emb_std") - 0.02).abs() > 1e-9 {
-        train_flags.push_str(&format!(" --emb-std {}", h["emb_std"]));
+    } else if let Some(p) = h["pos_std"].as_f64() {
+        train_flags.push_str(&format!(" --pos-std {p}"));
     }
     let positions = if h["pos_sinusoid"].as_bool() == Some(true) {
         "learned position embeddings that start as the sinusoid table of the original Transformer"
@@ -170,15 +185,13 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
 
 - Run 1 (the previous bundled model): 1,800 steps over ≈ 0.77 M training tokens (≈ 4.8
   passes); validation stopped improving after about step 1,200 and the model memorised; its
-  heads were nearly uniform in layer 0. Its loss curve:
-
-  ![run 1's loss curve](loss-curve-run1.png)
-
+  heads were nearly uniform in layer 0.{previous_curve}
 - Runs 2–4 (a 7.3 M-character corpus, a larger embedding start, the √d_model factor, lists
   recited twice): better on their own held-out text, worse on run 1's validation set, heads as
   blurred; not bundled.
-- Probes (2-layer models, up to 8 M tokens): the sinusoid start makes layer 0 positional at once,
-  and the previous-token score grows with training; induction did not form in any run.
+- Probes (2-layer models, up to 8 M tokens): the sinusoid start makes layer 0 positional at once;
+  the best previous-token score rose to ≈ 0.43 and then levelled off; induction did not form in
+  any run.
 
 ## Predictions (`attnlab predict`, top 5)
 
@@ -192,6 +205,11 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
         scale = scale,
         corpus_flags = corpus_flags,
         train_flags = train_flags,
+        previous_curve = if m.previous_curve {
+            " Its loss curve (the previous bundled model's):\n\n  ![the previous bundled model's loss curve](loss-curve-previous.png)\n"
+        } else {
+            ""
+        },
         layers = config.n_layer,
         heads = config.n_head,
         head_table = heads,
@@ -252,6 +270,7 @@ mod tests {
             comparison: "",
             lesson_tokens: 7,
             best_valid: (4000, 3.1),
+            previous_curve: true,
         };
         render(&config, &training, &tok, &manifest, &m)
     }
@@ -267,18 +286,44 @@ mod tests {
         );
         assert!(c.contains("--warmup 200 --eval-every 250 --no-embedding-decay --pos-sinusoid\n"));
         assert!(c.contains("start as the sinusoid table"));
-        assert!(c.contains("multiplied by √d_model = 16"));
+        assert!(c.contains(
+            "to the token embedding\n- the token embedding is multiplied by √d_model = 16"
+        ));
+        assert!(c.contains(
+            "(the original Transformer's factor; `\"scale_embedding\": true` in config.json)"
+        ));
+        assert!(c.contains("](loss-curve-previous.png)"));
     }
 
     #[test]
     fn a_plain_run_has_a_plain_recipe() {
         let hyper = json!({"steps": 1800, "batch": 16, "lr": 8e-4, "warmup": 300, "eval_every": 50,
             "decay_embeddings": true, "pos_sinusoid": false, "emb_std": 0.02});
-        let c = card(hyper, json!({"recall_weight": 1}), false);
+        let c = card(
+            hyper,
+            json!({"recall_weight": 1, "korean_share": 0.48}),
+            false,
+        );
         assert!(c.contains("python3 corpus/build_corpus.py\n"), "{c}");
         assert!(c.contains("--warmup 300 --eval-every 50\n"));
         assert!(
             !c.contains("start as the sinusoid table") && !c.contains("multiplied by √d_model")
+        );
+    }
+
+    #[test]
+    fn corpus_settings_off_their_defaults_are_in_the_recipe() {
+        let hyper = json!({"steps": 4000, "batch": 16, "lr": 8e-4, "warmup": 60, "eval_every": 250,
+            "decay_embeddings": false, "pos_sinusoid": false, "emb_std": 0.1, "pos_std": 0.3});
+        let settings = json!({"recall_weight": 8, "echo_share": 0.3, "korean_share": 0.48, "generated_ko": 0.55});
+        let c = card(hyper, settings, true);
+        assert!(
+            c.contains("python3 corpus/build_corpus.py --recall-weight 8 --echo-share 0.3\n"),
+            "{c}"
+        );
+        assert!(
+            c.contains("--eval-every 250 --no-embedding-decay --emb-std 0.1 --pos-std 0.3\n"),
+            "{c}"
         );
     }
 }

@@ -344,6 +344,22 @@ fn run(cli: Cli) -> Result<(), String> {
                 .encode(analysis::LESSON)
                 .map_err(|e| e.to_string())?
                 .len();
+            // the previous model's curve beside this one's, for the card's history
+            let previous_curve = match &baseline {
+                // (never a folder onto itself: copying a file onto itself empties it)
+                Some(base)
+                    if base.join("loss-curve.png").is_file()
+                        && base.canonicalize().ok() != dir.canonicalize().ok() =>
+                {
+                    std::fs::copy(
+                        base.join("loss-curve.png"),
+                        dir.join("loss-curve-previous.png"),
+                    )
+                    .map_err(|e| format!("loss-curve-previous.png: {e}"))?;
+                    true
+                }
+                _ => false,
+            };
             let card = card::render(
                 &b.model.config,
                 &training,
@@ -355,6 +371,7 @@ fn run(cli: Cli) -> Result<(), String> {
                     comparison: &comparison,
                     lesson_tokens,
                     best_valid,
+                    previous_curve,
                 },
             );
             std::fs::write(dir.join("README.md"), card).map_err(|e| e.to_string())?;

@@ -113,7 +113,8 @@ pub fn TextInput(props: &Props) -> Html {
             }
         });
     }
-    // a textarea never submits its form, but Enter elsewhere in it must not reload the page
+    // the form holds only the textarea, which Enter never submits; should anything submit it
+    // (requestSubmit, a field added later), the page stays
     let onsubmit = Callback::from(|e: SubmitEvent| e.prevent_default());
     html! {
         <form class="input" {onsubmit}>
