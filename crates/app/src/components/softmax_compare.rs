@@ -86,7 +86,9 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
                     label={label} />
                 <p class="stat">{ format!("{} {:.3} · {} ({}) {:.3} / {:.3}", t(Key::MeanEntropy), w.mean_entropy().abs(),
                     t(Key::Row), props.sel.labels.get(q), w.entropy[q].abs(), w.max[q]) }</p>
-                <div class="rows-scroll">
+                // scrolls when the rows outgrow it: reachable and named for the keyboard
+                <div class="rows-scroll" tabindex="0" role="region"
+                    aria-label={format!("{label}: {} · {}", t(Key::Entropy), t(Key::MaxWeight))}>
                     <table class="row-stats">
                         <thead><tr><th scope="col">{ t(Key::Row) }</th><th scope="col">{ t(Key::Entropy) }</th>
                             <th scope="col">{ t(Key::MaxWeight) }</th></tr></thead>
