@@ -74,12 +74,13 @@ pub fn render(
     if (num(h, "emb_std") - 0.02).abs() > 1e-9 {
         train_flags.push_str(&format!(" --emb-std {}", h["emb_std"]));
     }
-    if h["pos_sinusoid"].as_bool() == Some(true) {
+    let sinusoid = h["pos_sinusoid"].as_bool() == Some(true);
+    if sinusoid {
         train_flags.push_str(" --pos-sinusoid");
     } else if let Some(p) = h["pos_std"].as_f64() {
         train_flags.push_str(&format!(" --pos-std {p}"));
     }
-    let positions = if h["pos_sinusoid"].as_bool() == Some(true) {
+    let positions = if sinusoid {
         "learned position embeddings that start as the sinusoid table of the original Transformer"
     } else {
         "learned position embeddings"
@@ -88,7 +89,7 @@ pub fn render(
         format!(
             "\n- the token embedding is multiplied by √d_model = {} before the position embedding is added \
              (the original Transformer's factor; `\"scale_embedding\": true` in config.json)",
-            (config.n_embd as f64).sqrt()
+            config.embedding_scale()
         )
     } else {
         String::new()
