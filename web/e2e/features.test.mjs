@@ -262,8 +262,38 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     assert.ok(mix.includes(best.w.toFixed(2)), `the largest weight ${best.w.toFixed(2)} in «${mix}»`);
     const lastPiece = (await page.$$eval('#token-strip .tok .piece', (els) => els.map((e) => e.textContent))).at(-1).replace(/^␣/, '');
     assert.ok((await page.locator('#lesson-head-name').textContent()).startsWith(`층 ${best.hd.layer} · 헤드 ${best.hd.head}: '${lastPiece}'에서 가장 뚜렷한 헤드`));
-    // the lesson's pattern is reported either way, with real numbers
-    assert.match(await page.locator('#lesson-pattern').textContent(), /커피를.*\d\.\d\d/);
+    // the lesson's pattern is reported either way, with real numbers, counted word by word:
+    // a word is its tokens up to the next ␣, and its weight is the sum of theirs
+    const pieces = await page.$$eval('#token-strip .tok .piece', (els) => els.map((e) => e.textContent));
+    const qi = pieces.length - 1;
+    const words = [];
+    pieces.forEach((p, j) => (j === 0 || p.startsWith('␣') ? words.push([j]) : words.at(-1).push(j)));
+    const coffee = words.findIndex((w) => w.some((j) => pieces[j].includes('커피')));
+    assert.ok(coffee >= 0 && words[coffee].at(-1) < qi, `커피 in ${pieces}`);
+    const onWord = (hd, w) => w.reduce((a, j) => a + hd.weights[qi][j], 0);
+    const lookAtCoffee = all.heads.filter((hd) => {
+      const sums = words.map((w) => onWord(hd, w));
+      return sums.indexOf(Math.max(...sums)) === coffee;
+    });
+    const strongest = (hds) => hds.reduce((a, b) => (onWord(b, words[coffee]) > onWord(a, words[coffee]) ? b : a));
+    const pattern = await page.locator('#lesson-pattern').textContent();
+    if (lookAtCoffee.length > 0) {
+      const top = strongest(lookAtCoffee);
+      assert.ok(pattern.includes(`헤드가 ${lookAtCoffee.length}개`), pattern);
+      assert.ok(pattern.includes(`층 ${top.layer} · 헤드 ${top.head}, `), pattern);
+      assert.ok(pattern.includes(onWord(top, words[coffee]).toFixed(2)), pattern);
+      // one click shows that head
+      if (top !== best.hd) {
+        await page.locator('#lesson-pattern-show').click();
+        assert.match(await page.locator('#lesson-head-name').textContent(), new RegExp(`층 ${top.layer} · 헤드 ${top.head} \\(직접 고른 헤드\\)`));
+        assert.equal(await page.locator('#lesson-pattern-show').count(), 0, 'no button for the head on screen');
+      }
+    } else {
+      const top = strongest(all.heads);
+      assert.match(pattern, /어떤 헤드도/);
+      assert.ok(pattern.includes(`층 ${top.layer} · 헤드 ${top.head}의 `), pattern);
+      assert.ok(pattern.includes(onWord(top, words[coffee]).toFixed(2)), pattern);
+    }
     // the picker shows any other head
     const other = all.heads.find((hd) => hd !== best.hd);
     await page.selectOption('#lesson-head', String(other.layer * all.dims.n_head + other.head));

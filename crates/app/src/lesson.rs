@@ -6,6 +6,7 @@
 use attnlab_model::cpu::softmax_rows;
 use attnlab_model::roles::{Role, Scores};
 use attnlab_model::Trace;
+use std::ops::Range;
 
 /// The sections, in the lesson's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +199,87 @@ pub fn top_keys(trace: &Trace, q: usize) -> Vec<TopKey> {
     out
 }
 
+/// The words of the first `n` tokens, as token ranges: a word starts at the first token and at
+/// every token whose label begins with the tokenizer's space mark `␣` (so 커피를, split by the
+/// tokenizer into `␣커피` + `를`, is one word of two tokens).
+pub fn word_spans<S: AsRef<str>>(labels: &[S], n: usize) -> Vec<Range<usize>> {
+    let n = n.min(labels.len());
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for j in 0..n {
+        match out.last_mut() {
+            Some(w) if !labels[j].as_ref().starts_with('␣') => w.end = j + 1,
+            _ => out.push(j..j + 1),
+        }
+    }
+    out
+}
+
+/// One head's attention from a query to a word: the weights on the word's tokens, and their sum.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WordWeight {
+    pub layer: usize,
+    pub head: usize,
+    /// The weight on each of the word's tokens, in order.
+    pub parts: Vec<f32>,
+    /// Their sum: the attention the word gets as a whole.
+    pub weight: f32,
+}
+
+/// The lesson's pattern counted word by word: from query `q`, each head's weights summed over the
+/// tokens of each word (`words`, from [`word_spans`]). `top`: the heads whose largest word is
+/// `target`, strongest first; `best`: the head that gives `target` the largest weight, whichever
+/// word it looks at most. Ties go to the earlier head.
+pub struct WordPattern {
+    pub top: Vec<WordWeight>,
+    pub best: WordWeight,
+}
+
+pub fn word_pattern(
+    trace: &Trace,
+    q: usize,
+    words: &[Range<usize>],
+    target: usize,
+) -> Option<WordPattern> {
+    let d = trace.dims;
+    let span = words.get(target)?.clone();
+    if span.end > q + 1 || q >= d.t {
+        return None;
+    }
+    let mut top = Vec::new();
+    let mut best: Option<WordWeight> = None;
+    for layer in 0..d.n_layer {
+        for head in 0..d.n_head {
+            let row = &trace.head(layer, head).weights[q * d.t..(q + 1) * d.t];
+            let sum = |r: &Range<usize>| {
+                row[r.start.min(q + 1)..r.end.min(q + 1)]
+                    .iter()
+                    .sum::<f32>()
+            };
+            let parts = row[span.clone()].to_vec();
+            let here = WordWeight {
+                layer,
+                head,
+                weight: parts.iter().sum(),
+                parts,
+            };
+            let largest = words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (i, sum(w)))
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+                .map(|(i, _)| i);
+            if largest == Some(target) {
+                top.push(here.clone());
+            }
+            if best.as_ref().is_none_or(|b| here.weight > b.weight) {
+                best = Some(here);
+            }
+        }
+    }
+    top.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+    Some(WordPattern { top, best: best? })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,5 +387,58 @@ mod tests {
             assert_eq!(row[k.key], k.weight);
             assert!(row.iter().all(|&w| w <= k.weight));
         }
+    }
+
+    #[test]
+    fn a_word_is_its_tokens_up_to_the_next_space_mark() {
+        let labels = ["나는", "␣어제", "␣산", "␣커피", "를", "␣오늘", "␣마셨다"];
+        assert_eq!(
+            word_spans(&labels, 7),
+            vec![0..1, 1..2, 2..3, 3..5, 5..6, 6..7]
+        );
+        // only the first n tokens (the keys up to the query)
+        assert_eq!(word_spans(&labels, 4), vec![0..1, 1..2, 2..3, 3..4]);
+        assert_eq!(word_spans(&["를", "를"], 2), vec![0..2]);
+        assert!(word_spans::<&str>(&[], 3).is_empty());
+    }
+
+    #[test]
+    fn the_word_pattern_adds_a_words_token_weights() {
+        use attnlab_model::testing::{random_model, tiny_config};
+        use attnlab_model::{forward, AttentionOptions, LnPlacement};
+        let model = random_model(&tiny_config(LnPlacement::Post), 3, 2.0);
+        let tr = forward(&model, &[1, 4, 2, 8, 3], &AttentionOptions::default()).unwrap();
+        let words = vec![0..1, 1..3, 3..4, 4..5];
+        let t = tr.dims.t;
+        let mut seen_top = 0;
+        for target in 0..words.len() {
+            let p = word_pattern(&tr, 4, &words, target).unwrap();
+            for w in p.top.iter().chain([&p.best]) {
+                let row = &tr.head(w.layer, w.head).weights[4 * t..5 * t];
+                assert_eq!(w.parts, row[words[target].clone()].to_vec());
+                assert!((w.weight - w.parts.iter().sum::<f32>()).abs() < 1e-6);
+            }
+            for w in &p.top {
+                // the target is this head's largest word
+                let row = &tr.head(w.layer, w.head).weights[4 * t..5 * t];
+                for r in &words {
+                    assert!(row[r.clone()].iter().sum::<f32>() <= w.weight + 1e-6);
+                }
+            }
+            assert!(p.top.windows(2).all(|x| x[0].weight >= x[1].weight));
+            // the best head gives the target the most of any head
+            for l in 0..tr.dims.n_layer {
+                for h in 0..tr.dims.n_head {
+                    let row = &tr.head(l, h).weights[4 * t..5 * t];
+                    assert!(row[words[target].clone()].iter().sum::<f32>() <= p.best.weight + 1e-6);
+                }
+            }
+            seen_top += p.top.len();
+        }
+        // every head has exactly one largest word
+        assert_eq!(seen_top, tr.dims.n_layer * tr.dims.n_head);
+        // a word that does not end by the query is not a key of it
+        assert!(word_pattern(&tr, 2, &words, 3).is_none());
+        assert!(word_pattern(&tr, 4, &words, 9).is_none());
     }
 }

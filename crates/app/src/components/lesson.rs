@@ -350,50 +350,64 @@ pub fn Lesson(props: &Props) -> Html {
                 } else {
                     format!("{name} ({})", Key::PickedHead.text(lang))
                 };
-                // the lesson's own pattern: does any head look from 마셨다 to 커피를 most?
-                // (the query ends the word 마셨다; the key is the first token of 커피를, however
-                // the tokenizer splits the words)
+                // the lesson's own pattern: does any head look from 마셨다 to the word 커피를 most?
+                // Counted word by word, since the tokenizer may split a word (␣커피 + 를): a
+                // word's weight is the sum of its tokens' weights (lesson::word_pattern).
                 let upto: String = (0..=q).map(|j| s.labels.get(j)).collect();
-                let coffee = (0..q).find(|&j| s.labels.get(j).contains("커피"));
-                let pattern = upto.ends_with("마셨다").then_some(()).and(coffee).map(|c| {
-                    let on_coffee: Vec<&lesson::TopKey> =
-                        tops.iter().filter(|k| k.key == c).collect();
-                    let text = match on_coffee.first() {
-                        Some(k) => Key::PatternFound
-                            .text(lang)
-                            .replace("{n}", &on_coffee.len().to_string())
-                            .replace(
-                                "{head}",
-                                &format!(
-                                    "{} {} · {} {}",
-                                    Key::Layer.text(lang),
-                                    k.layer,
-                                    Key::Head.text(lang),
-                                    k.head
-                                ),
-                            )
-                            .replace("{w}", &format!("{:.2}", k.weight)),
-                        None => {
-                            let (bl, bh, bw) = (0..tr.dims.n_layer)
-                                .flat_map(|l| (0..tr.dims.n_head).map(move |h| (l, h)))
-                                .map(|(l, h)| (l, h, tr.head(l, h).weights[q * tr.dims.t + c]))
-                                .max_by(|a, b| a.2.total_cmp(&b.2))
-                                .unwrap_or((0, 0, 0.0));
-                            Key::PatternMissing
-                                .text(lang)
-                                .replace(
-                                    "{head}",
-                                    &format!(
-                                        "{} {bl} · {} {bh}",
-                                        Key::Layer.text(lang),
-                                        Key::Head.text(lang)
-                                    ),
-                                )
-                                .replace("{w}", &format!("{bw:.2}"))
-                        }
-                    };
-                    html! { <p class="help" id="lesson-pattern">{ text }</p> }
+                let words = lesson::word_spans(&s.labels.0, q + 1);
+                let coffee = words.iter().position(|w| {
+                    w.end <= q && w.clone().any(|j| s.labels.get(j).contains("커피"))
                 });
+                let pattern = upto
+                    .ends_with("마셨다")
+                    .then_some(())
+                    .and(coffee)
+                    .and_then(|c| Some((c, lesson::word_pattern(tr, q, &words, c)?)))
+                    .map(|(c, p)| {
+                        let head_name = |w: &lesson::WordWeight| {
+                            format!(
+                                "{} {} · {} {}",
+                                Key::Layer.text(lang),
+                                w.layer,
+                                Key::Head.text(lang),
+                                w.head
+                            )
+                        };
+                        // "␣커피 0.05 + 를 0.80 = 0.85", or "0.85" for a word of one token
+                        let sum_text = |w: &lesson::WordWeight| {
+                            if w.parts.len() < 2 {
+                                format!("{:.2}", w.weight)
+                            } else {
+                                let parts: Vec<String> = words[c]
+                                    .clone()
+                                    .zip(&w.parts)
+                                    .map(|(j, x)| format!("{} {x:.2}", s.labels.get(j)))
+                                    .collect();
+                                format!("{} = {:.2}", parts.join(" + "), w.weight)
+                            }
+                        };
+                        let text = match p.top.first() {
+                            Some(k) => Key::PatternFound
+                                .text(lang)
+                                .replace("{n}", &p.top.len().to_string())
+                                .replace("{head}", &head_name(k))
+                                .replace("{w}", &sum_text(k)),
+                            None => Key::PatternMissing
+                                .text(lang)
+                                .replace("{head}", &head_name(&p.best))
+                                .replace("{w}", &sum_text(&p.best)),
+                        };
+                        // one click shows that head's mix (unless it is already shown)
+                        let w = p.top.first().unwrap_or(&p.best);
+                        let show = ((w.layer, w.head) != (l, h)).then(|| {
+                            let picked = picked.clone();
+                            let at = (w.layer, w.head);
+                            let onclick = Callback::from(move |_: MouseEvent| picked.set(Some(at)));
+                            html! { <button type="button" class="link" id="lesson-pattern-show" {onclick}>
+                                { format!("{} →", Key::ShowThisHead.text(lang)) }</button> }
+                        });
+                        html! { <p class="help" id="lesson-pattern">{ text }{ " " }{ for show }</p> }
+                    });
                 let onchange = {
                     let picked = picked.clone();
                     let nh = tr.dims.n_head;
