@@ -203,11 +203,10 @@ pub fn top_keys(trace: &Trace, q: usize) -> Vec<TopKey> {
 /// every token whose label begins with the tokenizer's space mark `␣` (so 커피를, split by the
 /// tokenizer into `␣커피` + `를`, is one word of two tokens).
 pub fn word_spans<S: AsRef<str>>(labels: &[S], n: usize) -> Vec<Range<usize>> {
-    let n = n.min(labels.len());
     let mut out: Vec<Range<usize>> = Vec::new();
-    for j in 0..n {
+    for (j, label) in labels.iter().enumerate().take(n) {
         match out.last_mut() {
-            Some(w) if !labels[j].as_ref().starts_with('␣') => w.end = j + 1,
+            Some(w) if !label.as_ref().starts_with('␣') => w.end = j + 1,
             _ => out.push(j..j + 1),
         }
     }
