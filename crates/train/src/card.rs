@@ -94,6 +94,56 @@ pub fn render(
     } else {
         String::new()
     };
+    // the train command(s): one per learning-rate schedule the run went through (a run resumed
+    // with a longer `--steps` restarts its cosine there)
+    let schedules: Vec<(usize, usize)> = training["schedules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| Some((s[0].as_u64()? as usize, s[1].as_u64()? as usize)))
+        .collect();
+    let train_cmd = |steps: &Value| {
+        format!(
+            "cargo run -p attnlab-train --release -- train --steps {steps} --batch {} --lr {} --warmup {} --eval-every {}{train_flags}",
+            h["batch"], h["lr"], h["warmup"], h["eval_every"]
+        )
+    };
+    let (train_cmds, resumed) = if schedules.len() < 2 && schedules.first().is_none_or(|s| s.0 == 0)
+    {
+        (train_cmd(&h["steps"]), String::new())
+    } else {
+        let mut cmds = Vec::new();
+        if schedules[0].0 > 0 {
+            cmds.push(format!(
+                "# steps 0–{}: from a checkpoint whose schedule was not recorded",
+                schedules[0].0
+            ));
+        }
+        let mut said = Vec::new();
+        for (i, &(from, steps)) in schedules.iter().enumerate() {
+            let mut c = train_cmd(&Value::from(steps));
+            if from > 0 {
+                c.push_str(&format!("   # resumes at step {from}"));
+                let (peak, floor, warmup) = (
+                    num(h, "lr"),
+                    num(h, "lr_floor"),
+                    h["warmup"].as_u64().unwrap_or(0) as usize,
+                );
+                let before = i
+                    .checked_sub(1)
+                    .map(|j| crate::adamw::lr_at(from - 1, warmup, schedules[j].1, peak, floor));
+                let after = crate::adamw::lr_at(from, warmup, steps, peak, floor);
+                said.push(match before {
+                    Some(b) => format!(
+                        "at step {from} the run was resumed with `--steps {steps}`, so its cosine restarted: the learning rate rose from {b:.1e} to {after:.1e} and decayed again to the floor at step {steps}"
+                    ),
+                    None => format!("from step {from}, `--steps {steps}`: learning rate {after:.1e} there, decaying to the floor at step {steps}"),
+                });
+            }
+            cmds.push(c);
+        }
+        (cmds.join("\n"), format!(" Schedule: {}.", said.join("; ")))
+    };
     let wall = format!(
         "{}h {:02}m {:02}s",
         secs as u64 / 3600,
@@ -148,7 +198,7 @@ strings, laws, scripture and plays — none of it conversational. Full manifest:
 ```sh
 python3 corpus/build_corpus.py{corpus_flags}
 cargo run -p attnlab-train --release -- tokenizer
-cargo run -p attnlab-train --release -- train --steps {steps} --batch {batch} --lr {lr} --warmup {warmup} --eval-every {eval_every}{train_flags}
+{train_cmds}
 cargo run -p attnlab-train --release -- card --baseline DIR   # DIR: the previous bundled model
 ```
 
@@ -157,7 +207,7 @@ candle on the CPU; AdamW (β = 0.9, 0.95, weight decay {wd} on matrices), linear
 global norm {clip}, batches of {batch} × {ctx} tokens drawn from a seeded ChaCha stream
 (seed {seed}), validation every {eval_every} steps, checkpoints every {ckpt} steps (a run
 resumes exactly: `crates/train/tests/training.rs` checks it). Wall time for the optimisation
-steps: {wall} ({tokps:.0} tokens/s, {seen} tokens seen).
+steps: {wall} ({tokps:.0} tokens/s, {seen} tokens seen).{resumed}
 
 | | loss (nats/token) | perplexity |
 |---|---|---|
@@ -205,7 +255,8 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
         positions = positions,
         scale = scale,
         corpus_flags = corpus_flags,
-        train_flags = train_flags,
+        train_cmds = train_cmds,
+        resumed = resumed,
         previous_curve = if m.previous_curve {
             " Its loss curve (the previous bundled model's):\n\n  ![the previous bundled model's loss curve](loss-curve-previous.png)\n"
         } else {
@@ -233,7 +284,6 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
         best_valid = m.best_valid.1,
         best_step = m.best_valid.0,
         comparison = m.comparison,
-        steps = h["steps"],
         batch = h["batch"],
         lr = h["lr"],
         warmup = h["warmup"],
@@ -257,11 +307,16 @@ mod tests {
     use serde_json::json;
 
     fn card(hyper: Value, settings: Value, scale: bool) -> String {
+        card_with(hyper, settings, scale, json!(null))
+    }
+
+    fn card_with(hyper: Value, settings: Value, scale: bool, schedules: Value) -> String {
         let mut config = Config::bundled(6000);
         config.scale_embedding = scale;
         let training = json!({"hyper": hyper, "final_train_loss": 3.0, "final_valid_loss": 3.1,
             "unigram_valid_loss": 6.9, "train_seconds": 3600.0, "tokens_per_second": 1400.0,
-            "tokens_seen": 8192000, "train_tokens": 3052472, "valid_tokens": 157631});
+            "tokens_seen": 8192000, "train_tokens": 3052472, "valid_tokens": 157631,
+            "schedules": schedules});
         let tok = json!({"tokens_per_hangul_syllable": 0.68, "tokens_per_english_word": 1.7});
         let manifest = json!({"settings": settings, "sources": [], "train": {"chars": 7285318},
             "valid": {"chars": 372307}, "everyday_sentences": {"korean": 1, "english": 1}});
@@ -324,6 +379,41 @@ mod tests {
         );
         assert!(
             c.contains("--eval-every 250 --no-embedding-decay --emb-std 0.1 --pos-std 0.3\n"),
+            "{c}"
+        );
+    }
+
+    #[test]
+    fn a_run_resumed_with_a_longer_schedule_gives_both_commands() {
+        let hyper = json!({"steps": 6000, "batch": 16, "lr": 8e-4, "lr_floor": 0.1, "warmup": 200,
+            "eval_every": 250, "decay_embeddings": false, "pos_sinusoid": true, "emb_std": 0.02});
+        let settings = json!({"recall_weight": 8});
+        let c = card_with(
+            hyper.clone(),
+            settings.clone(),
+            true,
+            json!([[0, 4000], [4000, 6000]]),
+        );
+        assert!(c.contains("train --steps 4000 --batch 16 --lr 0.0008 --warmup 200 --eval-every 250 --no-embedding-decay --pos-sinusoid\n"), "{c}");
+        assert!(c.contains("train --steps 6000 --batch 16 --lr 0.0008 --warmup 200 --eval-every 250 --no-embedding-decay --pos-sinusoid   # resumes at step 4000\n"), "{c}");
+        // the learning rate at the restart, from the schedule itself: 8.0e-5 (the floor) → 2.7e-4
+        assert!(
+            c.contains("rose from 8.0e-5 to 2.7e-4 and decayed again to the floor at step 6000"),
+            "{c}"
+        );
+        // one schedule (recorded or not): one command, no schedule sentence
+        for one in [json!([[0, 6000]]), json!(null)] {
+            let c = card_with(hyper.clone(), settings.clone(), true, one);
+            assert!(c.contains("train --steps 6000 --batch 16"), "{c}");
+            assert!(
+                !c.contains("resumes at step") && !c.contains("Schedule:"),
+                "{c}"
+            );
+        }
+        // a resume from a checkpoint that did not record its schedule says so
+        let c = card_with(hyper, settings, true, json!([[4000, 6000]]));
+        assert!(
+            c.contains("# steps 0–4000: from a checkpoint whose schedule was not recorded\n"),
             "{c}"
         );
     }

@@ -202,6 +202,8 @@ fn run(cli: Cli) -> Result<(), String> {
             if !fresh && trainer.load_checkpoint(&ckpt).map_err(|e| e.to_string())? {
                 eprintln!("resumed from {} at step {}", ckpt.display(), trainer.step());
             }
+            let at = trainer.step();
+            trainer.log.schedule(at, steps);
             let until = stop_after.map_or(steps, |n| trainer.step() + n);
             let tty = std::io::stderr().is_terminal();
             let first = trainer.step();
@@ -256,6 +258,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 "final_train_loss": log.train.last().map(|x| x.1), "final_valid_loss": log.valid.last().map(|x| x.1),
                 "unigram_valid_loss": unigram,
                 "threads": std::env::var("RAYON_NUM_THREADS").ok(),
+                "schedules": log.schedules,
             });
             std::fs::write(
                 dir.join("training.json"),

@@ -58,6 +58,22 @@ pub struct Log {
     pub valid: Vec<(usize, f32)>,
     pub tokens_seen: usize,
     pub seconds: f64,
+    /// The learning-rate schedules the run went through: (first step, `--steps` of the cosine).
+    /// One entry for a run made in one go; a run resumed with a longer `--steps` gets another,
+    /// where its cosine restarts from a higher learning rate. Empty in checkpoints written
+    /// before this was recorded.
+    #[serde(default)]
+    pub schedules: Vec<(usize, usize)>,
+}
+
+impl Log {
+    /// Records that training goes on from `step` under a cosine of `steps` steps (nothing when
+    /// that is the schedule already in force).
+    pub fn schedule(&mut self, step: usize, steps: usize) {
+        if self.schedules.last().map(|s| s.1) != Some(steps) {
+            self.schedules.push((step, steps));
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -216,4 +232,24 @@ pub fn gpt_from_file(config: &Config, path: &Path) -> Result<Gpt> {
         candle_nn::VarBuilder::from_mmaped_safetensors(&[path], DType::F32, &Device::Cpu)?
     };
     Gpt::new(config, vb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Log;
+
+    #[test]
+    fn a_schedule_is_recorded_once_and_a_longer_one_again() {
+        let mut log = Log::default();
+        log.schedule(0, 4000);
+        log.schedule(1000, 4000); // resumed with the same --steps
+        log.schedule(4000, 6000); // resumed with a longer one
+        log.schedule(5000, 6000);
+        assert_eq!(log.schedules, vec![(0, 4000), (4000, 6000)]);
+        // a checkpoint written before schedules were recorded still loads
+        let old: Log =
+            serde_json::from_str(r#"{"train":[],"valid":[],"tokens_seen":0,"seconds":0.0}"#)
+                .unwrap();
+        assert!(old.schedules.is_empty());
+    }
 }
