@@ -84,9 +84,11 @@ enum Cmd {
     },
     /// Analyse the trained model's heads and write the model card.
     Card {
-        /// The previous bundled model's folder, measured beside this one on the fixed set
+        /// Earlier models measured beside this one on the fixed set, each `NAME=DIR` or `DIR`
+        /// (named "the previous bundled model"); repeatable. The first one's loss curve is
+        /// copied beside this model's (`loss-curve-previous.png`).
         #[arg(long)]
-        baseline: Option<PathBuf>,
+        baseline: Vec<String>,
     },
     /// A model's loss on a text file (one paragraph per line), by attnlab's own forward pass.
     Eval {
@@ -325,9 +327,16 @@ fn run(cli: Cli) -> Result<(), String> {
                 Ok(())
             };
             measure("this model", &b)?;
-            if let Some(base) = &baseline {
+            let baseline: Vec<(String, PathBuf)> = baseline
+                .iter()
+                .map(|s| match s.split_once('=') {
+                    Some((name, dir)) => (name.to_string(), PathBuf::from(dir)),
+                    None => ("the previous bundled model".to_string(), PathBuf::from(s)),
+                })
+                .collect();
+            for (name, base) in &baseline {
                 let old = Bundle::load_dir(base).map_err(|e| format!("{}: {e}", base.display()))?;
-                measure("the previous bundled model", &old)?;
+                measure(name, &old)?;
             }
             let log = read(&dir.join("training-log.csv"))?;
             let best_valid = log
@@ -347,10 +356,10 @@ fn run(cli: Cli) -> Result<(), String> {
                 .encode(analysis::LESSON)
                 .map_err(|e| e.to_string())?
                 .len();
-            // the previous model's curve beside this one's, for the card's history
-            let previous_curve = match &baseline {
+            // the first earlier model's curve beside this one's, for the card's history
+            let previous_curve = match baseline.first() {
                 // (never a folder onto itself: copying a file onto itself empties it)
-                Some(base)
+                Some((name, base))
                     if base.join("loss-curve.png").is_file()
                         && base.canonicalize().ok() != dir.canonicalize().ok() =>
                 {
@@ -359,9 +368,9 @@ fn run(cli: Cli) -> Result<(), String> {
                         dir.join("loss-curve-previous.png"),
                     )
                     .map_err(|e| format!("loss-curve-previous.png: {e}"))?;
-                    true
+                    Some(name.as_str())
                 }
-                _ => false,
+                _ => None,
             };
             let card = card::render(
                 &b.model.config,
