@@ -245,7 +245,8 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
   any run.
 - Run 5 (bundled in session 15): this architecture and recipe for 4,000 steps (8.2 M tokens):
   3.865 nats/token on the fixed set, best previous-token score 0.384, induction 0.029.
-- Every run from run 5 on, with its schedule: the training commands above.{previous_curve}
+- This model: the training commands above (one per learning-rate schedule when a run was
+  resumed with a longer one).{previous_curve}
 
 ## Predictions (`attnlab predict`, top 5)
 
@@ -262,7 +263,7 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
         resumed = resumed,
         previous_curve = match m.previous_curve {
             Some(name) => format!(
-                "\n\nThe loss curve of {name}:\n\n![the loss curve of {name}](loss-curve-previous.png)\n"
+                "\n\nThe loss curve of {name}:\n\n![the loss curve of {name}](loss-curve-previous.png)"
             ),
             None => String::new(),
         },
