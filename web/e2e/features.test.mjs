@@ -268,7 +268,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
     const qi = pieces.length - 1;
     const words = [];
     pieces.forEach((p, j) => (j === 0 || p.startsWith('␣') ? words.push([j]) : words.at(-1).push(j)));
-    const coffee = words.findIndex((w) => w.some((j) => pieces[j].includes('커피')));
+    const coffee = words.findIndex((w) => w.map((j) => pieces[j]).join('').replace(/^␣/, '') === '커피를');
     assert.ok(coffee >= 0 && words[coffee].at(-1) < qi, `커피 in ${pieces}`);
     const onWord = (hd, w) => w.reduce((a, j) => a + hd.weights[qi][j], 0);
     const lookAtCoffee = all.heads.filter((hd) => {
@@ -276,12 +276,18 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
       return sums.indexOf(Math.max(...sums)) === coffee;
     });
     const strongest = (hds) => hds.reduce((a, b) => (onWord(b, words[coffee]) > onWord(a, words[coffee]) ? b : a));
+    // the word's weight as the page writes it: each token's weight, then their sum
+    const breakdown = (hd) => {
+      const w = words[coffee];
+      const sum = onWord(hd, w).toFixed(2);
+      return w.length < 2 ? sum : `${w.map((j) => `${pieces[j]} ${hd.weights[qi][j].toFixed(2)}`).join(' + ')} = ${sum}`;
+    };
     const pattern = await page.locator('#lesson-pattern').textContent();
     if (lookAtCoffee.length > 0) {
       const top = strongest(lookAtCoffee);
       assert.ok(pattern.includes(`헤드가 ${lookAtCoffee.length}개`), pattern);
       assert.ok(pattern.includes(`층 ${top.layer} · 헤드 ${top.head}, `), pattern);
-      assert.ok(pattern.includes(onWord(top, words[coffee]).toFixed(2)), pattern);
+      assert.ok(pattern.includes(breakdown(top)), `${breakdown(top)} in ${pattern}`);
       // one click shows that head
       if (top !== best.hd) {
         await page.locator('#lesson-pattern-show').click();
@@ -292,7 +298,7 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
       const top = strongest(all.heads);
       assert.match(pattern, /어떤 헤드도/);
       assert.ok(pattern.includes(`층 ${top.layer} · 헤드 ${top.head}의 `), pattern);
-      assert.ok(pattern.includes(onWord(top, words[coffee]).toFixed(2)), pattern);
+      assert.ok(pattern.includes(breakdown(top)), `${breakdown(top)} in ${pattern}`);
     }
     // the picker shows any other head
     const other = all.heads.find((hd) => hd !== best.hd);

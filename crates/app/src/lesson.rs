@@ -199,18 +199,31 @@ pub fn top_keys(trace: &Trace, q: usize) -> Vec<TopKey> {
     out
 }
 
-/// The words of the first `n` tokens, as token ranges: a word starts at the first token and at
+/// The words of the first `n` tokens, as token ranges: a word starts at the first token, at
 /// every token whose label begins with the tokenizer's space mark `␣` (so 커피를, split by the
-/// tokenizer into `␣커피` + `를`, is one word of two tokens).
+/// tokenizer into `␣커피` + `를`, is one word of two tokens) and after a line break (`⏎`).
 pub fn word_spans<S: AsRef<str>>(labels: &[S], n: usize) -> Vec<Range<usize>> {
     let mut out: Vec<Range<usize>> = Vec::new();
+    let mut after_break = false;
     for (j, label) in labels.iter().enumerate().take(n) {
+        let label = label.as_ref();
         match out.last_mut() {
-            Some(w) if !label.as_ref().starts_with('␣') => w.end = j + 1,
+            Some(w) if !label.starts_with('␣') && !after_break => w.end = j + 1,
             _ => out.push(j..j + 1),
         }
+        after_break = label.ends_with('⏎');
     }
     out
+}
+
+/// The text of a word: its tokens' labels joined, without the space mark.
+pub fn word_text<S: AsRef<str>>(labels: &[S], word: &Range<usize>) -> String {
+    labels[word.clone()]
+        .iter()
+        .map(|l| l.as_ref())
+        .collect::<String>()
+        .trim_start_matches('␣')
+        .to_string()
 }
 
 /// One head's attention from a query to a word: the weights on the word's tokens, and their sum.
@@ -224,15 +237,17 @@ pub struct WordWeight {
     pub weight: f32,
 }
 
-/// The lesson's pattern counted word by word: from query `q`, each head's weights summed over the
-/// tokens of each word (`words`, from [`word_spans`]). `top`: the heads whose largest word is
-/// `target`, strongest first; `best`: the head that gives `target` the largest weight, whichever
-/// word it looks at most. Ties go to the earlier head.
+/// The lesson's pattern counted word by word (see [`word_pattern`]).
 pub struct WordPattern {
+    /// The heads whose largest word is the target, strongest first.
     pub top: Vec<WordWeight>,
+    /// The head that gives the target the largest weight, whichever word it looks at most.
     pub best: WordWeight,
 }
 
+/// From query `q`, each head's weights summed over the tokens of each word (`words`, from
+/// [`word_spans`]), and which heads look most at word `target`. Ties go to the earlier word and
+/// the earlier head. None when `target` is not a word that ends before the query.
 pub fn word_pattern(
     trace: &Trace,
     q: usize,
@@ -399,6 +414,13 @@ mod tests {
         assert_eq!(word_spans(&labels, 4), vec![0..1, 1..2, 2..3, 3..4]);
         assert_eq!(word_spans(&["를", "를"], 2), vec![0..2]);
         assert!(word_spans::<&str>(&[], 3).is_empty());
+        // a line break ends a word even when the next token has no space mark
+        assert_eq!(
+            word_spans(&["나는", "⏎", "커피", "를"], 4),
+            vec![0..2, 2..4]
+        );
+        assert_eq!(word_text(&labels, &(3..5)), "커피를");
+        assert_eq!(word_text(&labels, &(0..1)), "나는");
     }
 
     #[test]

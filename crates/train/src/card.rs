@@ -135,7 +135,7 @@ pub fn render(
                 let after = crate::adamw::lr_at(from, warmup, steps, peak, floor);
                 said.push(match before {
                     Some(b) => format!(
-                        "at step {from} the run was resumed with `--steps {steps}`, so its cosine restarted: the learning rate rose from {b:.1e} to {after:.1e} and decayed again to the floor at step {steps}"
+                        "at step {from} the run was resumed with `--steps {steps}`, so its cosine changed: the learning rate went from {b:.1e} to {after:.1e} and decayed to the floor at step {steps} (the other settings as in the last command)"
                     ),
                     None => format!("from step {from}, `--steps {steps}`: learning rate {after:.1e} there, decaying to the floor at step {steps}"),
                 });
@@ -243,7 +243,7 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
 - Probes (2-layer models, up to 8 M tokens): the sinusoid start makes layer 0 positional at once;
   the best previous-token score rose to ≈ 0.43 and then levelled off; induction did not form in
   any run.
-- Run 5 (bundled in session 15): this architecture and recipe for 4,000 steps (8.2 M tokens):
+- Run 5 (bundled before run 6): this architecture and recipe for 4,000 steps (8.2 M tokens):
   3.865 nats/token on the fixed set, best previous-token score 0.384, induction 0.029.
 - This model: the training commands above (one per learning-rate schedule when a run was
   resumed with a longer one).{previous_curve}
@@ -403,7 +403,7 @@ mod tests {
         assert!(c.contains("train --steps 6000 --batch 16 --lr 0.0008 --warmup 200 --eval-every 250 --no-embedding-decay --pos-sinusoid   # resumes at step 4000\n"), "{c}");
         // the learning rate at the restart, from the schedule itself: 8.0e-5 (the floor) → 2.7e-4
         assert!(
-            c.contains("rose from 8.0e-5 to 2.7e-4 and decayed again to the floor at step 6000"),
+            c.contains("went from 8.0e-5 to 2.7e-4 and decayed to the floor at step 6000"),
             "{c}"
         );
         // one schedule (recorded or not): one command, no schedule sentence

@@ -85,7 +85,7 @@ enum Cmd {
     /// Analyse the trained model's heads and write the model card.
     Card {
         /// Earlier models measured beside this one on the fixed set, each `NAME=DIR` or `DIR`
-        /// (named "the previous bundled model"); repeatable. The first one's loss curve is
+        /// (then named by its path); repeatable. The first one's loss curve is
         /// copied beside this model's (`loss-curve-previous.png`).
         #[arg(long)]
         baseline: Vec<String>,
@@ -101,7 +101,7 @@ enum Cmd {
     },
 }
 
-/// The previous bundled model's validation lines, frozen for comparisons.
+/// Run 1's validation lines, frozen for comparisons.
 const FIXED_SET: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../corpus/fixed-valid-v1.txt"
@@ -330,8 +330,11 @@ fn run(cli: Cli) -> Result<(), String> {
             let baseline: Vec<(String, PathBuf)> = baseline
                 .iter()
                 .map(|s| match s.split_once('=') {
-                    Some((name, dir)) => (name.to_string(), PathBuf::from(dir)),
-                    None => ("the previous bundled model".to_string(), PathBuf::from(s)),
+                    // (a folder whose own name holds '=' is a folder, not NAME=DIR)
+                    Some((name, dir)) if !Path::new(s).is_dir() => {
+                        (name.to_string(), PathBuf::from(dir))
+                    }
+                    _ => (format!("`{s}`"), PathBuf::from(s)),
                 })
                 .collect();
             for (name, base) in &baseline {

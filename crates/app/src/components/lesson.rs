@@ -355,9 +355,9 @@ pub fn Lesson(props: &Props) -> Html {
                 // word's weight is the sum of its tokens' weights (lesson::word_pattern).
                 let upto: String = (0..=q).map(|j| s.labels.get(j)).collect();
                 let words = lesson::word_spans(&s.labels.0, q + 1);
-                let coffee = words.iter().position(|w| {
-                    w.end <= q && w.clone().any(|j| s.labels.get(j).contains("커피"))
-                });
+                let coffee = words
+                    .iter()
+                    .position(|w| w.end <= q && lesson::word_text(&s.labels.0, w) == "커피를");
                 let pattern = upto
                     .ends_with("마셨다")
                     .then_some(())
