@@ -260,11 +260,11 @@ describe('lesson mode, interventions and exports (CPU path)', () => {
       .map((hd) => ({ hd, w: Math.max(...hd.weights.at(-1)) }))
       .reduce((a, b) => (b.w > a.w ? b : a));
     assert.ok(mix.includes(best.w.toFixed(2)), `the largest weight ${best.w.toFixed(2)} in «${mix}»`);
-    const lastPiece = (await page.$$eval('#token-strip .tok .piece', (els) => els.map((e) => e.textContent))).at(-1).replace(/^␣/, '');
+    const pieces = await page.$$eval('#token-strip .tok .piece', (els) => els.map((e) => e.textContent));
+    const lastPiece = pieces.at(-1).replace(/^␣/, '');
     assert.ok((await page.locator('#lesson-head-name').textContent()).startsWith(`층 ${best.hd.layer} · 헤드 ${best.hd.head}: '${lastPiece}'에서 가장 뚜렷한 헤드`));
     // the lesson's pattern is reported either way, with real numbers, counted word by word:
     // a word is its tokens up to the next ␣, and its weight is the sum of theirs
-    const pieces = await page.$$eval('#token-strip .tok .piece', (els) => els.map((e) => e.textContent));
     const qi = pieces.length - 1;
     const words = [];
     pieces.forEach((p, j) => (j === 0 || p.startsWith('␣') ? words.push([j]) : words.at(-1).push(j)));

@@ -204,11 +204,10 @@ fn run(cli: Cli) -> Result<(), String> {
             if !fresh && trainer.load_checkpoint(&ckpt).map_err(|e| e.to_string())? {
                 eprintln!("resumed from {} at step {}", ckpt.display(), trainer.step());
             }
-            let at = trainer.step();
-            trainer.log.schedule(at, steps);
-            let until = stop_after.map_or(steps, |n| trainer.step() + n);
-            let tty = std::io::stderr().is_terminal();
             let first = trainer.step();
+            trainer.log.schedule(first, steps);
+            let until = stop_after.map_or(steps, |n| first + n);
+            let tty = std::io::stderr().is_terminal();
             let wall = Instant::now();
             trainer
                 .train(&train, &valid, until, Some(&ckpt), |t, loss, lr, norm| {
