@@ -33,6 +33,11 @@ Then it
     frame (ECHO_FRAMES), so that copying pays; chosen by content hash, after the budgets
     above (the shares in the manifest are measured on the final train.txt, echo lines counted
     whole as natural text); held-out lines stay plain;
+  - with --drill-share D (default 0: none), adds word drills totalling D × the training
+    characters (Korean and English in the --korean-share ratio): 5–14 words drawn uniformly
+    from the words that occur at least DRILL_MIN_COUNT times in the natural training lines,
+    said twice in an echo frame. Nothing but copying predicts a drill's second saying, so
+    every word there pays an induction head; drills count as generated text;
   - holds out 5 % of lines by content hash for validation (valid.txt), the same rule as v1,
     so v1's validation lines that still occur stay held out; lines of the frozen v1
     validation set (corpus/fixed-valid-v1.txt) never enter train.txt (compared with all
@@ -43,7 +48,8 @@ Writes to OUT:
     fixed-valid-v1.txt       a copy of corpus/fixed-valid-v1.txt (the set that never moves)
     manifest.json            every source with its licence, raw/kept/used characters and
                              lines, the totals and shares, the lesson-filter count, the
-                             echo lines (only when --echo-share > 0)
+                             echo lines (only when --echo-share > 0), the word drills
+                             (only when --drill-share > 0)
 
 Deterministic: the same packages give the same files (content hashes and a fixed seed).
 """
@@ -53,6 +59,7 @@ import hashlib
 import html
 import json
 import os
+import random
 import re
 import shutil
 import struct
@@ -403,6 +410,37 @@ def echo_line(line, lang, share):
     return frames[h % len(frames)].format(x=line)
 
 
+# word drills: a list of words drawn uniformly at random from the natural training text, said
+# twice in an echo frame; the seed is fixed, so the same text gives the same drills
+DRILL_SEED = 20261203
+DRILL_MIN_COUNT = 5
+DRILL_WORDS = {"ko": re.compile(r"^[\uac00-\ud7a3]{2,5}$"), "en": re.compile(r"^[a-z]{3,10}$")}
+
+
+def drill_vocabulary(lines, lang):
+    """The distinct words of `lines` (Hangul words of 2–5 syllables, or lower-case English
+    words of 3–10 letters) that occur at least DRILL_MIN_COUNT times, sorted."""
+    counts = {}
+    for l in lines:
+        for w in l.split():
+            w = w.strip(".,;:!?\"'()[]«»“”‘’") if lang == "ko" else w.strip(".,;:!?\"'()[]“”‘’").lower()
+            if DRILL_WORDS[lang].match(w):
+                counts[w] = counts.get(w, 0) + 1
+    return sorted(w for w, c in counts.items() if c >= DRILL_MIN_COUNT)
+
+
+def drill_lines(words, lang, budget, rng):
+    """Word drills in `lang` of about `budget` characters in all."""
+    out, total = [], 0
+    frames = ECHO_FRAMES[lang]
+    while total < budget:
+        x = " ".join(rng.choice(words) for _ in range(rng.randint(5, 14)))
+        line = rng.choice(frames).format(x=x)
+        out.append(line)
+        total += len(line)
+    return out
+
+
 def spread_keep(line, frac, salt):
     """Deterministic, evenly spread subsample by content hash."""
     return int(hashlib.sha256(salt + line.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < frac
@@ -423,6 +461,9 @@ def main():
     ap.add_argument("--echo-share", type=float, default=0.0,
                     help=f"share of the natural training lines of {ECHO_MIN}-{ECHO_MAX} characters written as echo lines, the "
                          "sentence said twice in a frame (dictation, read-after-me), so that copying pays (default 0)")
+    ap.add_argument("--drill-share", type=float, default=0.0,
+                    help="word drills' share of the training characters: random lists of corpus words said twice, "
+                         "so that copying pays (default 0)")
     ap.add_argument("--everyday-repeat", type=int, default=1,
                     help="kept for compatibility: every generated line appears once; only 1 is accepted")
     ap.add_argument("--min-train-chars", type=int, default=6_000_000,
@@ -433,6 +474,8 @@ def main():
         ap.error("--recall-weight must be at least 1")
     if not 0 <= args.echo_share <= 1.0:
         ap.error("--echo-share must be within [0, 1]")
+    if not 0 <= args.drill_share < 0.5:
+        ap.error("--drill-share must be within [0, 0.5)")
     if args.everyday_repeat != 1:
         ap.error("--everyday-repeat: generated lines are no longer repeated")
     if not 0 <= args.generated_ko <= 1.0:
@@ -547,6 +590,7 @@ def main():
     train, valid = [], []
     excluded_fixed = 0
     echo_of = {}  # echo line → (language, kind) of the natural line it says twice
+    natural_train = {"ko": [], "en": []}  # the natural training lines as written, echo frames aside
     manifest = {"sources": [], "missing_packages": missing}
     for name, lang, kind, licence in SOURCES:
         tr = va = 0
@@ -557,6 +601,8 @@ def main():
             elif fv_key(l) in fixed_keys:
                 excluded_fixed += 1
             else:
+                if kind != "generated":
+                    natural_train[lang].append(l)
                 e = echo_line(l, lang, args.echo_share) if kind != "generated" and args.echo_share > 0 else None
                 if e is not None and e not in echo_of:
                     echo_of[e] = (lang, kind)
@@ -576,6 +622,20 @@ def main():
         if name == SOURCES[9][0]:
             src["packages"] = [{"package": p, "licence": XPI_DEBS[p], **xpi_stats[p]} for p in XPI_DEBS if p in xpi_stats]
         manifest["sources"].append(src)
+
+    drill_of = {}  # drill line → (language, "generated")
+    if args.drill_share > 0:
+        rng = random.Random(DRILL_SEED)
+        base = sum(map(len, train))
+        budget = args.drill_share / (1 - args.drill_share) * base
+        for lang, share in (("ko", args.korean_share), ("en", 1 - args.korean_share)):
+            words = drill_vocabulary(natural_train[lang], lang)
+            for l in drill_lines(words, lang, share * budget, rng):
+                if l not in drill_of:
+                    drill_of[l] = (lang, "generated")
+                    train.append(l)
+            manifest.setdefault("drills", {})[lang] = {"vocabulary": len(words),
+                                                       "lines": sum(1 for v in drill_of.values() if v[0] == lang)}
 
     # interleave deterministically so batches mix sources
     train.sort(key=lambda l: hashlib.sha256(l.encode() + str(len(l)).encode()).hexdigest())
@@ -597,6 +657,7 @@ def main():
         for l in used[name]:
             lang_of[l] = (lang, kind)
     lang_of.update(echo_of)
+    lang_of.update(drill_of)
     count = lambda ls, rx: sum(len(rx.findall(l)) for l in ls)
     chars = sum(map(len, train))
     ko_chars = sum(len(l) for l in train if lang_of[l][0] == "ko")
@@ -629,13 +690,19 @@ def main():
             "lines": len(echo_of), "share": args.echo_share, "lengths": [ECHO_MIN, ECHO_MAX], "frames": ECHO_FRAMES,
             "chars": sum(map(len, echo_of)), "chars_note": "whole echo lines: the frame and both sayings",
             "rule": "natural training lines only, chosen by sha256 of the text; held-out lines stay plain"}
+    if args.drill_share > 0:
+        manifest["drills"].update({
+            "share": args.drill_share, "seed": DRILL_SEED, "min_count": DRILL_MIN_COUNT, "words_per_drill": [5, 14],
+            "chars": sum(map(len, drill_of)), "frames": "ECHO_FRAMES (above)",
+            "rule": "words drawn uniformly from the natural training lines' words; drills count as generated text "
+                    "and stay out of valid.txt"})
     # read by crates/train's model card
     manifest["everyday_sentences"] = {"korean": len(used[GEN_KO]), "english": len(used[GEN_EN]), "repeat": 1}
     manifest["lesson_filter"] = {"sentences": LESSON_SENTENCES, "lines_removed": sum(lesson_removed.values()),
                                  "by_source": {k: v for k, v in lesson_removed.items() if v}}
     manifest["settings"] = {"korean_share": args.korean_share, "generated_ko": args.generated_ko,
                             "generated_en": args.generated_en, "recall_weight": args.recall_weight,
-                            "echo_share": args.echo_share, "everyday_seed": everyday.SEED,
+                            "echo_share": args.echo_share, "drill_share": args.drill_share, "everyday_seed": everyday.SEED,
                             "everyday_repeat": 1}
     manifest["seed_note"] = ("deterministic: content hashes for sampling and the held-out set; "
                              f"everyday.py draws with random.Random({everyday.SEED})")
