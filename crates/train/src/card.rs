@@ -23,6 +23,25 @@ pub struct Measured<'a> {
     pub previous_curve: Option<&'a str>,
 }
 
+/// The corpus script's flags that differ from its defaults, from a manifest's "settings": the
+/// recipe as a run was made.
+pub fn corpus_flags(st: &Value) -> String {
+    let mut flags = String::new();
+    for (key, flag, default) in [
+        ("korean_share", "--korean-share", 0.48),
+        ("generated_ko", "--generated-ko", 0.55),
+        ("generated_en", "--generated-en", 0.2),
+        ("recall_weight", "--recall-weight", 1.0),
+        ("echo_share", "--echo-share", 0.0),
+        ("drill_share", "--drill-share", 0.0),
+    ] {
+        if let Some(v) = st[key].as_f64().filter(|v| (v - default).abs() > 1e-9) {
+            flags.push_str(&format!(" {flag} {v}"));
+        }
+    }
+    flags
+}
+
 pub fn render(
     config: &Config,
     training: &Value,
@@ -49,21 +68,7 @@ pub fn render(
             s["used_chars"]
         ));
     }
-    // the recipe as this run was made: the corpus script's settings and the trainer's flags
-    // where they differ from the defaults
-    let st = &manifest["settings"];
-    let mut corpus_flags = String::new();
-    for (key, flag, default) in [
-        ("korean_share", "--korean-share", 0.48),
-        ("generated_ko", "--generated-ko", 0.55),
-        ("generated_en", "--generated-en", 0.2),
-        ("recall_weight", "--recall-weight", 1.0),
-        ("echo_share", "--echo-share", 0.0),
-    ] {
-        if let Some(v) = st[key].as_f64().filter(|v| (v - default).abs() > 1e-9) {
-            corpus_flags.push_str(&format!(" {flag} {v}"));
-        }
-    }
+    let corpus_flags = corpus_flags(&manifest["settings"]);
     let mut train_flags = String::new();
     if config.n_layer != 4 {
         train_flags.push_str(&format!(" --layers {}", config.n_layer));
@@ -94,41 +99,85 @@ pub fn render(
     } else {
         String::new()
     };
-    // the train command(s): one per learning-rate schedule the run went through (a run resumed
-    // with a longer `--steps` restarts its cosine there)
-    let schedules: Vec<(usize, usize)> = training["schedules"]
-        .as_array()
+    // the train command(s): one per part of the run, where a resume changed the learning-rate
+    // schedule (a longer `--steps` restarts its cosine there) or the corpus
+    let pairs = |key: &str| -> Vec<(usize, Value)> {
+        training[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| Some((s[0].as_u64()? as usize, s[1].clone())))
+            .collect()
+    };
+    let schedules: Vec<(usize, usize)> = pairs("schedules")
         .into_iter()
-        .flatten()
-        .filter_map(|s| Some((s[0].as_u64()? as usize, s[1].as_u64()? as usize)))
+        .filter_map(|(from, v)| Some((from, v.as_u64()? as usize)))
         .collect();
-    let train_cmd = |steps: &Value| {
+    let corpora: Vec<(usize, String)> = pairs("corpora")
+        .into_iter()
+        .filter_map(|(from, v)| Some((from, v.as_str()?.to_string())))
+        .collect();
+    // with several corpora each gets a folder of its own, named in the commands
+    let several = corpora.len() > 1;
+    let corpus_dir = |i: usize| format!("data/corpus-{}", i + 1);
+    let (corpus_cmds, tokenizer_corpus) = if several {
+        let cmds: Vec<String> = corpora
+            .iter()
+            .enumerate()
+            .map(|(i, (_, flags))| {
+                format!(
+                    "python3 corpus/build_corpus.py --out {}{flags}",
+                    corpus_dir(i)
+                )
+            })
+            .collect();
+        (cmds.join("\n"), format!(" --corpus {}", corpus_dir(0)))
+    } else {
+        (
+            format!("python3 corpus/build_corpus.py{corpus_flags}"),
+            String::new(),
+        )
+    };
+    let train_cmd = |steps: &Value, corpus: Option<usize>| {
         format!(
-            "cargo run -p attnlab-train --release -- train --steps {steps} --batch {} --lr {} --warmup {} --eval-every {}{train_flags}",
+            "cargo run -p attnlab-train --release -- train{} --steps {steps} --batch {} --lr {} --warmup {} --eval-every {}{train_flags}",
+            corpus.map_or(String::new(), |i| format!(" --corpus {}", corpus_dir(i))),
             h["batch"], h["lr"], h["warmup"], h["eval_every"]
         )
     };
-    let (train_cmds, resumed) = if schedules.len() < 2 && schedules.first().is_none_or(|s| s.0 == 0)
-    {
-        (train_cmd(&h["steps"]), String::new())
+    let mut starts: Vec<usize> = schedules
+        .iter()
+        .map(|s| s.0)
+        .chain(corpora.iter().map(|c| c.0))
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    let (train_cmds, resumed) = if starts.len() < 2 && starts.first().is_none_or(|&s| s == 0) {
+        (train_cmd(&h["steps"], several.then_some(0)), String::new())
     } else {
         let mut cmds = Vec::new();
-        if schedules[0].0 > 0 {
+        if let Some(&(first, _)) = schedules.first().filter(|s| s.0 > 0) {
             cmds.push(format!(
-                "# steps 0–{}: from a checkpoint whose schedule was not recorded",
-                schedules[0].0
+                "# steps 0–{first}: from a checkpoint whose schedule was not recorded"
             ));
         }
+        let (peak, floor, warmup) = (
+            num(h, "lr"),
+            num(h, "lr_floor"),
+            h["warmup"].as_u64().unwrap_or(0) as usize,
+        );
         let mut said = Vec::new();
-        for (i, &(from, steps)) in schedules.iter().enumerate() {
-            let mut c = train_cmd(&Value::from(steps));
+        for &from in &starts {
+            let sched = schedules.iter().rposition(|s| s.0 <= from);
+            let steps = sched.map_or(h["steps"].clone(), |i| Value::from(schedules[i].1));
+            let corpus = corpora.iter().rposition(|c| c.0 <= from);
+            let mut c = train_cmd(&steps, corpus.filter(|_| several));
             if from > 0 {
                 c.push_str(&format!("   # resumes at step {from}"));
-                let (peak, floor, warmup) = (
-                    num(h, "lr"),
-                    num(h, "lr_floor"),
-                    h["warmup"].as_u64().unwrap_or(0) as usize,
-                );
+            }
+            // a schedule that starts here
+            if let Some(i) = sched.filter(|&i| schedules[i].0 == from && from > 0) {
+                let steps = schedules[i].1;
                 let before = i
                     .checked_sub(1)
                     .map(|j| crate::adamw::lr_at(from - 1, warmup, schedules[j].1, peak, floor));
@@ -139,6 +188,13 @@ pub fn render(
                     ),
                     None => format!("from step {from}, `--steps {steps}`: learning rate {after:.1e} there, decaying to the floor at step {steps}"),
                 });
+            }
+            // a corpus that starts here
+            if let Some(i) = corpus.filter(|&i| i > 0 && corpora[i].0 == from) {
+                said.push(format!(
+                    "at step {from} the run went on with another corpus, `{}` (the corpus described above is that one)",
+                    corpus_dir(i)
+                ));
             }
             cmds.push(c);
         }
@@ -190,14 +246,14 @@ characters ({valid_tokens} tokens). The project's own everyday sentences
 (`corpus/everyday.py`: {ko_sent} Korean, {en_sent} English, each once) are generated from
 templates with many nouns and verbs, time words, pronouns that refer back, questions, and
 phrases that recur later in the same line; the natural text is documentation, interface
-strings, laws, scripture and plays — none of it conversational. Full manifest:
+strings, laws, scripture and plays — none of it conversational.{drills} Full manifest:
 `corpus-manifest.json`.
 
 ## Training
 
 ```sh
-python3 corpus/build_corpus.py{corpus_flags}
-cargo run -p attnlab-train --release -- tokenizer
+{corpus_cmds}
+cargo run -p attnlab-train --release -- tokenizer{tokenizer_corpus}
 {train_cmds}
 cargo run -p attnlab-train --release -- card --baseline [NAME=]DIR ...   # earlier models, measured on the fixed set beside this one
 ```
@@ -258,7 +314,20 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
         minutes = secs / 60.0,
         positions = positions,
         scale = scale,
-        corpus_flags = corpus_flags,
+        drills = match &manifest["drills"] {
+            Value::Object(d) => format!(
+                " Word drills ({} Korean and {} English lines, {} characters, counted as generated \
+                 text) are lists of 5–14 words drawn uniformly from the natural lines' own words and \
+                 said twice in a dictation frame (\"받아쓰기: … / 다시: …\"): only copying predicts \
+                 the second saying.",
+                d.get("ko").map_or(Value::Null, |v| v["lines"].clone()),
+                d.get("en").map_or(Value::Null, |v| v["lines"].clone()),
+                d.get("chars").cloned().unwrap_or(Value::Null)
+            ),
+            _ => String::new(),
+        },
+        corpus_cmds = corpus_cmds,
+        tokenizer_corpus = tokenizer_corpus,
         train_cmds = train_cmds,
         resumed = resumed,
         previous_curve = match m.previous_curve {
@@ -316,15 +385,27 @@ mod tests {
     }
 
     fn card_with(hyper: Value, settings: Value, scale: bool, schedules: Value) -> String {
+        card_full(hyper, settings, scale, schedules, json!(null), json!(null))
+    }
+
+    fn card_full(
+        hyper: Value,
+        settings: Value,
+        scale: bool,
+        schedules: Value,
+        corpora: Value,
+        drills: Value,
+    ) -> String {
         let mut config = Config::bundled(6000);
         config.scale_embedding = scale;
         let training = json!({"hyper": hyper, "final_train_loss": 3.0, "final_valid_loss": 3.1,
             "unigram_valid_loss": 6.9, "train_seconds": 3600.0, "tokens_per_second": 1400.0,
             "tokens_seen": 8192000, "train_tokens": 3052472, "valid_tokens": 157631,
-            "schedules": schedules});
+            "schedules": schedules, "corpora": corpora});
         let tok = json!({"tokens_per_hangul_syllable": 0.68, "tokens_per_english_word": 1.7});
         let manifest = json!({"settings": settings, "sources": [], "train": {"chars": 7285318},
-            "valid": {"chars": 372307}, "everyday_sentences": {"korean": 1, "english": 1}});
+            "valid": {"chars": 372307}, "everyday_sentences": {"korean": 1, "english": 1},
+            "drills": drills});
         let m = Measured {
             heads: "",
             predictions: "",
@@ -421,5 +502,88 @@ mod tests {
             c.contains("# steps 0–4000: from a checkpoint whose schedule was not recorded\n"),
             "{c}"
         );
+    }
+
+    #[test]
+    fn a_run_resumed_on_another_corpus_names_both_corpora() {
+        let hyper = json!({"steps": 8000, "batch": 16, "lr": 8e-4, "lr_floor": 0.1, "warmup": 200,
+            "eval_every": 250, "decay_embeddings": false, "pos_sinusoid": true, "emb_std": 0.02});
+        let settings = json!({"recall_weight": 8, "drill_share": 0.2});
+        let drills = json!({"ko": {"lines": 5}, "en": {"lines": 3}, "chars": 800});
+        let c = card_full(
+            hyper.clone(),
+            settings.clone(),
+            true,
+            json!([[0, 4000], [4000, 6000], [6000, 8000]]),
+            json!([
+                [0, " --recall-weight 8"],
+                [6000, " --recall-weight 8 --drill-share 0.2"]
+            ]),
+            drills,
+        );
+        assert!(c.contains("python3 corpus/build_corpus.py --out data/corpus-1 --recall-weight 8\npython3 corpus/build_corpus.py --out data/corpus-2 --recall-weight 8 --drill-share 0.2\n"), "{c}");
+        assert!(c.contains("-- tokenizer --corpus data/corpus-1\n"), "{c}");
+        assert!(
+            c.contains("-- train --corpus data/corpus-1 --steps 4000 --batch 16"),
+            "{c}"
+        );
+        assert!(
+            c.contains("-- train --corpus data/corpus-1 --steps 6000 --batch 16"),
+            "{c}"
+        );
+        assert!(
+            c.contains("--pos-sinusoid   # resumes at step 4000\n"),
+            "{c}"
+        );
+        assert!(
+            c.contains("-- train --corpus data/corpus-2 --steps 8000 --batch 16"),
+            "{c}"
+        );
+        assert!(
+            c.contains("--pos-sinusoid   # resumes at step 6000\n"),
+            "{c}"
+        );
+        assert!(
+            c.contains("at step 6000 the run went on with another corpus, `data/corpus-2`"),
+            "{c}"
+        );
+        assert!(
+            c.contains("Word drills (5 Korean and 3 English lines, 800 characters"),
+            "{c}"
+        );
+        // a corpus change without a schedule change is a command of its own
+        let c = card_full(
+            hyper.clone(),
+            settings.clone(),
+            true,
+            json!([[0, 8000]]),
+            json!([
+                [0, " --recall-weight 8"],
+                [6000, " --recall-weight 8 --drill-share 0.2"]
+            ]),
+            json!(null),
+        );
+        assert!(
+            c.contains("-- train --corpus data/corpus-1 --steps 8000 --batch 16"),
+            "{c}"
+        );
+        assert!(
+            c.contains("-- train --corpus data/corpus-2 --steps 8000 --batch 16"),
+            "{c}"
+        );
+        assert!(
+            !c.contains("cosine changed") && !c.contains("Word drills"),
+            "{c}"
+        );
+        // one corpus: the plain command, no folder
+        let c = card_full(
+            hyper,
+            settings,
+            true,
+            json!([[0, 8000]]),
+            json!([[0, " --recall-weight 8 --drill-share 0.2"]]),
+            json!(null),
+        );
+        assert!(c.contains("python3 corpus/build_corpus.py --recall-weight 8 --drill-share 0.2\ncargo run -p attnlab-train --release -- tokenizer\ncargo run -p attnlab-train --release -- train --steps 8000"), "{c}");
     }
 }

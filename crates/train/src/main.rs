@@ -206,6 +206,15 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             let first = trainer.step();
             trainer.log.schedule(first, steps);
+            // the corpus as its script's flags, for the card's recipe (a corpus folder made
+            // without the script has no manifest, and nothing is recorded)
+            if let Ok(m) = std::fs::read_to_string(cli.corpus.join("manifest.json")) {
+                let m: serde_json::Value = serde_json::from_str(&m)
+                    .map_err(|e| format!("{}: {e}", cli.corpus.join("manifest.json").display()))?;
+                trainer
+                    .log
+                    .corpus(first, &card::corpus_flags(&m["settings"]));
+            }
             let until = stop_after.map_or(steps, |n| first + n);
             let tty = std::io::stderr().is_terminal();
             let wall = Instant::now();
@@ -260,6 +269,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 "unigram_valid_loss": unigram,
                 "threads": std::env::var("RAYON_NUM_THREADS").ok(),
                 "schedules": log.schedules,
+                "corpora": log.corpora,
             });
             std::fs::write(
                 dir.join("training.json"),

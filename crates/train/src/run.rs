@@ -64,6 +64,11 @@ pub struct Log {
     /// before this was recorded.
     #[serde(default)]
     pub schedules: Vec<(usize, usize)>,
+    /// The corpora the run trained on: (first step, the flags of `corpus/build_corpus.py` that
+    /// made it, as `card::corpus_flags` writes them). One entry unless a resume changed the
+    /// corpus; empty in checkpoints written before this was recorded.
+    #[serde(default)]
+    pub corpora: Vec<(usize, String)>,
 }
 
 impl Log {
@@ -72,6 +77,14 @@ impl Log {
     pub fn schedule(&mut self, step: usize, steps: usize) {
         if self.schedules.last().map(|s| s.1) != Some(steps) {
             self.schedules.push((step, steps));
+        }
+    }
+
+    /// Records that training goes on from `step` on the corpus built with `flags` (nothing
+    /// when that is the corpus already in use).
+    pub fn corpus(&mut self, step: usize, flags: &str) {
+        if self.corpora.last().map(|c| c.1.as_str()) != Some(flags) {
+            self.corpora.push((step, flags.to_string()));
         }
     }
 }
@@ -237,6 +250,21 @@ pub fn gpt_from_file(config: &Config, path: &Path) -> Result<Gpt> {
 #[cfg(test)]
 mod tests {
     use super::Log;
+
+    #[test]
+    fn a_corpus_is_recorded_once_and_another_one_again() {
+        let mut log = Log::default();
+        log.corpus(0, " --recall-weight 8");
+        log.corpus(1000, " --recall-weight 8"); // resumed on the same corpus
+        log.corpus(6000, " --recall-weight 8 --drill-share 0.2"); // on another one
+        assert_eq!(
+            log.corpora,
+            [
+                (0, " --recall-weight 8".to_string()),
+                (6000, " --recall-weight 8 --drill-share 0.2".to_string())
+            ]
+        );
+    }
 
     #[test]
     fn a_schedule_is_recorded_once_and_a_longer_one_again() {
