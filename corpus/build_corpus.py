@@ -34,9 +34,9 @@ Then it
     above (the shares in the manifest are measured on the final train.txt, echo lines counted
     whole as natural text); held-out lines stay plain;
   - with --drill-share D (default 0: none), adds word drills totalling D × the training
-    characters (Korean and English in the --korean-share ratio): 5–14 words drawn uniformly
-    from the words that occur at least DRILL_MIN_COUNT times in the natural training lines,
-    said twice in an echo frame. Nothing but copying predicts a drill's second saying, so
+    characters (Korean and English in the --korean-share ratio): lists of 5–14 words
+    (DRILL_LENGTHS) drawn uniformly from the words that occur at least DRILL_MIN_COUNT times
+    in the natural training lines, said twice in one of the echo frames. Nothing but copying predicts a drill's second saying, so
     every word there pays an induction head; drills count as generated text;
   - holds out 5 % of lines by content hash for validation (valid.txt), the same rule as v1,
     so v1's validation lines that still occur stay held out; lines of the frozen v1
@@ -414,6 +414,8 @@ def echo_line(line, lang, share):
 # twice in an echo frame; the seed is fixed, so the same text gives the same drills
 DRILL_SEED = 20261203
 DRILL_MIN_COUNT = 5
+DRILL_LENGTHS = (5, 14)  # words per list, both ends included
+DRILL_PUNCT = ".,;:!?\"'()[]“”‘’"  # stripped from a word's ends (Korean lines also «»)
 DRILL_WORDS = {"ko": re.compile(r"^[\uac00-\ud7a3]{2,5}$"), "en": re.compile(r"^[a-z]{3,10}$")}
 
 
@@ -423,7 +425,7 @@ def drill_vocabulary(lines, lang):
     counts = {}
     for l in lines:
         for w in l.split():
-            w = w.strip(".,;:!?\"'()[]«»“”‘’") if lang == "ko" else w.strip(".,;:!?\"'()[]“”‘’").lower()
+            w = w.strip(DRILL_PUNCT + "«»") if lang == "ko" else w.strip(DRILL_PUNCT).lower()
             if DRILL_WORDS[lang].match(w):
                 counts[w] = counts.get(w, 0) + 1
     return sorted(w for w, c in counts.items() if c >= DRILL_MIN_COUNT)
@@ -431,10 +433,12 @@ def drill_vocabulary(lines, lang):
 
 def drill_lines(words, lang, budget, rng):
     """Word drills in `lang` of about `budget` characters in all."""
+    if not words and budget > 0:
+        sys.exit(f"--drill-share: no {lang} word occurs {DRILL_MIN_COUNT} times in the natural training lines")
     out, total = [], 0
     frames = ECHO_FRAMES[lang]
     while total < budget:
-        x = " ".join(rng.choice(words) for _ in range(rng.randint(5, 14)))
+        x = " ".join(rng.choice(words) for _ in range(rng.randint(*DRILL_LENGTHS)))
         line = rng.choice(frames).format(x=x)
         out.append(line)
         total += len(line)
@@ -692,8 +696,8 @@ def main():
             "rule": "natural training lines only, chosen by sha256 of the text; held-out lines stay plain"}
     if args.drill_share > 0:
         manifest["drills"].update({
-            "share": args.drill_share, "seed": DRILL_SEED, "min_count": DRILL_MIN_COUNT, "words_per_drill": [5, 14],
-            "chars": sum(map(len, drill_of)), "frames": "ECHO_FRAMES (above)",
+            "share": args.drill_share, "seed": DRILL_SEED, "min_count": DRILL_MIN_COUNT, "words_per_drill": list(DRILL_LENGTHS),
+            "chars": sum(map(len, drill_of)), "frames": ECHO_FRAMES,
             "rule": "words drawn uniformly from the natural training lines' words; drills count as generated text "
                     "and stay out of valid.txt"})
     # read by crates/train's model card

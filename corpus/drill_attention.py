@@ -32,6 +32,8 @@ def main():
         trace = json.loads(run.stdout)
         ids = [t["id"] for t in trace["tokens"]]
         n = len(ids)
+        if n < 2:
+            continue  # nothing can repeat
         off = max(range(1, n), key=lambda o: sum(ids[j] == ids[j - o] for j in range(o, n)))
         repeat = [j for j in range(off, n) if ids[j] == ids[j - off]]
         for h in trace["heads"]:

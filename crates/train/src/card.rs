@@ -145,20 +145,34 @@ pub fn render(
             h["batch"], h["lr"], h["warmup"], h["eval_every"]
         )
     };
+    // a part of the run starts at each recorded schedule and at each change of corpus (the
+    // first corpus entry starts no part of its own)
     let mut starts: Vec<usize> = schedules
         .iter()
         .map(|s| s.0)
-        .chain(corpora.iter().map(|c| c.0))
+        .chain(corpora.iter().skip(1).map(|c| c.0))
+        .chain(schedules.is_empty().then_some(0))
         .collect();
     starts.sort_unstable();
     starts.dedup();
+    let corpus_at = |step: usize| {
+        corpora
+            .iter()
+            .rposition(|c| c.0 <= step)
+            .filter(|_| several)
+    };
     let (train_cmds, resumed) = if starts.len() < 2 && starts.first().is_none_or(|&s| s == 0) {
-        (train_cmd(&h["steps"], several.then_some(0)), String::new())
+        (train_cmd(&h["steps"], corpus_at(0)), String::new())
     } else {
         let mut cmds = Vec::new();
         if let Some(&(first, _)) = schedules.first().filter(|s| s.0 > 0) {
             cmds.push(format!(
                 "# steps 0–{first}: from a checkpoint whose schedule was not recorded"
+            ));
+        }
+        if let Some(&(first, _)) = corpora.first().filter(|c| several && c.0 > 0) {
+            cmds.push(format!(
+                "# steps 0–{first}: on a corpus that was not recorded"
             ));
         }
         let (peak, floor, warmup) = (
@@ -167,11 +181,17 @@ pub fn render(
             h["warmup"].as_u64().unwrap_or(0) as usize,
         );
         let mut said = Vec::new();
-        for &from in &starts {
+        for (k, &from) in starts.iter().enumerate() {
             let sched = schedules.iter().rposition(|s| s.0 <= from);
             let steps = sched.map_or(h["steps"].clone(), |i| Value::from(schedules[i].1));
-            let corpus = corpora.iter().rposition(|c| c.0 <= from);
-            let mut c = train_cmd(&steps, corpus.filter(|_| several));
+            let corpus = corpus_at(from);
+            let mut c = train_cmd(&steps, corpus);
+            // the next part starts before this one's schedule ends: stop there
+            if let Some(&next) = starts.get(k + 1) {
+                if steps.as_u64().is_some_and(|s| (next as u64) < s) {
+                    c.push_str(&format!(" --stop-after {}", next - from));
+                }
+            }
             if from > 0 {
                 c.push_str(&format!("   # resumes at step {from}"));
             }
@@ -192,13 +212,33 @@ pub fn render(
             // a corpus that starts here
             if let Some(i) = corpus.filter(|&i| i > 0 && corpora[i].0 == from) {
                 said.push(format!(
-                    "at step {from} the run went on with another corpus, `{}` (the corpus described above is that one)",
+                    "at step {from} the run went on with another corpus, `{}`",
                     corpus_dir(i)
                 ));
             }
             cmds.push(c);
         }
-        (cmds.join("\n"), format!(" Schedule: {}.", said.join("; ")))
+        let mut resumed = if said.is_empty() {
+            String::new()
+        } else {
+            format!(" Schedule: {}.", said.join("; "))
+        };
+        // which of the corpora the card's corpus section describes (the `--corpus` given to
+        // the card command)
+        if let Some((i, (_, last))) = corpora.iter().enumerate().next_back().filter(|_| several) {
+            if *last == corpus_flags {
+                resumed.push_str(&format!(
+                    " The corpus described above is the last one, `{}`.",
+                    corpus_dir(i)
+                ));
+            } else {
+                resumed.push_str(&format!(
+                    " The corpus described above (`build_corpus.py{corpus_flags}`) is not the last one the run trained on (`{}`).",
+                    corpus_dir(i)
+                ));
+            }
+        }
+        (cmds.join("\n"), resumed)
     };
     let wall = format!(
         "{}h {:02}m {:02}s",
@@ -301,8 +341,8 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
   any run.
 - Run 5 (bundled before run 6): this architecture and recipe for 4,000 steps (8.2 M tokens):
   3.865 nats/token on the fixed set, best previous-token score 0.384, induction 0.029.
-- This model: the training commands above (one per learning-rate schedule when a run was
-  resumed with a longer one).{previous_curve}
+- This model: the training commands above (one per part of the run, where a resume changed
+  the learning-rate schedule or the corpus).{previous_curve}
 
 ## Predictions (`attnlab predict`, top 5)
 
@@ -317,12 +357,14 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
         drills = match &manifest["drills"] {
             Value::Object(d) => format!(
                 " Word drills ({} Korean and {} English lines, {} characters, counted as generated \
-                 text) are lists of 5–14 words drawn uniformly from the natural lines' own words and \
-                 said twice in a dictation frame (\"받아쓰기: … / 다시: …\"): only copying predicts \
-                 the second saying.",
+                 text) are lists of {}–{} words drawn uniformly from the natural lines' own words and \
+                 said twice in one of the echo frames (e.g. \"받아쓰기: … / 다시: …\"): only copying \
+                 predicts the second saying.",
                 d.get("ko").map_or(Value::Null, |v| v["lines"].clone()),
                 d.get("en").map_or(Value::Null, |v| v["lines"].clone()),
-                d.get("chars").cloned().unwrap_or(Value::Null)
+                d.get("chars").cloned().unwrap_or(Value::Null),
+                d.get("words_per_drill").map_or(Value::Null, |v| v[0].clone()),
+                d.get("words_per_drill").map_or(Value::Null, |v| v[1].clone())
             ),
             _ => String::new(),
         },
@@ -509,7 +551,7 @@ mod tests {
         let hyper = json!({"steps": 8000, "batch": 16, "lr": 8e-4, "lr_floor": 0.1, "warmup": 200,
             "eval_every": 250, "decay_embeddings": false, "pos_sinusoid": true, "emb_std": 0.02});
         let settings = json!({"recall_weight": 8, "drill_share": 0.2});
-        let drills = json!({"ko": {"lines": 5}, "en": {"lines": 3}, "chars": 800});
+        let drills = json!({"ko": {"lines": 5}, "en": {"lines": 3}, "chars": 800, "words_per_drill": [5, 14]});
         let c = card_full(
             hyper.clone(),
             settings.clone(),
@@ -551,10 +593,17 @@ mod tests {
             c.contains("Word drills (5 Korean and 3 English lines, 800 characters"),
             "{c}"
         );
-        // a corpus change without a schedule change is a command of its own
+        assert!(c.contains("lists of 5–14 words"), "{c}");
+        // the card's corpus (its manifest's settings) is the last one the run trained on
+        assert!(
+            c.contains("The corpus described above is the last one, `data/corpus-2`."),
+            "{c}"
+        );
+        assert!(!c.contains("--stop-after"), "{c}");
+        // a corpus change inside a schedule: the first part stops where the second starts
         let c = card_full(
             hyper.clone(),
-            settings.clone(),
+            json!({"recall_weight": 8}),
             true,
             json!([[0, 8000]]),
             json!([
@@ -564,15 +613,39 @@ mod tests {
             json!(null),
         );
         assert!(
-            c.contains("-- train --corpus data/corpus-1 --steps 8000 --batch 16"),
+            c.contains("-- train --corpus data/corpus-1 --steps 8000 --batch 16 --lr 0.0008 --warmup 200 --eval-every 250 --no-embedding-decay --pos-sinusoid --stop-after 6000\n"),
             "{c}"
         );
         assert!(
-            c.contains("-- train --corpus data/corpus-2 --steps 8000 --batch 16"),
+            c.contains("-- train --corpus data/corpus-2 --steps 8000 --batch 16 --lr 0.0008 --warmup 200 --eval-every 250 --no-embedding-decay --pos-sinusoid   # resumes at step 6000\n"),
+            "{c}"
+        );
+        assert!(
+            c.contains(
+                " Schedule: at step 6000 the run went on with another corpus, `data/corpus-2`."
+            ),
             "{c}"
         );
         assert!(
             !c.contains("cosine changed") && !c.contains("Word drills"),
+            "{c}"
+        );
+        // the card was given another corpus than the last: it says so
+        assert!(
+            c.contains("The corpus described above (`build_corpus.py --recall-weight 8`) is not the last one the run trained on (`data/corpus-2`)."),
+            "{c}"
+        );
+        // an older checkpoint resumed by this trainer: its first corpus entry starts no part
+        let c = card_full(
+            hyper.clone(),
+            settings.clone(),
+            true,
+            json!([[0, 8000]]),
+            json!([[3000, " --recall-weight 8 --drill-share 0.2"]]),
+            json!(null),
+        );
+        assert!(
+            !c.contains("resumes at step") && !c.contains("Schedule:") && !c.contains("--corpus"),
             "{c}"
         );
         // one corpus: the plain command, no folder
