@@ -36,8 +36,9 @@ Then it
   - with --drill-share D (default 0: none), adds word drills totalling D × the training
     characters (Korean and English in the --korean-share ratio): lists of 5–14 words
     (DRILL_LENGTHS) drawn uniformly from the words that occur at least DRILL_MIN_COUNT times
-    in the natural training lines, said twice in one of the echo frames. Nothing but copying predicts a drill's second saying, so
-    every word there pays an induction head; drills count as generated text;
+    in the natural training lines, said twice in one of the echo frames. Nothing but copying
+    predicts a drill's second saying, so every word there pays an induction head; drills
+    count as generated text;
   - holds out 5 % of lines by content hash for validation (valid.txt), the same rule as v1,
     so v1's validation lines that still occur stay held out; lines of the frozen v1
     validation set (corpus/fixed-valid-v1.txt) never enter train.txt (compared with all
@@ -632,14 +633,13 @@ def main():
         rng = random.Random(DRILL_SEED)
         base = sum(map(len, train))
         budget = args.drill_share / (1 - args.drill_share) * base
+        manifest["drills"] = {}
         for lang, share in (("ko", args.korean_share), ("en", 1 - args.korean_share)):
             words = drill_vocabulary(natural_train[lang], lang)
-            for l in drill_lines(words, lang, share * budget, rng):
-                if l not in drill_of:
-                    drill_of[l] = (lang, "generated")
-                    train.append(l)
-            manifest.setdefault("drills", {})[lang] = {"vocabulary": len(words),
-                                                       "lines": sum(1 for v in drill_of.values() if v[0] == lang)}
+            new = [l for l in dict.fromkeys(drill_lines(words, lang, share * budget, rng)) if l not in drill_of]
+            drill_of.update((l, (lang, "generated")) for l in new)
+            train.extend(new)
+            manifest["drills"][lang] = {"vocabulary": len(words), "lines": len(new)}
 
     # interleave deterministically so batches mix sources
     train.sort(key=lambda l: hashlib.sha256(l.encode() + str(len(l)).encode()).hexdigest())

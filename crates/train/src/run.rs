@@ -75,17 +75,20 @@ impl Log {
     /// Records that training goes on from `step` under a cosine of `steps` steps (nothing when
     /// that is the schedule already in force).
     pub fn schedule(&mut self, step: usize, steps: usize) {
-        if self.schedules.last().map(|s| s.1) != Some(steps) {
-            self.schedules.push((step, steps));
-        }
+        record_change(&mut self.schedules, step, steps);
     }
 
     /// Records that training goes on from `step` on the corpus built with `flags` (nothing
     /// when that is the corpus already in use).
     pub fn corpus(&mut self, step: usize, flags: &str) {
-        if self.corpora.last().map(|c| c.1.as_str()) != Some(flags) {
-            self.corpora.push((step, flags.to_string()));
-        }
+        record_change(&mut self.corpora, step, flags.to_string());
+    }
+}
+
+/// Appends (`step`, `value`) unless `value` is the one already in force.
+fn record_change<T: PartialEq>(log: &mut Vec<(usize, T)>, step: usize, value: T) {
+    if log.last().map(|e| &e.1) != Some(&value) {
+        log.push((step, value));
     }
 }
 
