@@ -38,7 +38,8 @@ Then it
     (DRILL_LENGTHS) drawn uniformly from the words that occur at least DRILL_MIN_COUNT times
     in the natural training lines, said twice in one of the echo frames. Nothing but copying
     predicts a drill's second saying, so every word there pays an induction head; drills
-    count as generated text;
+    count as generated text; with --bare-drills F a share F of them is said twice with no
+    frame at all ("X X"), so that copying does not wait for a cue;
   - holds out 5 % of lines by content hash for validation (valid.txt), the same rule as v1,
     so v1's validation lines that still occur stay held out; lines of the frozen v1
     validation set (corpus/fixed-valid-v1.txt) never enter train.txt (compared with all
@@ -432,18 +433,29 @@ def drill_vocabulary(lines, lang):
     return sorted(w for w, c in counts.items() if c >= DRILL_MIN_COUNT)
 
 
-def drill_lines(words, lang, budget, rng):
-    """Word drills in `lang` of about `budget` characters in all."""
+def drill_lines(words, lang, budget, rng, bare=0.0):
+    """Word drills in `lang` of about `budget` characters in all; a `bare` share of them said
+    twice with no frame at all ("X X"), as a repeat comes in running text, with no cue."""
     if not words and budget > 0:
         sys.exit(f"--drill-share: no {lang} word occurs {DRILL_MIN_COUNT} times in the natural training lines")
     out, total = [], 0
     frames = ECHO_FRAMES[lang]
     while total < budget:
         x = " ".join(rng.choice(words) for _ in range(rng.randint(*DRILL_LENGTHS)))
-        line = rng.choice(frames).format(x=x)
+        # no draw for the bare choice when there are none, so --bare-drills 0 keeps the old drills
+        if bare > 0 and rng.random() < bare:
+            line = f"{x} {x}"
+        else:
+            line = rng.choice(frames).format(x=x)
         out.append(line)
         total += len(line)
     return out
+
+
+def is_bare(line):
+    """Whether a drill line is a bare one: "X X", the list said twice with no frame."""
+    half = len(line) // 2
+    return len(line) % 2 == 1 and line[half] == " " and line[:half] == line[half + 1:]
 
 
 def spread_keep(line, frac, salt):
@@ -469,6 +481,8 @@ def main():
     ap.add_argument("--drill-share", type=float, default=0.0,
                     help="word drills' share of the training characters: random lists of corpus words said twice, "
                          "so that copying pays (default 0)")
+    ap.add_argument("--bare-drills", type=float, default=0.0,
+                    help="share of the word drills said twice with no frame (\"X X\"), so that copying needs no cue")
     ap.add_argument("--everyday-repeat", type=int, default=1,
                     help="kept for compatibility: every generated line appears once; only 1 is accepted")
     ap.add_argument("--min-train-chars", type=int, default=6_000_000,
@@ -481,6 +495,10 @@ def main():
         ap.error("--echo-share must be within [0, 1]")
     if not 0 <= args.drill_share < 0.5:
         ap.error("--drill-share must be within [0, 0.5)")
+    if not 0 <= args.bare_drills <= 1:
+        ap.error("--bare-drills must be within [0, 1]")
+    if args.bare_drills > 0 and args.drill_share == 0:
+        ap.error("--bare-drills needs --drill-share > 0")
     if args.everyday_repeat != 1:
         ap.error("--everyday-repeat: generated lines are no longer repeated")
     if not 0 <= args.generated_ko <= 1.0:
@@ -636,7 +654,7 @@ def main():
         manifest["drills"] = {}
         for lang, share in (("ko", args.korean_share), ("en", 1 - args.korean_share)):
             words = drill_vocabulary(natural_train[lang], lang)
-            new = [l for l in dict.fromkeys(drill_lines(words, lang, share * budget, rng)) if l not in drill_of]
+            new = [l for l in dict.fromkeys(drill_lines(words, lang, share * budget, rng, args.bare_drills)) if l not in drill_of]
             drill_of.update((l, (lang, "generated")) for l in new)
             train.extend(new)
             manifest["drills"][lang] = {"vocabulary": len(words), "lines": len(new)}
@@ -698,6 +716,7 @@ def main():
         manifest["drills"].update({
             "share": args.drill_share, "seed": DRILL_SEED, "min_count": DRILL_MIN_COUNT, "words_per_drill": list(DRILL_LENGTHS),
             "chars": sum(map(len, drill_of)), "frames": ECHO_FRAMES,
+            "bare": args.bare_drills, "bare_lines": sum(1 for l in drill_of if is_bare(l)),
             "rule": "words drawn uniformly from the natural training lines' words; drills count as generated text "
                     "and stay out of valid.txt"})
     # read by crates/train's model card
@@ -706,7 +725,7 @@ def main():
                                  "by_source": {k: v for k, v in lesson_removed.items() if v}}
     manifest["settings"] = {"korean_share": args.korean_share, "generated_ko": args.generated_ko,
                             "generated_en": args.generated_en, "recall_weight": args.recall_weight,
-                            "echo_share": args.echo_share, "drill_share": args.drill_share, "everyday_seed": everyday.SEED,
+                            "echo_share": args.echo_share, "drill_share": args.drill_share, "bare_drills": args.bare_drills, "everyday_seed": everyday.SEED,
                             "everyday_repeat": 1}
     manifest["seed_note"] = ("deterministic: content hashes for sampling and the held-out set; "
                              f"everyday.py draws with random.Random({everyday.SEED})")

@@ -34,6 +34,7 @@ pub fn corpus_flags(st: &Value) -> String {
         ("recall_weight", "--recall-weight", 1.0),
         ("echo_share", "--echo-share", 0.0),
         ("drill_share", "--drill-share", 0.0),
+        ("bare_drills", "--bare-drills", 0.0),
     ] {
         if let Some(v) = st[key].as_f64().filter(|v| (v - default).abs() > 1e-9) {
             flags.push_str(&format!(" {flag} {v}"));
@@ -358,13 +359,17 @@ Every run, with what was measured, is in `crates/train/RUNS.md`. In short:
             Value::Object(d) => format!(
                 " Word drills ({} Korean and {} English lines, {} characters, counted as generated \
                  text) are lists of {}–{} words drawn uniformly from the natural lines' own words and \
-                 said twice in one of the echo frames (e.g. \"받아쓰기: … / 다시: …\"): only copying \
+                 said twice in one of the echo frames (e.g. \"받아쓰기: … / 다시: …\"){}: only copying \
                  predicts the second saying.",
                 d.get("ko").map_or(Value::Null, |v| v["lines"].clone()),
                 d.get("en").map_or(Value::Null, |v| v["lines"].clone()),
                 d.get("chars").cloned().unwrap_or(Value::Null),
                 d.get("words_per_drill").map_or(Value::Null, |v| v[0].clone()),
-                d.get("words_per_drill").map_or(Value::Null, |v| v[1].clone())
+                d.get("words_per_drill").map_or(Value::Null, |v| v[1].clone()),
+                match d.get("bare_lines").and_then(Value::as_u64) {
+                    Some(n) if n > 0 => format!(", or with no frame at all ({n} lines, \"X X\")"),
+                    _ => String::new(),
+                }
             ),
             _ => String::new(),
         },
@@ -547,11 +552,26 @@ mod tests {
     }
 
     #[test]
+    fn corpus_flags_name_only_the_settings_that_differ_from_the_defaults() {
+        let st = json!({"korean_share": 0.48, "recall_weight": 8, "echo_share": 0.0,
+            "drill_share": 0.2, "bare_drills": 0.5});
+        assert_eq!(
+            corpus_flags(&st),
+            " --recall-weight 8 --drill-share 0.2 --bare-drills 0.5"
+        );
+        // a manifest from before --bare-drills has no such key: no flag
+        assert_eq!(
+            corpus_flags(&json!({"drill_share": 0.2})),
+            " --drill-share 0.2"
+        );
+    }
+
+    #[test]
     fn a_run_resumed_on_another_corpus_names_both_corpora() {
         let hyper = json!({"steps": 8000, "batch": 16, "lr": 8e-4, "lr_floor": 0.1, "warmup": 200,
             "eval_every": 250, "decay_embeddings": false, "pos_sinusoid": true, "emb_std": 0.02});
         let settings = json!({"recall_weight": 8, "drill_share": 0.2});
-        let drills = json!({"ko": {"lines": 5}, "en": {"lines": 3}, "chars": 800, "words_per_drill": [5, 14]});
+        let drills = json!({"ko": {"lines": 5}, "en": {"lines": 3}, "chars": 800, "words_per_drill": [5, 14], "bare_lines": 4});
         let c = card_full(
             hyper.clone(),
             settings.clone(),
@@ -594,6 +614,7 @@ mod tests {
             "{c}"
         );
         assert!(c.contains("lists of 5–14 words"), "{c}");
+        assert!(c.contains("or with no frame at all (4 lines, \"X X\")"), "{c}");
         // the card's corpus (its manifest's settings) is the last one the run trained on
         assert!(
             c.contains("The corpus described above is the last one, `data/corpus-2`."),
