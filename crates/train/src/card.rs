@@ -614,7 +614,10 @@ mod tests {
             "{c}"
         );
         assert!(c.contains("lists of 5–14 words"), "{c}");
-        assert!(c.contains("or with no frame at all (4 lines, \"X X\")"), "{c}");
+        assert!(
+            c.contains("or with no frame at all (4 lines, \"X X\")"),
+            "{c}"
+        );
         // the card's corpus (its manifest's settings) is the last one the run trained on
         assert!(
             c.contains("The corpus described above is the last one, `data/corpus-2`."),
