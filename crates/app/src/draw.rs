@@ -104,6 +104,32 @@ fn scratch_canvas(which: Scratch) -> Option<HtmlCanvasElement> {
     })
 }
 
+/// The size a scratch canvas is given to hold a `need`-pixel side: rounded up to a multiple of
+/// 64, and kept while it is at least `need` and at most twice the rounded size. Resizing a
+/// canvas reallocates and clears it, and a keystroke usually adds a token, so an exact size
+/// would reallocate both scratch canvases on almost every keystroke; the drawings read only
+/// the part they wrote.
+fn scratch_side(have: u32, need: usize) -> u32 {
+    let want = need.max(1).next_multiple_of(64) as u32;
+    if have >= want && have <= 2 * want {
+        have
+    } else {
+        want
+    }
+}
+
+/// Makes `scratch` at least `w`×`h` pixels (see `scratch_side`).
+fn fit_scratch(scratch: &HtmlCanvasElement, w: usize, h: usize) {
+    let (sw, sh) = (
+        scratch_side(scratch.width(), w),
+        scratch_side(scratch.height(), h),
+    );
+    if (sw, sh) != (scratch.width(), scratch.height()) {
+        scratch.set_width(sw);
+        scratch.set_height(sh);
+    }
+}
+
 pub fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
     CONTEXT_OPTIONS
         .with(|opts| canvas.get_context_with_context_options("2d", opts))
@@ -156,14 +182,12 @@ fn write_matrix(
     scale: Scale,
     masked: impl Fn(usize, usize) -> bool,
 ) {
-    for i in 0..rows {
-        for j in 0..cols {
-            let c = if masked(i, j) {
-                MASK_RGB
-            } else {
-                scale.rgb(values[i * cols + j])
-            };
-            px[((y0 + i) * stride + x0 + j) * 4..][..3].copy_from_slice(&c);
+    // row by row over slices, so that the loop over a row's cells checks no bounds
+    for (i, row) in values.chunks_exact(cols).take(rows).enumerate() {
+        let out = &mut px[((y0 + i) * stride + x0) * 4..][..cols * 4];
+        for (j, (&v, cell)) in row.iter().zip(out.chunks_exact_mut(4)).enumerate() {
+            let c = if masked(i, j) { MASK_RGB } else { scale.rgb(v) };
+            cell[..3].copy_from_slice(&c);
         }
     }
 }
@@ -298,10 +322,7 @@ pub fn heads_canvas<'a>(
     // scaled up crisp into its tile
     let per = (n as f64).sqrt().ceil() as usize;
     let (aw, ah) = (per * t, n.div_ceil(per) * t);
-    if scratch.width() != aw as u32 || scratch.height() != ah as u32 {
-        scratch.set_width(aw as u32);
-        scratch.set_height(ah as u32);
-    }
+    fit_scratch(&scratch, aw, ah);
     let mut px = vec![255u8; aw * ah * 4];
     let at = |i: usize| ((i % per) * t, (i / per) * t);
     let mut drawn = vec![false; n];
@@ -360,12 +381,17 @@ pub fn heatmap(
     };
     // the cells: one pixel each on a scratch canvas, scaled up without smoothing
     if let Some(scratch) = scratch_canvas(Scratch::Heatmap) {
-        put_matrix(&scratch, n, n, weights, scale, |i, j| {
+        fit_scratch(&scratch, n, n);
+        let mut px = vec![255u8; n * n * 4];
+        write_matrix(&mut px, n, (0, 0), n, n, weights, scale, |i, j| {
             masked[i * n + j] == MASKED
         });
+        put_pixels(&scratch, &px, n, n);
         ctx.set_image_smoothing_enabled(false);
-        let side = c * n as f64;
-        let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&scratch, m, m, side, side);
+        let (k, side) = (n as f64, c * n as f64);
+        let _ = ctx.draw_image_with_html_canvas_element_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
+            &scratch, 0.0, 0.0, k, k, m, m, side, side,
+        );
     }
     // hatch the masked cells: diagonal strokes clipped to them, one rectangle per run of
     // masked cells in a row (under the causal mask one per row, not n²/2 cells: the clip is
@@ -475,6 +501,38 @@ fn fit(ctx: &CanvasRenderingContext2d, label: &str, width: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scratch_canvas_is_resized_only_when_it_no_longer_fits_or_is_far_too_big() {
+        assert_eq!(scratch_side(0, 120), 128);
+        // typing on: 120 → 128 tokens keep the size, 129 grows it
+        assert_eq!(scratch_side(128, 121), 128);
+        assert_eq!(scratch_side(128, 128), 128);
+        assert_eq!(scratch_side(128, 129), 192);
+        // deleting: kept while at most twice what is needed, then shrunk
+        assert_eq!(scratch_side(192, 70), 192);
+        assert_eq!(scratch_side(192, 64), 64);
+        assert_eq!(scratch_side(0, 0), 64);
+    }
+
+    #[test]
+    fn a_matrix_is_written_at_its_place_in_a_wider_image() {
+        // a 2 × 2 matrix at (1, 0) of a 3 × 2 image: column 0 untouched
+        let mut px = vec![7u8; 3 * 2 * 4];
+        let values = [0.0, 1.0, 0.5, MASKED];
+        let scale = Scale::Weights { max: 1.0 };
+        write_matrix(&mut px, 3, (1, 0), 2, 2, &values, scale, |i, j| {
+            (i, j) == (1, 1)
+        });
+        let at = |x: usize, y: usize| <[u8; 4]>::try_from(&px[(y * 3 + x) * 4..][..4]).unwrap();
+        let rgb = |c: [u8; 3]| [c[0], c[1], c[2], 7];
+        assert_eq!(at(0, 0), [7; 4]);
+        assert_eq!(at(0, 1), [7; 4]);
+        assert_eq!(at(1, 0), rgb(viridis(0.0)));
+        assert_eq!(at(2, 0), rgb(viridis(1.0)));
+        assert_eq!(at(1, 1), rgb(viridis(0.5)));
+        assert_eq!(at(2, 1), rgb(MASK_RGB));
+    }
 
     #[test]
     fn masked_runs_cover_exactly_the_masked_cells() {
