@@ -46,6 +46,12 @@ def main():
     args = ap.parse_args()
 
     tok = Tokenizer.from_file(args.tokenizer)
+    # pieces become text by turning "▁" into a space: right for the bundled Metaspace (SentencePiece-
+    # style) tokenizer, wrong for a byte-level one, whose pieces spell bytes ("Ġ" for a space)
+    decoder = json.loads(tok.to_str()).get("decoder") or {}
+    kinds = [d.get("type") for d in decoder.get("decoders", [decoder])]
+    if "ByteLevel" in kinds:
+        raise SystemExit(f"{args.tokenizer}: a byte-level tokenizer; this probe reads Metaspace pieces only")
     added = set(tok.get_added_tokens_decoder())
     # the probe's candidates (crates/model's Tokenizer::probe_candidates): whole pieces of two
     # or more bytes, no byte-fallback piece, no added token, no control character
@@ -68,11 +74,20 @@ def main():
     for name, (lo, hi) in BANDS.items():
         band = sorted(i for i in pieces if count[i] >= lo and (hi is None or count[i] <= hi))
         n = min(args.len, len(band))
+        out = os.path.join(args.outdir, f"pieces-{name}.txt")
+        if n < 2:
+            print(f"warning: band {name!r} has {len(band)} pieces, too few for a repeat: no {out}")
+            if os.path.exists(out):
+                os.remove(out)
+            summary["bands"][name] = {"min_count": lo, "max_count": hi, "pieces": len(band), "quartiles": []}
+            continue
+        if n < args.len:
+            print(f"warning: band {name!r} has only {len(band)} pieces: its texts repeat {n}, not {args.len}")
         texts = []
         for _ in range(args.lines):
             x = "".join(pieces[i] for i in rng.sample(band, n))
             texts.append(x + x)
-        with open(os.path.join(args.outdir, f"pieces-{name}.txt"), "w", encoding="utf-8") as f:
+        with open(out, "w", encoding="utf-8") as f:
             f.write("\n".join(texts) + "\n")
         counts = sorted(count[i] for i in band)
         summary["bands"][name] = {

@@ -105,7 +105,8 @@ fn scratch_canvas(which: Scratch) -> Option<HtmlCanvasElement> {
 }
 
 /// The size a scratch canvas is given to hold a `need`-pixel side: rounded up to a multiple of
-/// 64, and kept while it is at least `need` and at most twice the rounded size. Resizing a
+/// 64, unless the size it `have`s already is at least `need` and at most twice that (so a new
+/// canvas's 300 × 150 is kept for a need of 120). Resizing a
 /// canvas reallocates and clears it, and a keystroke usually adds a token, so an exact size
 /// would reallocate both scratch canvases on almost every keystroke; the drawings read only
 /// the part they wrote.
@@ -182,6 +183,9 @@ fn write_matrix(
     scale: Scale,
     masked: impl Fn(usize, usize) -> bool,
 ) {
+    if cols == 0 {
+        return;
+    }
     // row by row over slices, so that the loop over a row's cells checks no bounds
     for (i, row) in values.chunks_exact(cols).take(rows).enumerate() {
         let out = &mut px[((y0 + i) * stride + x0) * 4..][..cols * 4];
@@ -517,9 +521,10 @@ mod tests {
 
     #[test]
     fn a_matrix_is_written_at_its_place_in_a_wider_image() {
-        // a 2 × 2 matrix at (1, 0) of a 3 × 2 image: column 0 untouched
+        // a 2 × 2 matrix at (1, 0) of a 3 × 2 image: column 0 untouched, (1, 1) masked by
+        // the closure whatever its value
         let mut px = vec![7u8; 3 * 2 * 4];
-        let values = [0.0, 1.0, 0.5, MASKED];
+        let values = [0.0, 1.0, 0.5, 0.25];
         let scale = Scale::Weights { max: 1.0 };
         write_matrix(&mut px, 3, (1, 0), 2, 2, &values, scale, |i, j| {
             (i, j) == (1, 1)
