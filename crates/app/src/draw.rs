@@ -106,10 +106,9 @@ fn scratch_canvas(which: Scratch) -> Option<HtmlCanvasElement> {
 
 /// The size a scratch canvas is given to hold a `need`-pixel side: rounded up to a multiple of
 /// 64, unless the size it `have`s already is at least `need` and at most twice that (so a new
-/// canvas's 300 × 150 is kept for a need of 120). Resizing a
-/// canvas reallocates and clears it, and a keystroke usually adds a token, so an exact size
-/// would reallocate both scratch canvases on almost every keystroke; the drawings read only
-/// the part they wrote.
+/// canvas's 300 × 150 is kept for a need of 120). Resizing a canvas reallocates and clears it,
+/// and a keystroke usually adds a token, so an exact size would reallocate both scratch
+/// canvases on almost every keystroke; the drawings read only the part they wrote.
 fn scratch_side(have: u32, need: usize) -> u32 {
     let want = need.max(1).next_multiple_of(64) as u32;
     if have >= want && have <= 2 * want {
@@ -165,6 +164,19 @@ pub fn put_matrix(
         canvas.set_width(cols as u32);
         canvas.set_height(rows as u32);
     }
+    paint_matrix(canvas, rows, cols, values, scale, masked);
+}
+
+/// Paints a (rows, cols) matrix one pixel per cell at `canvas`'s origin, whatever the canvas's
+/// size (the caller has made it big enough).
+fn paint_matrix(
+    canvas: &HtmlCanvasElement,
+    rows: usize,
+    cols: usize,
+    values: &[f32],
+    scale: Scale,
+    masked: impl Fn(usize, usize) -> bool,
+) {
     let mut px = vec![255u8; rows * cols * 4];
     write_matrix(&mut px, cols, (0, 0), rows, cols, values, scale, masked);
     put_pixels(canvas, &px, cols, rows);
@@ -386,11 +398,9 @@ pub fn heatmap(
     // the cells: one pixel each on a scratch canvas, scaled up without smoothing
     if let Some(scratch) = scratch_canvas(Scratch::Heatmap) {
         fit_scratch(&scratch, n, n);
-        let mut px = vec![255u8; n * n * 4];
-        write_matrix(&mut px, n, (0, 0), n, n, weights, scale, |i, j| {
+        paint_matrix(&scratch, n, n, weights, scale, |i, j| {
             masked[i * n + j] == MASKED
         });
-        put_pixels(&scratch, &px, n, n);
         ctx.set_image_smoothing_enabled(false);
         let (k, side) = (n as f64, c * n as f64);
         let _ = ctx.draw_image_with_html_canvas_element_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(

@@ -51,7 +51,8 @@ const fn sample(stops: &[[f32; 3]; 9], x: f32) -> [u8; 3] {
 /// a million per keystroke at 120 tokens), so a map is one multiply and one load, not an
 /// interpolation. An entry is the map at its own `x`, and the nearest entry is at most half an
 /// entry away, over which no channel moves by a whole unit (the steepest, PuOr's blue, 148 × 8
-/// per unit, moves 0.58): a lookup is within 1 of the map, and exact at the ends and the stops (tested).
+/// per unit, moves 0.58): a lookup is within 1 of the map, and exact at the ends and the stops
+/// (tested).
 const STEPS: usize = 1024;
 
 const fn table(stops: &[[f32; 3]; 9]) -> [[u8; 3]; STEPS + 1] {
