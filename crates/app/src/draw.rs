@@ -73,16 +73,26 @@ pub fn ink(bg: [u8; 3]) -> &'static str {
 pub const INK_LIGHT: &str = "#1d1d1f";
 pub const INK_DARK: &str = "#e8e6e1";
 
-/// The off-screen canvases the drawings reuse: one for the large heatmap's cells, one for the
-/// all-heads grid's image (kept apart so neither resizes the other's every keystroke).
+mod cell_image;
+
+use cell_image::CellImage;
+
+/// The off-screen images the drawings keep: one for the large heatmap's cells, one for the
+/// all-heads grid (kept apart so that neither lays the other out anew every keystroke).
 #[derive(Clone, Copy)]
-enum Scratch {
+enum Kept {
     Heatmap = 0,
     Heads = 1,
 }
 
+/// An off-screen canvas and the image it holds (what each of its pixels shows).
+struct KeptImage {
+    canvas: HtmlCanvasElement,
+    image: CellImage,
+}
+
 thread_local! {
-    static SCRATCH: std::cell::RefCell<[Option<HtmlCanvasElement>; 2]> =
+    static KEPT: std::cell::RefCell<[Option<KeptImage>; 2]> =
         const { std::cell::RefCell::new([None, None]) };
     /// The 2D context options, made once (`willReadFrequently`: a canvas in memory, not on
     /// the GPU — every canvas here is redrawn whole per result, mostly by putImageData, which
@@ -91,43 +101,76 @@ thread_local! {
         crate::dom::object(&[("willReadFrequently", true.into())]);
 }
 
-fn scratch_canvas(which: Scratch) -> Option<HtmlCanvasElement> {
-    SCRATCH.with(|s| {
-        let slot = &mut s.borrow_mut()[which as usize];
+/// A kept image once drawn: its canvas, and where slot `i` is (`None`: it does not hold its
+/// matrix, whose arrays were short).
+struct Drawn {
+    canvas: HtmlCanvasElement,
+    at: Vec<Option<(f64, f64)>>,
+}
+
+/// Brings the kept image `which` up to date with `n` matrices of `t` × `t` cells (`matrix(i)`:
+/// the values, the mask and the scale) and puts on its canvas only the rows that changed.
+fn draw_kept<'a>(
+    which: Kept,
+    n: usize,
+    t: usize,
+    matrix: impl Fn(usize) -> (&'a [f32], &'a [f32], Scale),
+) -> Option<Drawn> {
+    KEPT.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        let slot = &mut kept[which as usize];
         if slot.is_none() {
-            *slot = web_sys::window()
+            let canvas = web_sys::window()
                 .and_then(|w| w.document())
                 .and_then(|d| d.create_element("canvas").ok())
-                .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
+                .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok())?;
+            *slot = Some(KeptImage {
+                canvas,
+                image: CellImage::new(),
+            });
         }
-        slot.clone()
+        let KeptImage { canvas, image } = slot.as_mut()?;
+        if image.layout(n, t) {
+            // resizing clears the canvas; every slot is written whole below
+            canvas.set_width(image.width() as u32);
+            canvas.set_height(image.height() as u32);
+        }
+        let mut changed = Vec::new();
+        let at = (0..n)
+            .map(|i| {
+                let (values, masked, scale) = matrix(i);
+                let rects = image.write(i, t, values, masked, scale)?;
+                let (x, y) = image.at(i);
+                changed.extend(
+                    rects
+                        .into_iter()
+                        .map(|(rx, ry, w, h)| (x + rx, y + ry, w, h)),
+                );
+                Some((x as f64, y as f64))
+            })
+            .collect();
+        if !changed.is_empty() {
+            let ctx = context(canvas)?;
+            // one ImageData over the whole image (a view of its pixels, not a copy), put
+            // rectangle by rectangle
+            let img = ImageData::new_with_u8_clamped_array_and_sh(
+                Clamped(image.pixels()),
+                image.width() as u32,
+                image.height() as u32,
+            )
+            .ok()?;
+            for (x, y, w, h) in changed {
+                let _ = ctx
+                    .put_image_data_with_dirty_x_and_dirty_y_and_dirty_width_and_dirty_height(
+                        &img, 0.0, 0.0, x as f64, y as f64, w as f64, h as f64,
+                    );
+            }
+        }
+        Some(Drawn {
+            canvas: canvas.clone(),
+            at,
+        })
     })
-}
-
-/// The size a scratch canvas is given to hold a `need`-pixel side: rounded up to a multiple of
-/// 64, unless the size it `have`s already is at least `need` and at most twice that (so a new
-/// canvas's 300 × 150 is kept for a need of 120). Resizing a canvas reallocates and clears it,
-/// and a keystroke usually adds a token, so an exact size would reallocate both scratch
-/// canvases on almost every keystroke; the drawings read only the part they wrote.
-fn scratch_side(have: u32, need: usize) -> u32 {
-    let want = need.max(1).next_multiple_of(64) as u32;
-    if have >= want && have <= 2 * want {
-        have
-    } else {
-        want
-    }
-}
-
-/// Makes `scratch` at least `w`×`h` pixels (see `scratch_side`).
-fn fit_scratch(scratch: &HtmlCanvasElement, w: usize, h: usize) {
-    let (sw, sh) = (
-        scratch_side(scratch.width(), w),
-        scratch_side(scratch.height(), h),
-    );
-    if (sw, sh) != (scratch.width(), scratch.height()) {
-        scratch.set_width(sw);
-        scratch.set_height(sh);
-    }
 }
 
 pub fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
@@ -164,32 +207,20 @@ pub fn put_matrix(
         canvas.set_width(cols as u32);
         canvas.set_height(rows as u32);
     }
-    paint_matrix(canvas, rows, cols, values, scale, masked);
-}
-
-/// Paints a (rows, cols) matrix one pixel per cell at `canvas`'s origin, whatever the canvas's
-/// size (the caller has made it big enough).
-fn paint_matrix(
-    canvas: &HtmlCanvasElement,
-    rows: usize,
-    cols: usize,
-    values: &[f32],
-    scale: Scale,
-    masked: impl Fn(usize, usize) -> bool,
-) {
     let mut px = vec![255u8; rows * cols * 4];
-    write_matrix(&mut px, cols, (0, 0), rows, cols, values, scale, masked);
-    put_pixels(canvas, &px, cols, rows);
+    write_matrix(&mut px, cols, values, scale, masked);
+    if let (Some(ctx), Ok(img)) = (
+        context(canvas),
+        ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), cols as u32, rows as u32),
+    ) {
+        let _ = ctx.put_image_data(&img, 0.0, 0.0);
+    }
 }
 
-/// Writes a (rows, cols) matrix's colours into `px`, an RGBA image `stride` pixels wide, its
-/// cell (0, 0) at pixel `(x0, y0)`.
-#[allow(clippy::too_many_arguments)]
+/// Writes the colours of a matrix `cols` cells wide into `px`, an RGBA image of the same
+/// width, as many rows as both hold.
 fn write_matrix(
     px: &mut [u8],
-    stride: usize,
-    (x0, y0): (usize, usize),
-    rows: usize,
     cols: usize,
     values: &[f32],
     scale: Scale,
@@ -199,22 +230,15 @@ fn write_matrix(
         return;
     }
     // row by row over slices, so that the loop over a row's cells checks no bounds
-    for (i, row) in values.chunks_exact(cols).take(rows).enumerate() {
-        let out = &mut px[((y0 + i) * stride + x0) * 4..][..cols * 4];
+    for (i, (row, out)) in values
+        .chunks_exact(cols)
+        .zip(px.chunks_exact_mut(cols * 4))
+        .enumerate()
+    {
         for (j, (&v, cell)) in row.iter().zip(out.chunks_exact_mut(4)).enumerate() {
             let c = if masked(i, j) { MASK_RGB } else { scale.rgb(v) };
             cell[..3].copy_from_slice(&c);
         }
-    }
-}
-
-/// `px` (RGBA, `w`×`h`) onto `canvas` at its origin.
-fn put_pixels(canvas: &HtmlCanvasElement, px: &[u8], w: usize, h: usize) {
-    if let (Some(ctx), Ok(img)) = (
-        context(canvas),
-        ImageData::new_with_u8_clamped_array_and_sh(Clamped(px), w as u32, h as u32),
-    ) {
-        let _ = ctx.put_image_data(&img, 0.0, 0.0);
     }
 }
 
@@ -331,42 +355,32 @@ pub fn heads_canvas<'a>(
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     ctx.clear_rect(0.0, 0.0, width, height);
     let n = tiles.len();
-    let Some(scratch) = scratch_canvas(Scratch::Heads).filter(|_| t > 0 && n > 0) else {
+    if t == 0 || n == 0 {
+        return;
+    }
+    // every head one pixel per cell in one kept image, of which only the rows that changed
+    // are written; then each head scaled up crisp into its tile
+    let Some(drawn) = draw_kept(Kept::Heads, n, t, |i| {
+        let (values, masked) = weights(i);
+        let max = values.iter().copied().fold(0.0f32, f32::max);
+        (values, masked, Scale::Weights { max })
+    }) else {
         return;
     };
-    // every head one pixel per cell in one image (`per` heads a row), put once, then each
-    // scaled up crisp into its tile
-    let per = (n as f64).sqrt().ceil() as usize;
-    let (aw, ah) = (per * t, n.div_ceil(per) * t);
-    fit_scratch(&scratch, aw, ah);
-    let mut px = vec![255u8; aw * ah * 4];
-    let at = |i: usize| ((i % per) * t, (i / per) * t);
-    let mut drawn = vec![false; n];
-    for (i, ok) in drawn.iter_mut().enumerate() {
-        let (values, masked) = weights(i);
-        if values.len() < t * t || masked.len() < t * t {
-            continue;
-        }
-        *ok = true;
-        let max = values.iter().copied().fold(0.0f32, f32::max);
-        write_matrix(
-            &mut px,
-            aw,
-            at(i),
-            t,
-            t,
-            values,
-            Scale::Weights { max },
-            |r, c| masked[r * t + c] == MASKED,
-        );
-    }
-    put_pixels(&scratch, &px, aw, ah);
     ctx.set_image_smoothing_enabled(false);
-    for (i, tile) in tiles.iter().enumerate().filter(|(i, _)| drawn[*i]) {
-        let (sx, sy) = at(i);
+    for (tile, at) in tiles.iter().zip(&drawn.at) {
+        let Some((sx, sy)) = *at else { continue };
         ctx.set_global_alpha(tile.alpha);
         let _ = ctx.draw_image_with_html_canvas_element_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
-            &scratch, sx as f64, sy as f64, t as f64, t as f64, tile.x, tile.y, tile.w, tile.h,
+            &drawn.canvas,
+            sx,
+            sy,
+            t as f64,
+            t as f64,
+            tile.x,
+            tile.y,
+            tile.w,
+            tile.h,
         );
     }
     ctx.set_global_alpha(1.0);
@@ -395,17 +409,24 @@ pub fn heatmap(
     let scale = Scale::Weights {
         max: max.max(1e-12),
     };
-    // the cells: one pixel each on a scratch canvas, scaled up without smoothing
-    if let Some(scratch) = scratch_canvas(Scratch::Heatmap) {
-        fit_scratch(&scratch, n, n);
-        paint_matrix(&scratch, n, n, weights, scale, |i, j| {
-            masked[i * n + j] == MASKED
-        });
-        ctx.set_image_smoothing_enabled(false);
-        let (k, side) = (n as f64, c * n as f64);
-        let _ = ctx.draw_image_with_html_canvas_element_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
-            &scratch, 0.0, 0.0, k, k, m, m, side, side,
-        );
+    // the cells: one pixel each on a kept image, scaled up without smoothing
+    if let Some(drawn) = draw_kept(Kept::Heatmap, 1, n, |_| (weights, masked, scale)) {
+        if let Some((sx, sy)) = drawn.at[0] {
+            ctx.set_image_smoothing_enabled(false);
+            let (k, side) = (n as f64, c * n as f64);
+            let _ = ctx
+                .draw_image_with_html_canvas_element_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
+                    &drawn.canvas,
+                    sx,
+                    sy,
+                    k,
+                    k,
+                    m,
+                    m,
+                    side,
+                    side,
+                );
+        }
     }
     // hatch the masked cells: diagonal strokes clipped to them, one rectangle per run of
     // masked cells in a row (under the causal mask one per row, not n²/2 cells: the clip is
@@ -517,36 +538,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_scratch_canvas_is_resized_only_when_it_no_longer_fits_or_is_far_too_big() {
-        assert_eq!(scratch_side(0, 120), 128);
-        // typing on: 120 → 128 tokens keep the size, 129 grows it
-        assert_eq!(scratch_side(128, 121), 128);
-        assert_eq!(scratch_side(128, 128), 128);
-        assert_eq!(scratch_side(128, 129), 192);
-        // deleting: kept while at most twice what is needed, then shrunk
-        assert_eq!(scratch_side(192, 70), 192);
-        assert_eq!(scratch_side(192, 64), 64);
-        assert_eq!(scratch_side(0, 0), 64);
-    }
-
-    #[test]
-    fn a_matrix_is_written_at_its_place_in_a_wider_image() {
-        // a 2 × 2 matrix at (1, 0) of a 3 × 2 image: column 0 untouched, (1, 1) masked by
-        // the closure whatever its value
-        let mut px = vec![7u8; 3 * 2 * 4];
+    fn a_matrix_is_written_row_by_row_with_its_mask() {
+        // a 2 × 2 matrix into a 2 × 2 image: (1, 1) masked by the closure whatever its
+        // value, the alpha left as it was
+        let mut px = vec![7u8; 2 * 2 * 4];
         let values = [0.0, 1.0, 0.5, 0.25];
         let scale = Scale::Weights { max: 1.0 };
-        write_matrix(&mut px, 3, (1, 0), 2, 2, &values, scale, |i, j| {
-            (i, j) == (1, 1)
-        });
-        let at = |x: usize, y: usize| <[u8; 4]>::try_from(&px[(y * 3 + x) * 4..][..4]).unwrap();
+        write_matrix(&mut px, 2, &values, scale, |i, j| (i, j) == (1, 1));
+        let at = |x: usize, y: usize| <[u8; 4]>::try_from(&px[(y * 2 + x) * 4..][..4]).unwrap();
         let rgb = |c: [u8; 3]| [c[0], c[1], c[2], 7];
-        assert_eq!(at(0, 0), [7; 4]);
-        assert_eq!(at(0, 1), [7; 4]);
-        assert_eq!(at(1, 0), rgb(viridis(0.0)));
-        assert_eq!(at(2, 0), rgb(viridis(1.0)));
-        assert_eq!(at(1, 1), rgb(viridis(0.5)));
-        assert_eq!(at(2, 1), rgb(MASK_RGB));
+        assert_eq!(at(0, 0), rgb(viridis(0.0)));
+        assert_eq!(at(1, 0), rgb(viridis(1.0)));
+        assert_eq!(at(0, 1), rgb(viridis(0.5)));
+        assert_eq!(at(1, 1), rgb(MASK_RGB));
+        // no columns: nothing written, no panic
+        write_matrix(&mut px, 0, &values, scale, |_, _| false);
     }
 
     #[test]
