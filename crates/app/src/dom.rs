@@ -195,38 +195,65 @@ pub fn stale_count() -> i32 {
     STALE.with(|s| s.get())
 }
 
+/// A function waiting for idle time, with the longest it waits (ms).
+type Queued = (u32, Box<dyn FnOnce()>);
+
 thread_local! {
     /// What waits for idle time, in order.
-    static IDLE: std::cell::RefCell<std::collections::VecDeque<Box<dyn FnOnce()>>> =
+    static IDLE: std::cell::RefCell<std::collections::VecDeque<Queued>> =
         const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+    /// How many results are being computed (see `AwaitingResult`).
+    static AWAITING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
-/// Runs `f` when the page is idle (`requestIdleCallback`, at most `timeout_ms` later; where
-/// the browser has none, as Safari, after a short timer). One queued function per idle
-/// period, in order: each is a task of its own (a view catching up renders in it), so none
-/// grows into a long task that holds up the next keystroke.
-pub fn when_idle(timeout_ms: u32, f: impl FnOnce() + 'static) {
-    let first = IDLE.with(|q| {
-        let mut q = q.borrow_mut();
-        q.push_back(Box::new(f));
-        q.len() == 1
-    });
-    if first {
-        schedule_idle(timeout_ms);
+/// Held while a result is being computed (`awaiting_result`). Idle work waits until it is
+/// in: a task started while the worker computes would hold up the result's handler (the
+/// worker's message waits for the page's thread), and so the frame that shows it.
+pub struct AwaitingResult(());
+
+pub fn awaiting_result() -> AwaitingResult {
+    AWAITING.with(|a| a.set(a.get() + 1));
+    AwaitingResult(())
+}
+
+impl Drop for AwaitingResult {
+    fn drop(&mut self) {
+        AWAITING.with(|a| a.set(a.get().saturating_sub(1)));
     }
 }
 
-fn schedule_idle(timeout_ms: u32) {
+/// Runs `f` when the page is idle and no result is being computed (`requestIdleCallback`;
+/// where the browser has none, as Safari, a short timer), at most `timeout_ms` after the
+/// function queued before it ran (or after now, if none waits) whatever the page is doing.
+/// One queued function per idle period, in order: each is a task of its own (a view catching
+/// up renders in it), so none grows into a long task that holds up the next keystroke.
+pub fn when_idle(timeout_ms: u32, f: impl FnOnce() + 'static) {
+    let first = IDLE.with(|q| {
+        let mut q = q.borrow_mut();
+        q.push_back((timeout_ms, Box::new(f)));
+        q.len() == 1
+    });
+    if first {
+        schedule_idle(now() + f64::from(timeout_ms));
+    }
+}
+
+/// Runs the first queued function in the next idle period, or at `due` (`now()`) at the latest.
+fn schedule_idle(due: f64) {
     let Some(window) = web_sys::window() else {
         return;
     };
+    let timeout_ms = (due - now()).max(1.0).ceil() as u32;
     let run = Closure::once_into_js(move || {
-        let next = IDLE.with(|q| q.borrow_mut().pop_front());
-        if let Some(f) = next {
+        // a result is on its way: wait for it, unless this has waited long enough
+        if AWAITING.with(|a| a.get()) > 0 && now() < due {
+            return schedule_idle(due);
+        }
+        if let Some((_, f)) = IDLE.with(|q| q.borrow_mut().pop_front()) {
             f();
         }
-        if IDLE.with(|q| !q.borrow().is_empty()) {
-            schedule_idle(timeout_ms);
+        if let Some(timeout_ms) = IDLE.with(|q| q.borrow().front().map(|(t, _)| *t)) {
+            schedule_idle(now() + f64::from(timeout_ms));
         }
     });
     let has_idle = Reflect::has(&window, &"requestIdleCallback".into()).unwrap_or(false);
@@ -294,14 +321,17 @@ pub fn location_hash() -> String {
 /// changes in 30 s).
 const URL_EVERY_MS: f64 = 300.0;
 
+/// The longest a due URL write waits for idle time.
+const URL_IDLE_MS: u32 = 1000;
+
 thread_local! {
     /// The fragment waiting to be written, and when the URL was last written.
     static URL: std::cell::RefCell<(Option<String>, f64)> =
         const { std::cell::RefCell::new((None, f64::NEG_INFINITY)) };
 }
 
-/// Replaces the URL's fragment soon, off the keystroke's path: after the current frame, at
-/// most once per `URL_EVERY_MS`, always ending with the latest fragment. Counted in
+/// Replaces the URL's fragment soon, off the keystroke's path: at idle time, at most once per
+/// `URL_EVERY_MS`, always ending with the latest fragment. Counted in
 /// `stale_views` until written.
 pub fn replace_hash_soon(fragment: &str) {
     let first = URL.with(|u| {
@@ -316,16 +346,20 @@ pub fn replace_hash_soon(fragment: &str) {
     stale_views(1);
     let last = URL.with(|u| u.borrow().1);
     let wait = (last + URL_EVERY_MS - now()).max(0.0);
+    // after the wait, at the next idle time: a write costs milliseconds with a long text in
+    // the fragment, and must not hold up a result
     let write = Closure::once_into_js(|| {
-        let frag = URL.with(|u| {
-            let mut u = u.borrow_mut();
-            u.1 = now();
-            u.0.take()
-        });
-        if let Some(f) = frag {
-            replace_hash(&f);
-        }
-        stale_views(-1);
+        when_idle(URL_IDLE_MS, || {
+            let frag = URL.with(|u| {
+                let mut u = u.borrow_mut();
+                u.1 = now();
+                u.0.take()
+            });
+            if let Some(f) = frag {
+                replace_hash(&f);
+            }
+            stale_views(-1);
+        })
     });
     if let Some(w) = web_sys::window() {
         let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(

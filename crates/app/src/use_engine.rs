@@ -11,7 +11,7 @@ use attnlab_model::{AttentionOptions, Bundle, Tokenizer};
 use yew::prelude::*;
 
 use crate::components::Labels;
-use crate::dom::now;
+use crate::dom::{self, now};
 use crate::engine::gpu::Gpu;
 use crate::engine::worker_client::CpuWorker;
 use crate::engine::{Engine, Note, Preference};
@@ -199,6 +199,8 @@ impl Run for PageEngine {
     type Output = Outcome;
 
     async fn run(&self, job: &Job) -> Outcome {
+        // idle work (off-screen views catching up, the URL) waits until this is in
+        let _awaiting = dom::awaiting_result();
         match job {
             Job::Text {
                 text,
