@@ -209,7 +209,8 @@ pub struct Trace {
     pub layers: Vec<LayerTrace>,
     /// Final LayerNorm output, if the model has ln_f. (T, D)
     pub ln_f: Option<Vec<f32>>,
-    /// Next-token logits after every position (tied lm head). (T, V)
+    /// Next-token logits after every position (tied lm head). (T, V) — or, in a trace cut
+    /// down for display, only the last position's row (V): read it with `last_logits`.
     pub logits: Vec<f32>,
     /// Next-token probabilities, softmax of the logits. (T, V)
     pub probs: Vec<f32>,
@@ -278,6 +279,12 @@ impl Trace {
         &self.probs[position * v..(position + 1) * v]
     }
 
+    /// Next-token logits after the last position (V): the last row of `logits`, whether it
+    /// holds every position's or only that one.
+    pub fn last_logits(&self) -> &[f32] {
+        &self.logits[self.logits.len().saturating_sub(self.dims.vocab)..]
+    }
+
     /// The `k` most likely next tokens after `position`, most likely first.
     pub fn top_k(&self, position: usize, k: usize) -> Vec<(u32, f32)> {
         top_k_of(self.probs_at(position), k)
@@ -302,6 +309,17 @@ pub fn top_k_of(p: &[f32], k: usize) -> Vec<(u32, f32)> {
 mod tests {
     use crate::testing::{random_model, tiny_config};
     use crate::{forward, AttentionOptions, LnPlacement};
+
+    #[test]
+    fn the_last_logits_are_the_last_row_whether_or_not_the_others_are_kept() {
+        let model = random_model(&tiny_config(LnPlacement::Post), 5, 0.5);
+        let mut tr = forward(&model, &[1, 2, 3], &AttentionOptions::default()).unwrap();
+        let v = tr.dims.vocab;
+        let last = tr.logits[2 * v..].to_vec();
+        assert_eq!(tr.last_logits(), &last[..]);
+        tr.logits.drain(..2 * v);
+        assert_eq!(tr.last_logits(), &last[..]);
+    }
 
     #[test]
     fn top_k_equals_the_first_k_of_the_full_ranking_ties_included() {

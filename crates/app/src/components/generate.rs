@@ -167,9 +167,7 @@ impl Fields {
 
 /// The next token after the last position of `trace`, at generation step `step`.
 fn choose(trace: &attnlab_model::Trace, sampling: &Sampling, step: usize) -> u32 {
-    let v = trace.dims.vocab;
-    let last = trace.dims.t - 1;
-    sampling.choose(&trace.logits[last * v..(last + 1) * v], step)
+    sampling.choose(trace.last_logits(), step)
 }
 
 /// The main text box's value (it may be ahead of the result on screen while a text runs).

@@ -4,8 +4,8 @@
 //! follows from the sizes, so the header carries no offsets.
 //!
 //! A result for the views is **lite**: only the layer fields a view shows (`SHOWN`) travel,
-//! the others arrive empty — about half the numbers. A full trace (the whole-Trace export)
-//! is asked for when needed.
+//! the others arrive empty, and of the logits only the last position's row — about half the
+//! numbers. A full trace (the whole-Trace export) is asked for when needed.
 
 use attnlab_model::{AttentionOptions, Dims, LayerTrace, Trace};
 use serde::{Deserialize, Serialize};
@@ -113,7 +113,7 @@ impl Header {
         if self.has_ln_f {
             out.push(if lite { 0 } else { td });
         }
-        out.extend([t * v, t * v]);
+        out.extend([if lite { v.min(t * v) } else { t * v }, t * v]);
         out
     }
 
@@ -138,18 +138,23 @@ pub fn arrays(trace: &Trace, lite: bool) -> Vec<&[f32]> {
     if let Some(x) = &trace.ln_f {
         out.push(if lite { &[][..] } else { x });
     }
-    out.extend([&trace.logits[..], &trace.probs[..]]);
+    // a lite trace's logits: the last position's only (what generation samples from)
+    let last = trace.last_logits();
+    out.extend([
+        if lite { last } else { &trace.logits[..] },
+        &trace.probs[..],
+    ]);
     out
 }
 
-/// Rebuilds a trace from its header and arrays: `fill(offset, dst)` copies `dst.len()` floats
-/// starting at `offset` of the flat buffer into `dst` (one copy per array, straight from the
-/// transferred buffer). `available` is the buffer's length; a buffer that does not match the
-/// header is an error, never a panic later in a view.
+/// Rebuilds a trace from its header and arrays: `take(offset, len)` gives the `len` floats
+/// starting at `offset` of the flat buffer (one copy per array, straight from the transferred
+/// buffer into a new vector, nothing zeroed first). `available` is the buffer's length; a
+/// buffer that does not match the header is an error, never a panic later in a view.
 pub fn rebuild(
     header: Header,
     available: usize,
-    mut fill: impl FnMut(usize, &mut [f32]),
+    mut take: impl FnMut(usize, usize) -> Vec<f32>,
 ) -> Result<Trace, String> {
     let lengths = header.lengths();
     let total: usize = lengths.iter().sum();
@@ -187,8 +192,13 @@ pub fn rebuild(
     slots.push(&mut trace.probs);
     let mut offset = 0;
     for (slot, &len) in slots.into_iter().zip(&lengths) {
-        slot.resize(len, 0.0);
-        fill(offset, slot);
+        *slot = take(offset, len);
+        if slot.len() != len {
+            return Err(format!(
+                "the worker's array at {offset} has {} numbers, not {len}",
+                slot.len()
+            ));
+        }
         offset += len;
     }
     Ok(trace)
@@ -217,8 +227,8 @@ mod tests {
                 header.total(),
                 "{ln:?}: the sizes say every length"
             );
-            let back = rebuild(header.clone(), flat.len(), |at, dst| {
-                dst.copy_from_slice(&flat[at..at + dst.len()])
+            let back = rebuild(header.clone(), flat.len(), |at, len| {
+                flat[at..at + len].to_vec()
             })
             .unwrap();
             assert_eq!(back, trace, "{ln:?}");
@@ -232,10 +242,7 @@ mod tests {
                 lite.total(),
                 header.total()
             );
-            let back = rebuild(lite, flat.len(), |at, dst| {
-                dst.copy_from_slice(&flat[at..at + dst.len()])
-            })
-            .unwrap();
+            let back = rebuild(lite, flat.len(), |at, len| flat[at..at + len].to_vec()).unwrap();
             for (l, (a, b)) in back.layers.iter().zip(&trace.layers).enumerate() {
                 for (((name, x), (_, y)), shown) in
                     a.fields().into_iter().zip(b.fields()).zip(SHOWN)
@@ -248,8 +255,13 @@ mod tests {
                 }
             }
             assert_eq!(
-                (&back.embedding, &back.probs, &back.logits),
-                (&trace.embedding, &trace.probs, &trace.logits)
+                (&back.embedding, &back.probs, back.last_logits()),
+                (&trace.embedding, &trace.probs, trace.last_logits())
+            );
+            assert_eq!(
+                back.logits.len(),
+                trace.dims.vocab,
+                "only the last row of logits"
             );
             for l in 0..trace.dims.n_layer {
                 for h in 0..trace.dims.n_head {
@@ -274,13 +286,19 @@ mod tests {
         let trace = forward(&model, &[1, 2], &AttentionOptions::default()).unwrap();
         let header = Header::of(&trace, false);
         let n = header.total();
-        let err = rebuild(header.clone(), n - 1, |_, _| {}).unwrap_err();
+        let err = rebuild(header.clone(), n - 1, |_, len| vec![0.0; len]).unwrap_err();
         assert!(
             err.contains(&format!("{} numbers for a trace of {n}", n - 1)),
             "{err}"
         );
+        // an array cut short on the way
+        let err =
+            rebuild(header.clone(), n, |_, len| vec![0.0; len.saturating_sub(1)]).unwrap_err();
+        assert!(err.contains("numbers, not"), "{err}");
         let mut bad = header;
         bad.tokens.pop();
-        assert!(rebuild(bad, n, |_, _| {}).unwrap_err().contains("1 tokens"));
+        assert!(rebuild(bad, n, |_, len| vec![0.0; len])
+            .unwrap_err()
+            .contains("1 tokens"));
     }
 }

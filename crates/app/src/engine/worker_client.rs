@@ -300,9 +300,8 @@ impl CpuWorker {
         let flat: Float32Array = get(&data, "data")
             .dyn_into()
             .map_err(|_| ComputeError::Input("the CPU worker sent no numbers".into()))?;
-        let trace = wire::rebuild(header, flat.length() as usize, |at, dst| {
-            flat.subarray(at as u32, (at + dst.len()) as u32)
-                .copy_to(dst)
+        let trace = wire::rebuild(header, flat.length() as usize, |at, len| {
+            flat.subarray(at as u32, (at + len) as u32).to_vec()
         })
         .map_err(ComputeError::Input)?;
         *self.inner.spare.borrow_mut() = Some(flat.buffer());
