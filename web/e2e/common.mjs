@@ -99,7 +99,7 @@ export async function settled(page, timeout = 120_000) {
  * the visible ones, when the page is idle). */
 export const caughtUp = (page) => page.waitForFunction(() => !window.__attnlab.stale);
 
-/** The URL's fragment once written (the page writes it after the frame, coalesced). */
+/** The URL's fragment once written (the page writes it at idle time, coalesced). */
 export async function currentHash(page) {
   await caughtUp(page);
   return page.evaluate(() => location.hash);

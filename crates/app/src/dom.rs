@@ -321,7 +321,7 @@ pub fn location_hash() -> String {
 /// changes in 30 s).
 const URL_EVERY_MS: f64 = 300.0;
 
-/// The longest a due URL write waits for idle time.
+/// The longest a due URL write waits for idle time once it is first in the idle queue.
 const URL_IDLE_MS: u32 = 1000;
 
 thread_local! {

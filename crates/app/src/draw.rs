@@ -95,8 +95,8 @@ thread_local! {
     static KEPT: std::cell::RefCell<[Option<KeptImage>; 2]> =
         const { std::cell::RefCell::new([None, None]) };
     /// The 2D context options, made once (`willReadFrequently`: a canvas in memory, not on
-    /// the GPU — every canvas here is redrawn whole per result, mostly by putImageData, which
-    /// a GPU canvas has to upload each time).
+    /// the GPU — the canvases here are drawn per result mostly by putImageData, which a GPU
+    /// canvas has to upload each time).
     static CONTEXT_OPTIONS: js_sys::Object =
         crate::dom::object(&[("willReadFrequently", true.into())]);
 }
@@ -130,6 +130,7 @@ fn draw_kept<'a>(
             });
         }
         let KeptImage { canvas, image } = slot.as_mut()?;
+        let ctx = context(canvas)?;
         if image.layout(n, t) {
             // resizing clears the canvas; every slot is written whole below
             canvas.set_width(image.width() as u32);
@@ -149,22 +150,26 @@ fn draw_kept<'a>(
                 Some((x as f64, y as f64))
             })
             .collect();
-        if !changed.is_empty() {
-            let ctx = context(canvas)?;
-            // one ImageData over the whole image (a view of its pixels, not a copy), put
-            // rectangle by rectangle
-            let img = ImageData::new_with_u8_clamped_array_and_sh(
+        // one ImageData over the whole image (a view of its pixels, not a copy), put rectangle
+        // by rectangle
+        let put = changed.is_empty()
+            || ImageData::new_with_u8_clamped_array_and_sh(
                 Clamped(image.pixels()),
                 image.width() as u32,
                 image.height() as u32,
             )
-            .ok()?;
-            for (x, y, w, h) in changed {
-                let _ = ctx
-                    .put_image_data_with_dirty_x_and_dirty_y_and_dirty_width_and_dirty_height(
+            .is_ok_and(|img| {
+                changed.iter().all(|&(x, y, w, h)| {
+                    ctx.put_image_data_with_dirty_x_and_dirty_y_and_dirty_width_and_dirty_height(
                         &img, 0.0, 0.0, x as f64, y as f64, w as f64, h as f64,
-                    );
-            }
+                    )
+                    .is_ok()
+                })
+            });
+        if !put {
+            // the canvas does not hold what the image says it does: start over next time
+            *slot = None;
+            return None;
         }
         Some(Drawn {
             canvas: canvas.clone(),

@@ -199,8 +199,6 @@ impl Run for PageEngine {
     type Output = Outcome;
 
     async fn run(&self, job: &Job) -> Outcome {
-        // idle work (off-screen views catching up, the URL) waits until this is in
-        let _awaiting = dom::awaiting_result();
         match job {
             Job::Text {
                 text,
@@ -209,6 +207,8 @@ impl Run for PageEngine {
                 opts,
                 input_at,
             } => {
+                // idle work (off-screen views catching up, the URL) waits until this is in
+                let _awaiting = dom::awaiting_result();
                 self.run_text(text, appended, b.as_deref(), opts, *input_at)
                     .await
             }

@@ -1,7 +1,8 @@
 //! A view that shows a new result right away only while it is on (or near) the screen. Off
 //! screen it keeps what it last showed, and catches up with the newest result as soon as the
-//! page is idle (`requestIdleCallback`, at most `CATCH_UP_MS` later) or the moment it scrolls
-//! near the viewport, whichever comes first. A keystroke thus renders and paints the views the
+//! page is idle and no result is being computed (`dom::when_idle`: at most `CATCH_UP_MS` after
+//! the view before it in the queue) or the moment it scrolls near the viewport, whichever
+//! comes first. A keystroke thus renders and paints the views the
 //! reader sees first, and the rest in tasks of their own after that frame: nothing is
 //! skipped, only ordered. Anything else — a click, a toggle, a hover — updates every view at
 //! once, as before: only a new result (a new `generation`) is deferred.
@@ -13,7 +14,8 @@ use yew::prelude::*;
 
 use crate::dom;
 
-/// The longest an off-screen view waits for idle time before it updates anyway.
+/// The longest an off-screen view, once first in the idle queue, waits for idle time before it
+/// updates anyway.
 const CATCH_UP_MS: u32 = 300;
 
 /// How far outside the viewport a view still counts as on screen (it is about to be seen).

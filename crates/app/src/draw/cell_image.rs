@@ -11,8 +11,8 @@ use attnlab_model::cpu::MASKED;
 
 use super::{Scale, MASK_RGB};
 
-/// The side a slot is given to hold a `need`-cell matrix: rounded up to a multiple of 64,
-/// unless the side it `have`s is at least `need` and at most twice that. A keystroke usually
+/// The side a slot is given to hold a `need`-cell matrix: `need` rounded up to a multiple of
+/// 64, unless the side it `have`s is at least that and at most twice that. A keystroke usually
 /// adds a token, so an exact side would lay every slot out anew on almost every keystroke.
 pub(super) fn slot_side(have: usize, need: usize) -> usize {
     let want = need.max(1).next_multiple_of(64);
@@ -43,15 +43,24 @@ pub(super) struct CellImage {
     slots: Vec<Slot>,
     /// The pixels, RGBA, `width()` × `height()`.
     px: Vec<u8>,
-    /// The values and the mask each slot was written from (their bits, slot after slot,
-    /// `side` × `side` each, in rows; only the top-left `Slot::t` × `Slot::t` counts).
+    /// The values each slot was written from (their bits) and which of its cells were masked
+    /// (slot after slot, `side` × `side` each, in rows; only the top-left `Slot::t` × `Slot::t`
+    /// counts).
     values: Vec<u32>,
-    masked: Vec<u32>,
+    masked: Vec<bool>,
 }
 
 /// Whether `a` holds exactly the bits `b` does (the same length).
 fn same(a: &[f32], b: &[u32]) -> bool {
     a.iter().zip(b).fold(0, |d, (x, y)| d | (x.to_bits() ^ y)) == 0
+}
+
+/// Whether the cells `masked` marks as `MASKED` are exactly those `kept` says (the same length).
+fn same_mask(masked: &[f32], kept: &[bool]) -> bool {
+    !masked
+        .iter()
+        .zip(kept)
+        .fold(false, |d, (&m, &k)| d | ((m == MASKED) != k))
 }
 
 impl CellImage {
@@ -78,7 +87,7 @@ impl CellImage {
         self.slots = vec![Slot::default(); n];
         self.px = vec![255; self.width() * self.height() * 4];
         self.values = vec![0; n * side * side];
-        self.masked = vec![0; n * side * side];
+        self.masked = vec![false; n * side * side];
         true
     }
 
@@ -132,7 +141,7 @@ impl CellImage {
             .find(|&r| {
                 let at = base + r * side;
                 !same(&values[r * t..][..kept], &self.values[at..][..kept])
-                    || !same(&masked[r * t..][..kept], &self.masked[at..][..kept])
+                    || !same_mask(&masked[r * t..][..kept], &self.masked[at..][..kept])
             })
             .unwrap_or(kept);
         self.slots[i] = Slot {
@@ -156,8 +165,8 @@ impl CellImage {
                 for (kept, new) in self.values[at..][..w].iter_mut().zip(row) {
                     *kept = new.to_bits();
                 }
-                for (kept, new) in self.masked[at..][..w].iter_mut().zip(mask) {
-                    *kept = new.to_bits();
+                for (kept, &new) in self.masked[at..][..w].iter_mut().zip(mask) {
+                    *kept = new == MASKED;
                 }
                 let out = &mut self.px[((y0 + r) * width + x0 + x) * 4..][..w * 4];
                 for ((&v, &m), px) in row.iter().zip(mask).zip(out.chunks_exact_mut(4)) {
@@ -283,31 +292,33 @@ mod tests {
 
     #[test]
     fn after_any_sequence_of_writes_the_pixels_are_those_of_a_fresh_image() {
-        // grow, shrink, regrow across a slot boundary, change a seed (every row), unmask a
-        // cell: compare each step with an image written once from nothing
+        // grow, shrink, regrow across a slot boundary, change a seed (every row), halve the
+        // scale, unmask a cell: compare each step with an image written once from nothing
         let steps = [
-            (5, 0),
-            (6, 0),
-            (7, 0),
-            (7, 1),
-            (3, 1),
-            (64, 1),
-            (65, 1),
-            (60, 2),
-            (61, 2),
+            (5, 0, 1.0),
+            (6, 0, 1.0),
+            (7, 0, 1.0),
+            (7, 1, 1.0),
+            (7, 1, 0.5),
+            (3, 1, 0.5),
+            (64, 1, 1.0),
+            (65, 1, 1.0),
+            (60, 2, 1.0),
+            (61, 2, 1.0),
         ];
         let mut img = CellImage::new();
-        for (k, &(t, seed)) in steps.iter().enumerate() {
+        for (k, &(t, seed, max)) in steps.iter().enumerate() {
             let (w, mut m) = causal(t, seed);
-            if k == 4 {
+            if k == 5 {
                 m[1] = 0.0; // (0, 1) shown, with its weight 0
             }
+            let scale = Scale::Weights { max };
             img.layout(4, t);
             let mut fresh = CellImage::new();
             fresh.layout(4, t);
             for i in 0..4 {
-                assert!(img.write(i, t, &w, &m, ONE).is_some());
-                fresh.write(i, t, &w, &m, ONE);
+                assert!(img.write(i, t, &w, &m, scale).is_some());
+                fresh.write(i, t, &w, &m, scale);
                 assert_eq!(
                     slot_rgb(&img, i, t),
                     slot_rgb(&fresh, i, t),
@@ -323,5 +334,12 @@ mod tests {
         assert_eq!(rgb[0], viridis(1.0));
         assert_eq!(rgb[1], MASK_RGB);
         assert_eq!(rgb[3], viridis(w[3]));
+        // slot 1 of two sits one side to the right of slot 0
+        let mut two = CellImage::new();
+        two.layout(2, 3);
+        two.write(1, 3, &w, &m, ONE);
+        assert_eq!(two.at(1), (64, 0));
+        assert_eq!(slot_rgb(&two, 1, 3), rgb);
+        assert_eq!(two.pixels()[64 * 4..][..3], viridis(1.0));
     }
 }
