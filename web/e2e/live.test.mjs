@@ -1,19 +1,28 @@
 // End-to-end tests of the live loop: the backend switch (Auto / WebGPU / CPU, kept in the URL;
 // Auto's choice on this machine's software GPU and its reason in the badge), the CPU worker
-// restarted after a crash with the same numbers, and a hover that redraws a highlight, not
-// the heatmaps. One browser with WebGPU (SwiftShader).
+// restarted after a crash with the same numbers, a hover that redraws a highlight, not the
+// heatmaps, and heatmaps drawn row by row as a fresh page draws them. One browser with WebGPU
+// (SwiftShader).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, cliTrace, nextResult, openApp, painted, setText, settled } from './common.mjs';
+import { ARTIFACTS, cliTrace, currentHash, nextResult, openApp, painted, setText, settled } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
 const LESSON = '나는 어제 산 커피를 오늘 마셨다';
 
 const draws = (page) => page.evaluate(() => ({ ...(window.__attnlab.draws ?? {}) }));
+/** A canvas's pixels, as a SHA-256 digest (hex). */
+const pixels = (page, sel) =>
+  page.evaluate(async (sel) => {
+    const c = document.querySelector(sel);
+    const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const hash = await crypto.subtle.digest('SHA-256', data);
+    return `${c.width}x${c.height}:${[...new Uint8Array(hash)].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+  }, sel);
 const nextTokens = (page) =>
   page.$$eval('#next-last li', (ls) => ls.map((l) => `${l.dataset.token}:${l.textContent}`));
 
@@ -155,6 +164,51 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
       const first = [...Array(before[k]).keys()];
       assert.deepEqual(after[k].slice(0, before[k]), first, `${sel}: every earlier row kept (${JSON.stringify(after[k])})`);
     }
+  });
+
+  test('keystrokes at the end draw the heatmaps as a page opened on the same text does', async () => {
+    // the heads grid and the large heatmap keep their images and write only what a new result
+    // changed (draw/cell_image.rs): after typing and deleting on a page of its own (its images
+    // new, so each token typed adds cells never drawn before), their pixels must be those of a
+    // page that draws the same text from nothing
+    const { page, context } = app;
+    await setText(page, LESSON);
+    await currentHash(page);
+    const opened = async (url, text) => {
+      const p = await context.newPage();
+      await p.goto(url);
+      await p.waitForFunction((t) => window.__attnlab?.painted?.text === t, text);
+      await currentHash(p);
+      return p;
+    };
+    const typing = await opened(page.url(), LESSON);
+    await typing.locator('#text').focus();
+    await typing.keyboard.press('End');
+    // typing at the end: the heads grid writes a row and a column or two of each head, not
+    // every cell (n heads × t² would be a full redraw)
+    const heads = await typing.locator('.head-cell').count();
+    const cells = () => typing.evaluate(() => window.__attnlab.draws['heads-grid cells'] ?? 0);
+    let [written, full] = [0, 0];
+    for (const ch of ' and more!') {
+      const from = await cells();
+      await typing.keyboard.type(ch);
+      const { tokens } = await settled(typing);
+      written += (await cells()) - from;
+      full += heads * tokens * tokens;
+    }
+    assert.ok(written > 0 && written * 4 < full, `${written} cells written of ${full}`);
+    // a token off, then one on (the last drawing adds a row and a column)
+    await typing.keyboard.press('Backspace');
+    await settled(typing);
+    await typing.keyboard.type(' x');
+    const r = await settled(typing);
+    assert.ok(r.text.endsWith(' and more x'), JSON.stringify(r.text));
+    await currentHash(typing);
+    const drawn = async (p) => [await pixels(p, '.heads-canvas'), await pixels(p, '#head-map')];
+    const typed = await drawn(typing);
+    const fresh = await opened(typing.url(), r.text);
+    assert.deepEqual(await drawn(fresh), typed);
+    await Promise.all([typing.close(), fresh.close()]);
   });
 
   test('the text box is a form of its own, and Enter in it stays on the page', async () => {

@@ -161,6 +161,11 @@ pub fn expose(name: &str, value: &JsValue) {
 /// Counts one drawing of the canvas `name` in `window.__attnlab.draws[name]` (the tests check
 /// that a hover redraws a highlight, not a heatmap).
 pub fn count_draw(name: &str) {
+    count(name, 1.0);
+}
+
+/// Adds `by` to the test hooks' counter `name` (in `window.__attnlab.draws`).
+pub fn count(name: &str, by: f64) {
     let Some(h) = hooks() else { return };
     let draws = match Reflect::get(&h, &"draws".into()) {
         Ok(d) if d.is_object() => d,
@@ -171,7 +176,7 @@ pub fn count_draw(name: &str) {
         }
     };
     let n = get(&draws, name).as_f64().unwrap_or(0.0);
-    let _ = Reflect::set(&draws, &name.into(), &(n + 1.0).into());
+    let _ = Reflect::set(&draws, &name.into(), &(n + by).into());
 }
 
 thread_local! {

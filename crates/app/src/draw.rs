@@ -85,6 +85,16 @@ enum Kept {
     Heads = 1,
 }
 
+impl Kept {
+    /// The test hooks' counter of the cells this image has written (`window.__attnlab.draws`).
+    fn cells_counter(self) -> &'static str {
+        match self {
+            Kept::Heatmap => "head-map cells",
+            Kept::Heads => "heads-grid cells",
+        }
+    }
+}
+
 /// An off-screen canvas and the image it holds (what each of its pixels shows).
 struct KeptImage {
     canvas: HtmlCanvasElement,
@@ -150,6 +160,9 @@ fn draw_kept<'a>(
                 Some((x as f64, y as f64))
             })
             .collect();
+        // for tests: how many cells each drawing wrote
+        let cells = changed.iter().map(|&(_, _, w, h)| w * h).sum::<usize>();
+        crate::dom::count(which.cells_counter(), cells as f64);
         // one ImageData over the whole image (a view of its pixels, not a copy), put rectangle
         // by rectangle
         let put = changed.is_empty()
