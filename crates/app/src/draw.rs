@@ -95,7 +95,7 @@ impl Kept {
     }
 }
 
-/// An off-screen canvas and the image it holds (what each of its pixels shows).
+/// An off-screen canvas and the image it holds (with the matrices it was written from).
 struct KeptImage {
     canvas: HtmlCanvasElement,
     image: CellImage,

@@ -38,8 +38,6 @@ pub(super) type Rect = (usize, usize, usize, usize);
 pub(super) struct CellImage {
     /// The side of every matrix's slot, in pixels.
     side: usize,
-    /// Slots per row of the image.
-    per: usize,
     slots: Vec<Slot>,
     /// The pixels, RGBA, `width()` × `height()`.
     px: Vec<u8>,
@@ -67,7 +65,6 @@ impl CellImage {
     pub(super) const fn new() -> CellImage {
         CellImage {
             side: 0,
-            per: 0,
             slots: Vec::new(),
             px: Vec::new(),
             values: Vec::new(),
@@ -79,11 +76,10 @@ impl CellImage {
     /// laid out anew (a new size: every slot empty, to be written whole).
     pub(super) fn layout(&mut self, n: usize, t: usize) -> bool {
         let side = slot_side(self.side, t);
-        let per = (n as f64).sqrt().ceil() as usize;
-        if (side, per, n) == (self.side, self.per, self.slots.len()) {
+        if (side, n) == (self.side, self.slots.len()) {
             return false;
         }
-        (self.side, self.per) = (side, per);
+        self.side = side;
         self.slots = vec![Slot::default(); n];
         self.px = vec![255; self.width() * self.height() * 4];
         self.values = vec![0; n * side * side];
@@ -91,17 +87,22 @@ impl CellImage {
         true
     }
 
+    /// Slots per row of the image (a square of them, as near as their number allows).
+    fn per(&self) -> usize {
+        ((self.slots.len() as f64).sqrt().ceil() as usize).max(1)
+    }
+
     pub(super) fn width(&self) -> usize {
-        self.per * self.side
+        self.per() * self.side
     }
 
     pub(super) fn height(&self) -> usize {
-        self.slots.len().div_ceil(self.per.max(1)) * self.side
+        self.slots.len().div_ceil(self.per()) * self.side
     }
 
     /// The top-left pixel of slot `i`.
     pub(super) fn at(&self, i: usize) -> (usize, usize) {
-        let per = self.per.max(1);
+        let per = self.per();
         ((i % per) * self.side, (i / per) * self.side)
     }
 
