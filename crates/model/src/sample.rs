@@ -237,6 +237,159 @@ mod tests {
         assert!(seen.iter().all(|&x| x), "{seen:?}");
     }
 
+    /// How often each token is drawn over steps `0..n` of one seeded sampler.
+    fn frequencies(s: &Sampling, logits: &[f32], n: usize) -> Vec<usize> {
+        let mut counts = vec![0; logits.len()];
+        for step in 0..n {
+            counts[s.choose(logits, step) as usize] += 1;
+        }
+        counts
+    }
+
+    /// softmax(logits / t) in f64, written out here rather than taken from the sampler.
+    fn softmax(logits: &[f64], t: f64) -> Vec<f64> {
+        let e: Vec<f64> = logits.iter().map(|z| (z / t).exp()).collect();
+        let sum: f64 = e.iter().sum();
+        e.iter().map(|x| x / sum).collect()
+    }
+
+    /// Pearson's χ² of `counts` against the probabilities `p` (tokens with p = 0 must never
+    /// be drawn), and whether it stays below the 0.999 quantile for its degrees of freedom,
+    /// i.e. p-value > 0.001. Quantiles of χ² with 1…6 degrees of freedom at 0.999.
+    fn chi_square_fits(counts: &[usize], p: &[f64]) -> (f64, bool) {
+        const Q999: [f64; 7] = [f64::NAN, 10.828, 13.816, 16.266, 18.467, 20.515, 22.458];
+        let n: usize = counts.iter().sum();
+        let mut stat = 0.0;
+        let mut cells = 0;
+        for (&c, &pi) in counts.iter().zip(p) {
+            if pi == 0.0 {
+                assert_eq!(
+                    c, 0,
+                    "a token of probability 0 was drawn: {counts:?} vs {p:?}"
+                );
+                continue;
+            }
+            let e = pi * n as f64;
+            assert!(e >= 5.0, "expected count {e} too small for χ²");
+            stat += (c as f64 - e).powi(2) / e;
+            cells += 1;
+        }
+        (stat, stat < Q999[cells - 1])
+    }
+
+    const DRAWS: usize = 40_000;
+
+    #[test]
+    fn draws_follow_softmax_of_the_logits_over_the_temperature() {
+        let logits = [1.0f32, 0.0, -0.5, 2.0, 0.5, -1.0];
+        let wide: Vec<f64> = logits.iter().map(|&z| z as f64).collect();
+        for (t, seed) in [(0.5, 11), (1.0, 12), (2.0, 13)] {
+            let s = Sampling {
+                temperature: t,
+                seed,
+                ..Default::default()
+            };
+            let counts = frequencies(&s, &logits, DRAWS);
+            let (stat, fits) = chi_square_fits(&counts, &softmax(&wide, t as f64));
+            assert!(fits, "T = {t}: χ² = {stat:.2}, counts {counts:?}");
+            // …and not the distribution of another temperature (the check can tell them apart)
+            let other = if t == 1.0 { 2.0 } else { 1.0 };
+            let (stat, fits) = chi_square_fits(&counts, &softmax(&wide, other));
+            assert!(!fits, "T = {t} also fits T = {other}: χ² = {stat:.2}");
+        }
+    }
+
+    #[test]
+    fn top_k_renormalises_over_exactly_k_tokens() {
+        // ids out of rank order, so the cut must follow the probabilities, not the ids
+        let logits = [0.3f32, 1.5, -0.2, 1.1, 0.8, -1.0];
+        for (k, t) in [(3, 1.0), (4, 2.0)] {
+            let s = Sampling {
+                top_k: Some(k),
+                temperature: t,
+                seed: 21,
+                ..Default::default()
+            };
+            let counts = frequencies(&s, &logits, DRAWS);
+            let mut ranked: Vec<usize> = (0..logits.len()).collect();
+            ranked.sort_by(|&a, &b| logits[b].total_cmp(&logits[a]));
+            let kept = &ranked[..k];
+            // the tokens cut off as −∞: probability 0, the rest renormalised among themselves
+            let cut: Vec<f64> = (0..logits.len())
+                .map(|i| {
+                    if kept.contains(&i) {
+                        logits[i] as f64
+                    } else {
+                        f64::NEG_INFINITY
+                    }
+                })
+                .collect();
+            let p = softmax(&cut, t as f64);
+            assert_eq!(p.iter().filter(|&&x| x > 0.0).count(), k);
+            let drawn = counts.iter().filter(|&&c| c > 0).count();
+            assert_eq!(drawn, k, "k = {k}: {counts:?}");
+            let (stat, fits) = chi_square_fits(&counts, &p);
+            assert!(
+                fits,
+                "k = {k}, T = {t}: χ² = {stat:.2}, {counts:?} vs {p:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn top_p_keeps_the_smallest_prefix_that_reaches_p() {
+        // probabilities 0.2, 0.4, 0.1, 0.3 (ranked: ids 1, 3, 0, 2; cumulative 0.4, 0.7, 0.9, 1)
+        let probs = [0.2f64, 0.4, 0.1, 0.3];
+        let logits: Vec<f32> = probs.iter().map(|p| p.ln() as f32).collect();
+        // (p, the ids kept): the cut falls inside the list, after it, or at its first token
+        for (top_p, kept) in [
+            (0.75, &[1usize, 3, 0][..]),
+            (0.65, &[1, 3]),
+            (0.95, &[1, 3, 0, 2]),
+            (0.3, &[1]),
+        ] {
+            let s = Sampling {
+                top_p: Some(top_p),
+                seed: 31,
+                ..Default::default()
+            };
+            let counts = frequencies(&s, &logits, DRAWS);
+            let mass: f64 = kept.iter().map(|&i| probs[i]).sum();
+            let p: Vec<f64> = (0..probs.len())
+                .map(|i| {
+                    if kept.contains(&i) {
+                        probs[i] / mass
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            if kept.len() == 1 {
+                assert_eq!(counts[kept[0]], DRAWS, "p = {top_p}: {counts:?}");
+                continue;
+            }
+            let (stat, fits) = chi_square_fits(&counts, &p);
+            assert!(fits, "p = {top_p}: χ² = {stat:.2}, {counts:?} vs {p:?}");
+        }
+        // with top-k first, p is a share of what top-k kept: k = 2 leaves 0.4 / 0.7 = 0.571
+        // and 0.3 / 0.7, so p = 0.5 keeps id 1 alone and p = 0.6 both
+        for (top_p, n_kept) in [(0.5, 1), (0.6, 2)] {
+            let s = Sampling {
+                top_k: Some(2),
+                top_p: Some(top_p),
+                seed: 32,
+                ..Default::default()
+            };
+            let counts = frequencies(&s, &logits, 4_000);
+            assert_eq!(
+                counts.iter().filter(|&&c| c > 0).count(),
+                n_kept,
+                "{counts:?}"
+            );
+            assert_eq!(counts[0] + counts[2], 0, "{counts:?}");
+        }
+    }
+
     #[test]
     fn bad_settings_are_errors() {
         for t in [0.0, -1.0, f32::NAN, f32::INFINITY] {
