@@ -1,7 +1,7 @@
 //! Malformed model files: each gives an error that names the problem, never a panic.
 
 use attnlab_model::testing::{char_bpe_tokenizer_json, random_model};
-use attnlab_model::{Bundle, Config, Error, LnPlacement, Model};
+use attnlab_model::{forward, AttentionOptions, Bundle, Config, Error, LnPlacement, Model};
 use safetensors::{tensor::TensorView, Dtype};
 
 fn config(ln: LnPlacement) -> Config {
@@ -77,7 +77,24 @@ fn hugging_face_prefix_and_extra_tensors_are_accepted() {
         .map(|(n, d, s, b)| (format!("transformer.{n}"), d, s, b))
         .collect();
     ts.push(("lm_head.weight".into(), Dtype::F32, vec![1], vec![0; 4]));
-    assert!(load(&file(&ts)).is_ok());
+    let prefixed = load(&file(&ts)).unwrap();
+    let plain = load(&file(&tensors())).unwrap();
+    // every tensor where its unprefixed name puts it (h.0 is not h.1, ln_1 is not ln_2)…
+    for ((name, shape, a), (_, _, b)) in prefixed.tensors().into_iter().zip(plain.tensors()) {
+        assert!(
+            a == b,
+            "{name} {shape:?} differs from the unprefixed file's"
+        );
+    }
+    assert_eq!(prefixed, plain);
+    assert_eq!(plain, random_model(&config(LnPlacement::Pre), 1, 1.0));
+    // …so the forward pass is the same, number for number
+    let opts = AttentionOptions::default();
+    let ids = [3, 1, 4, 1, 5, 9];
+    assert_eq!(
+        forward(&prefixed, &ids, &opts).unwrap(),
+        forward(&plain, &ids, &opts).unwrap()
+    );
 }
 
 #[test]
@@ -94,7 +111,19 @@ fn bf16_weights_are_converted() {
             (n, Dtype::BF16, s, v)
         })
         .collect();
-    assert!(load(&file(&ts)).is_ok());
+    let m = load(&file(&ts)).unwrap();
+    // each weight is the f32 whose top 16 bits are the stored bf16 and whose low 16 are zero
+    let mut nonzero = 0;
+    for ((name, _, loaded), (stored, _, _, bytes)) in m.tensors().into_iter().zip(&ts) {
+        assert_eq!(&name, stored);
+        assert_eq!(loaded.len() * 2, bytes.len(), "{name}");
+        for (i, (x, b)) in loaded.iter().zip(bytes.chunks_exact(2)).enumerate() {
+            let want = f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16);
+            assert_eq!(x.to_bits(), want.to_bits(), "{name}[{i}]: {x} vs {want}");
+        }
+        nonzero += loaded.iter().filter(|x| **x != 0.0).count();
+    }
+    assert!(nonzero > 1000, "only {nonzero} non-zero weights");
 }
 
 #[test]
