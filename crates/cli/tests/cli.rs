@@ -533,10 +533,31 @@ fn lens_flow_and_generate_agree_with_the_library() {
     )
     .unwrap();
     assert_eq!(ids, lib.ids);
-    let seeded = [
+    // a seeded, sampled run is the library's generate with the same settings, token for token
+    let seeded = json(&[
         "generate", "나는", "--steps", "6", "--seed", "7", "--top-k", "5", "--format", "json",
-    ];
-    assert_eq!(json(&seeded)["generated"], json(&seeded)["generated"]);
+    ]);
+    let seeded_ids: Vec<u32> = seeded["generated"]
+        .as_array()
+        .expect("a list of generated tokens")
+        .iter()
+        .map(|t| t["id"].as_u64().unwrap() as u32)
+        .collect();
+    let lib = attnlab_model::sample::generate(
+        &b.model,
+        &b.tokenizer.ids("나는").unwrap(),
+        6,
+        &Sampling {
+            seed: 7,
+            top_k: Some(5),
+            ..Default::default()
+        },
+        &Default::default(),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(seeded_ids.len(), 6);
+    assert_eq!(seeded_ids, lib.ids);
 
     // bad input: clear errors, and the context limit is said
     fails_cleanly(
