@@ -7,6 +7,16 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStreamDefaultReader, Response};
 
+/// Writes each panic's message and place to the console (as `attnlab panicked: …`) before the
+/// wasm traps, on the page and in the CPU worker: without it a panic shows only as
+/// "unreachable", or not at all when the worker's error event is handled. The end-to-end tests
+/// fail on any console error they did not provoke.
+pub fn log_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        web_sys::console::error_1(&format!("attnlab panicked: {info}").into());
+    }));
+}
+
 /// `performance.now()` in ms, in the page or in a worker (0 where there is neither).
 pub fn now() -> f64 {
     Reflect::get(&js_sys::global(), &"performance".into())

@@ -112,6 +112,7 @@ fn lens(state: &State, data: &JsValue) -> Result<(JsValue, Array), String> {
 
 /// The worker's entry point: answers the page's messages until it is terminated.
 pub fn start() {
+    crate::dom::log_panics();
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let state = RefCell::new(State::default());
     let reply = scope.clone();
