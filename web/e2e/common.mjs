@@ -1,8 +1,10 @@
 // Shared by the end-to-end tests and the benchmark: serve dist/, open the app in headless
 // Chromium, type and wait for the painted result, ask the native CLI for reference numbers.
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { afterEach } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { launch } from './browser.mjs';
@@ -14,19 +16,29 @@ export const ARTIFACTS = process.env.ATTNLAB_ARTIFACTS ?? path.join(ROOT, 'targe
 const TARGET = process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target');
 export const CLI = process.env.ATTNLAB_CLI ?? path.join(TARGET, 'debug', 'attnlab');
 
-/** Opens the app; resolves once the first result is painted. */
+/** Opens the app; resolves once the first result is painted. `errors` collects every
+ * uncaught exception and console error of every page (and frame, and worker) opened in its
+ * browser context; `failOnErrors` checks them after each test. */
 export async function openApp({ webgpu = true, width = 1280, height = 800, lang = 'ko-KR', query = '' } = {}) {
   if (!fs.existsSync(path.join(DIST, 'index.html'))) {
     throw new Error(`${DIST}/index.html is missing: run \`trunk build --release\` first`);
   }
   const srv = await serve(DIST);
   const { context, close } = await launch({ webgpu, width, height, lang });
-  const page = context.pages()[0] ?? (await context.newPage());
   const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text());
-  });
+  const watched = new WeakSet();
+  const watch = (p) => {
+    if (watched.has(p)) return;
+    watched.add(p);
+    p.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
+    // (a dedicated worker's console messages arrive here too, as the page's)
+    p.on('console', (m) => {
+      if (m.type() === 'error') errors.push(`console.error: ${m.text()}`);
+    });
+  };
+  context.on('page', watch);
+  const page = context.pages()[0] ?? (await context.newPage());
+  watch(page);
   // CSP violations, if any, are collected for the tests
   await context.addInitScript(() => {
     window.__cspViolations = [];
@@ -43,12 +55,42 @@ export async function openApp({ webgpu = true, width = 1280, height = 800, lang 
     context,
     srv,
     errors,
+    // how many of `errors` the last check saw, and what the running test allows (allowErrors)
+    errorsChecked: 0,
+    allowedErrors: [],
     firstPaintMs,
     close: async () => {
       await close();
       await srv.close();
     },
   };
+}
+
+/**
+ * Fails each test of the enclosing `describe` on any uncaught exception or console error in
+ * the app's browser context (`app()` → what openApp returned) since the test before it, unless
+ * the test provoked it on purpose and said so with `allowErrors`. Checked when the test ends,
+ * so an error in one test cannot hide behind a later one.
+ */
+export function failOnErrors(app) {
+  afterEach(async () => {
+    const a = app();
+    if (!a) return;
+    // an error logged by the last step's work reaches the listeners a moment later
+    await new Promise((r) => setTimeout(r, 100));
+    const fresh = a.errors.slice(a.errorsChecked);
+    const allowed = a.allowedErrors;
+    a.errorsChecked = a.errors.length;
+    a.allowedErrors = [];
+    const unexpected = fresh.filter((e) => !allowed.some((re) => re.test(e)));
+    assert.deepEqual(unexpected, [], 'uncaught exceptions or console errors during the test');
+  });
+}
+
+/** Lets the running test provoke errors that match `patterns` (checked by `failOnErrors`):
+ * name each error the test causes on purpose, as narrowly as its text allows. */
+export function allowErrors(app, ...patterns) {
+  app.allowedErrors.push(...patterns);
 }
 
 /** What the page asked the server for since request number `from`, less the browser's own
@@ -130,6 +172,34 @@ export function cliTrace(text, layer, head, extra = []) {
     { encoding: 'utf8', maxBuffer: 64 << 20 },
   );
   return JSON.parse(out);
+}
+
+/** The first five tokens of a next-token list on the page (`list`: '#next-last', …) are the
+ * CLI's (`next`: its JSON's `next`), in order, each with the CLI's probability to the
+ * precision the page shows it with ("12.34%": within 0.005 points; "12.3 %": 0.05). */
+export async function assertTopFiveIsCli(page, list, next, what = list) {
+  const shown = await page.$$eval(`${list} li`, (ls) =>
+    ls.slice(0, 5).map((l) => ({ id: Number(l.dataset.token), pct: l.querySelector('.num').textContent })),
+  );
+  assert.equal(shown.length, 5, `${what}: five tokens shown`);
+  assert.ok(next.length >= 5, `${what}: the CLI gave ${next.length} tokens`);
+  shown.forEach(({ id, pct }, i) => {
+    assert.equal(id, next[i].id, `${what}: token ${i + 1} is the CLI's`);
+    const m = pct.match(/^(\d+(?:\.(\d+))?) ?%$/);
+    assert.ok(m, `${what}: token ${i + 1}'s probability as shown: ${JSON.stringify(pct)}`);
+    const half = 0.5 * 10 ** -(m[2]?.length ?? 0);
+    const diff = Math.abs(Number(m[1]) - next[i].prob * 100);
+    assert.ok(diff <= half + 1e-4, `${what}: token ${i + 1} shows ${pct}, the CLI ${(next[i].prob * 100).toFixed(4)}%`);
+  });
+}
+
+/** A number as the page prints it (crates/app compare.rs `fmt_num`: "0.1234", "−0.1234",
+ * "1.234e−5", "−∞"), from a number computed here in f64 and rounded to f32 as the page does. */
+export function fmtShown(x) {
+  const f = Math.fround(x);
+  if (f === -Infinity) return '−∞';
+  const t = f !== 0 && (Math.abs(f) >= 1e5 || Math.abs(f) < 5e-5) ? f.toExponential(3).replace('e+', 'e') : f.toFixed(4);
+  return t.replace(/-/g, '−');
 }
 
 /** A number as the page prints it ("−0.1234", "−∞") → a JS number. */

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ARTIFACTS, cliTrace, currentHash, nextResult, openApp, painted, setText, settled } from './common.mjs';
+import { ARTIFACTS, allowErrors, assertTopFiveIsCli, cliTrace, currentHash, failOnErrors, nextResult, openApp, painted, setText, settled } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -35,6 +35,7 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
   after(async () => {
     await app?.close();
   });
+  failOnErrors(() => app);
 
   test('Auto measures both backends on the software GPU, keeps the CPU and says why', async () => {
     const { page } = app;
@@ -85,6 +86,8 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
     await setText(page, '나는 어제 산 커피를');
     const before = await nextTokens(page);
     const starts = await page.evaluate(() => window.__attnlab.workerStarts());
+    // on purpose: the worker's panic, which it writes to the console (dom::log_panics)
+    allowErrors(app, /^console\.error: attnlab panicked: .*the page asked the CPU worker to crash \(test hook\)$/s);
     await page.evaluate(() => window.__attnlab.crashWorker());
     // the next request finds the worker gone, starts a new one and runs again
     await setText(page, '나는 어제 산 커피를 오늘');
@@ -96,9 +99,7 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
     assert.deepEqual(await nextTokens(page), before, 'the restarted worker computes the same');
     // …and the numbers are still the CLI's
     const cli = cliTrace('나는 어제 산 커피를', 0, 0);
-    const top = Number(await page.locator('#next-last li').first().getAttribute('data-token'));
-    assert.equal(top, cli.next[0].id);
-    assert.deepEqual(app.errors.filter((e) => !/favicon|CPU worker|panicked|unreachable/i.test(e)), []);
+    await assertTopFiveIsCli(page, '#next-last', cli.next, 'after the restart');
   });
 
   test('hovering cells redraws the highlight only, never the heatmaps', async () => {
