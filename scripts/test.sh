@@ -33,5 +33,5 @@ tools/onnx/run_all.sh
 build_app
 log "the app end to end in headless Chromium (WebGPU and CPU), against the CLI's numbers"
 cargo build -p attnlab-cli --locked
-node --test --test-concurrency=1 web/e2e/
+node --test --test-concurrency=1 web/e2e/*.test.mjs
 log "all tests passed"
