@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every attnlab test: formatting, clippy, the whole workspace's tests (GPU tests on
+# Runs every attnlab test: formatting, the check of BENCHMARKS.md's summary, clippy, the whole workspace's tests (GPU tests on
 # Mesa's lavapipe Vulkan driver; a missing adapter is a failure), the wasm32 builds, the GPU
 # engine's parity tests on WebGPU in headless Chromium, the ONNX export's check against the
 # CLI (onnxruntime), and the app's end-to-end tests in
@@ -18,6 +18,9 @@ export ATTNLAB_REQUIRE_GPU=1
 
 log "cargo fmt --check"
 cargo fmt --all -- --check
+log "BENCHMARKS.md's summary names commands that exist"
+python3 scripts/check_benchmarks.py
+python3 scripts/check_benchmarks.py --self-test
 log "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 log "cargo test"
