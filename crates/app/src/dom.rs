@@ -8,8 +8,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStreamDefaultReader, Response};
 
 /// Writes each panic's message and place to the console (as `attnlab panicked: …`) before the
-/// wasm traps, on the page and in the CPU worker: without it a panic shows only as
-/// "unreachable", or not at all when the worker's error event is handled. The end-to-end tests
+/// wasm traps: the CPU worker's panics would otherwise not show at all (the page handles the
+/// worker's error event). The page has yew's hook, which does the same. The end-to-end tests
 /// fail on any console error they did not provoke.
 pub fn log_panics() {
     std::panic::set_hook(Box::new(|info| {
