@@ -510,54 +510,43 @@ fn lens_flow_and_generate_agree_with_the_library() {
     let csv = ok(&attnlab(&dir, &["flow", "나는 커피", "--format", "csv"]));
     assert!(csv.starts_with("layer,key,token,contribution\n"));
 
-    // greedy generation = the library's argmax chain; a seed repeats a sampled run
-    let g = json(&[
-        "generate", "나는", "--steps", "4", "--greedy", "--format", "json",
-    ]);
-    let ids: Vec<u32> = g["generated"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_u64().unwrap() as u32)
-        .collect();
-    let lib = attnlab_model::sample::generate(
-        &b.model,
-        &b.tokenizer.ids("나는").unwrap(),
-        4,
-        &Sampling {
-            greedy: true,
-            ..Default::default()
-        },
-        &Default::default(),
-        |_| {},
-    )
-    .unwrap();
-    assert_eq!(ids, lib.ids);
-    // a seeded, sampled run is the library's generate with the same settings, token for token
-    let seeded = json(&[
-        "generate", "나는", "--steps", "6", "--seed", "7", "--top-k", "5", "--format", "json",
-    ]);
-    let seeded_ids: Vec<u32> = seeded["generated"]
-        .as_array()
-        .expect("a list of generated tokens")
-        .iter()
-        .map(|t| t["id"].as_u64().unwrap() as u32)
-        .collect();
-    let lib = attnlab_model::sample::generate(
-        &b.model,
-        &b.tokenizer.ids("나는").unwrap(),
-        6,
-        &Sampling {
-            seed: 7,
-            top_k: Some(5),
-            ..Default::default()
-        },
-        &Default::default(),
-        |_| {},
-    )
-    .unwrap();
-    assert_eq!(seeded_ids.len(), 6);
-    assert_eq!(seeded_ids, lib.ids);
+    // generation = the library's generate with the same settings, token for token: greedy
+    // (the argmax chain) and seeded sampling, with the number of steps asked for
+    let generated = |args: &[&str], steps: usize, sampling: Sampling| {
+        let steps_arg = steps.to_string();
+        let mut all = vec![
+            "generate", "나는", "--steps", &steps_arg, "--format", "json",
+        ];
+        all.extend_from_slice(args);
+        let ids: Vec<u32> = json(&all)["generated"]
+            .as_array()
+            .expect("a list of generated tokens")
+            .iter()
+            .map(|t| t["id"].as_u64().unwrap() as u32)
+            .collect();
+        let lib = attnlab_model::sample::generate(
+            &b.model,
+            &b.tokenizer.ids("나는").unwrap(),
+            steps,
+            &sampling,
+            &Default::default(),
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(ids.len(), steps, "{args:?}");
+        assert_eq!(ids, lib.ids, "{args:?}");
+    };
+    let greedy = Sampling {
+        greedy: true,
+        ..Default::default()
+    };
+    generated(&["--greedy"], 4, greedy);
+    let seeded = Sampling {
+        seed: 7,
+        top_k: Some(5),
+        ..Default::default()
+    };
+    generated(&["--seed", "7", "--top-k", "5"], 6, seeded);
 
     // bad input: clear errors, and the context limit is said
     fails_cleanly(
