@@ -10,10 +10,11 @@
 # uncommitted changes there. Logs: target/mutations/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BASE=${1:-315153a}
+BASE=315153a
 E2E=0
-for a in "$@"; do [ "$a" = --e2e ] && E2E=1; done
-[ "${1:-}" = --e2e ] && BASE=315153a
+for a in "$@"; do
+  if [ "$a" = --e2e ]; then E2E=1; else BASE=$a; fi
+done
 if [ -n "$(git status --porcelain -- crates/)" ]; then
   echo "crates/ has uncommitted changes: commit or stash them first" >&2
   exit 2

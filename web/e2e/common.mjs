@@ -26,19 +26,17 @@ export async function openApp({ webgpu = true, width = 1280, height = 800, lang 
   const srv = await serve(DIST);
   const { context, close } = await launch({ webgpu, width, height, lang });
   const errors = [];
-  const watched = new WeakSet();
   const watch = (p) => {
-    if (watched.has(p)) return;
-    watched.add(p);
     p.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
     // (a dedicated worker's console messages arrive here too, as the page's)
     p.on('console', (m) => {
       if (m.type() === 'error') errors.push(`console.error: ${m.text()}`);
     });
   };
+  // the pages open now, and each one opened later (the 'page' event)
+  context.pages().forEach(watch);
   context.on('page', watch);
   const page = context.pages()[0] ?? (await context.newPage());
-  watch(page);
   // CSP violations, if any, are collected for the tests
   await context.addInitScript(() => {
     window.__cspViolations = [];
