@@ -15,10 +15,6 @@ skipped. The program of each part must be one of these, and must exist:
     cargo bench -p CRATE [--bench NAME]      the crate exists; NAME is in its benches/ or Cargo.toml
     cargo run   -p CRATE [--example NAME]    ... its examples/
     cargo test  -p CRATE [--test NAME]       ... its tests/
-    cargo run   -p attnlab-cli -- SUBCOMMAND the subcommand is in crates/cli/src
-    attnlab SUBCOMMAND ...           the subcommand is in crates/cli/src (write it first,
-                                     global options such as --model after it)
-    trunk ...                        Trunk.toml exists
 
 Anything else fails: the check would rather be told about a new kind of command than pass a
 row it cannot check. It prints one line per failure, naming the table, the row and what is
@@ -44,12 +40,11 @@ FILE_RUNNERS = {"node", "python3", "python", "bash", "sh"}
 
 
 class Repo:
-    """What the checks look up in a checkout: files, crates and the CLI's subcommands."""
+    """What the checks look up in a checkout: files and crates."""
 
     def __init__(self, root):
         self.root = root
         self._crates = None
-        self._subcommands = None
 
     def has_file(self, rel):
         rel = rel[2:] if rel.startswith("./") else rel
@@ -73,20 +68,6 @@ class Repo:
                             self._crates[pkg] = os.path.join(base, name)
         return self._crates
 
-    def subcommands(self):
-        """The CLI's subcommands: the variants of its clap `#[derive(Subcommand)]` enums,
-        in kebab-case, and any `name = "..."` or `alias = "..."` given to them."""
-        if self._subcommands is None:
-            found = set()
-            src = os.path.join(self.root, "crates", "cli", "src")
-            for dirpath, _, files in os.walk(src):
-                for f in sorted(files):
-                    if f.endswith(".rs"):
-                        found |= subcommands_in(read(os.path.join(dirpath, f)))
-            self._subcommands = found
-        return self._subcommands
-
-
 def read(path):
     with open(path, encoding="utf-8") as f:
         return f.read()
@@ -103,36 +84,6 @@ def package_name(toml):
             if m:
                 return m.group(1)
     return None
-
-
-def kebab(name):
-    return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
-
-
-def subcommands_in(rust):
-    found = set()
-    lines = rust.splitlines()
-    i = 0
-    while i < len(lines):
-        if re.match(r"\s*#\[derive\([^)]*\bSubcommand\b", lines[i]):
-            # the enum that follows; its variants sit one level inside its braces
-            while i < len(lines) and not re.match(r"\s*(pub(\([^)]*\))?\s+)?enum\s", lines[i]):
-                i += 1
-            depth = 0
-            while i < len(lines):
-                line = lines[i]
-                if depth == 1:
-                    m = re.match(r"\s*([A-Z][A-Za-z0-9]*)\s*(\{|\(|,|$)", line)
-                    if m:
-                        found.add(kebab(m.group(1)))
-                    for m in re.finditer(r'\b(?:name|alias)\s*=\s*"([^"]+)"', line):
-                        found.add(m.group(1))
-                depth += line.count("{") - line.count("}")
-                i += 1
-                if depth <= 0 and "}" in line:
-                    break
-        i += 1
-    return found
 
 
 def split_cells(line):
@@ -218,11 +169,7 @@ def check_words(words, repo):
         return None if repo.has_file(prog) else "missing file %s" % prog
     if prog == "cargo":
         return check_cargo(args, repo)
-    if prog == "attnlab":
-        return check_subcommand(args, repo)
-    if prog == "trunk":
-        return None if repo.has_file("Trunk.toml") else "missing file Trunk.toml"
-    return "unknown program '%s' (the check knows node, python3, cargo, attnlab, trunk and paths)" % prog
+    return "unknown program '%s' (the check knows node, python3, bash, cargo and paths)" % prog
 
 
 def option(args, *names):
@@ -237,9 +184,7 @@ def option(args, *names):
 
 def check_cargo(args, repo):
     if "--" in args:
-        args, after = args[: args.index("--")], args[args.index("--") + 1:]
-    else:
-        after = []
+        args = args[: args.index("--")]  # what follows goes to the program
     if not args or args[0] not in ("bench", "run", "test", "build"):
         return "unknown cargo command 'cargo %s'" % (args[0] if args else "")
     crate = option(args, "-p", "--package")
@@ -262,16 +207,6 @@ def check_cargo(args, repo):
             candidates.insert(0, "%s/%s" % (rel, path.group(1)))
         if not any(repo.has_file(c) for c in candidates):
             return "missing file %s (cargo %s %s %s)" % (candidates[-2], args[0], flag, name)
-    if crate == "attnlab-cli" and args[0] == "run" and after:
-        return check_subcommand(after, repo)
-    return None
-
-
-def check_subcommand(args, repo):
-    if not args or args[0].startswith("-"):
-        return "the CLI's subcommand must come first after `attnlab` (or `--`)"
-    if args[0] not in repo.subcommands():
-        return "missing CLI subcommand '%s' (not found in crates/cli/src)" % args[0]
     return None
 
 
@@ -352,13 +287,11 @@ def self_test(path, root):
         ("`cargo bench -p attnlab-gpu --bench no_such_bench`", False, "missing file"),
         ("`cargo run --release -p attnlab-model --example no_such_example`", False, "missing file"),
         ("`cargo test -p no-such-crate --test forward`", False, "missing crate"),
-        ("`attnlab no-such-subcommand --model DIR`", False, "missing CLI subcommand"),
-        ("`cargo run -p attnlab-cli -- no-such-subcommand`", False, "missing CLI subcommand"),
         ("`./scripts/no-such-script.sh`", False, "missing file"),
         ("`make bench`", False, "unknown program"),
         ("no command here", False, "no command in backticks"),
-        ("`attnlab heads --corpus FILE`", True, None),
         ("`cargo bench -p attnlab-gpu --bench forward`", True, None),
+        ("`cargo run --release -p attnlab-gpu --example profile -- 16 64`", True, None),
     ]
     for cell, ok, mention in cases:
         doc = "# B\n\n%s\n\n%s\n## History\n" % (HEADING, row % ("case", cell))
