@@ -61,6 +61,24 @@ for side in new old; do
   restore
 done
 
+# the layer fields' table and what is derived from it (no counterpart at the base commit: the
+# new side only)
+mutate crates/model/src/trace.rs '        Q q: Heads,' '        Q k: Heads,'
+mutate crates/model/src/trace.rs '        K k: Heads,' '        K q: Heads,'
+run "table-pairs-Q-with-k-new" cargo test -q -p attnlab-model --lib field::
+restore
+mutate crates/app/src/engine/wire.rs '        out.extend(Field::ALL.map(|f| {' '        out.extend(Field::ALL.map(|f| {
+            let f = match f { Field::Q => Field::K, Field::K => Field::Q, f => f };'
+run "wire-sends-k-for-q-new" cargo test -q -p attnlab-app --lib engine::wire::
+restore
+mutate crates/app/src/engine/wire.rs '    Field::Concat,' '    Field::AttnOut,'
+run "wire-lite-carries-attn-out-not-concat-new" cargo test -q -p attnlab-app --lib engine::wire::
+restore
+mutate crates/gpu/src/engine/readback.rs '+ i * heads.count * t * t;' '+ (i ^ 1) * heads.count * t * t;'
+(source scripts/lib.sh && ensure_runtime_dir &&
+  run "readback-swaps-raw-and-scaled-scores-new" env ATTNLAB_REQUIRE_GPU=1 cargo test -q -p attnlab-gpu --test forward)
+restore
+
 if [ $E2E = 1 ]; then
   source scripts/lib.sh
   ensure_web_deps

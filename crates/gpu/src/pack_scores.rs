@@ -1,6 +1,7 @@
-//! `pack_scores` (shaders/pack_scores.wgsl): compacts a layer's four strided score matrices
-//! for the readback: raw, scaled, masked, weights ([`Score`]'s order), each (H, T, T), one
-//! after the other. One invocation per entry, per head, per matrix.
+//! `pack_scores` (shaders/pack_scores.wgsl): compacts a layer's four strided (H, P, P) matrices
+//! for the readback, each (H, T, T), one after the other in the order they are bound (the
+//! engine binds the raw, scaled and masked scores and the weights: `engine::buffers::PACKED`).
+//! One invocation per entry, per head, per matrix.
 
 use crate::context::Gpu;
 use crate::error::GpuError;
@@ -12,7 +13,7 @@ pub const WG: [u32; 3] = [64, 1, 1];
 pub const NAME: &str = "pack_scores";
 
 /// The storage bindings after the uniform params, in order; `true` = written:
-/// raw, scaled, masked, weights → dst.
+/// the four sources → dst.
 pub const WRITES: &[bool] = &[false, false, false, false, true];
 
 crate::params! {
@@ -25,35 +26,17 @@ crate::params! {
     }
 }
 
-/// The four score matrices, in the order the kernel packs them (its `gid.z`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Score {
-    Raw,
-    Scaled,
-    Masked,
-    Weights,
-}
-
-impl Score {
-    pub const ALL: [Score; 4] = [Score::Raw, Score::Scaled, Score::Masked, Score::Weights];
-
-    /// Where this matrix starts in a layer's packed block of `heads` × T × T entries each.
-    pub fn offset(self, heads: usize, t: usize) -> usize {
-        self as usize * heads * t * t
-    }
-}
+/// How many (H, P, P) matrices the kernel packs (its `gid.z`).
+pub const MATRICES: usize = 4;
 
 /// Elements one layer's packed block takes at T tokens.
 pub fn packed_len(heads: usize, t: usize) -> usize {
-    Score::ALL.len() * heads * t * t
+    MATRICES * heads * t * t
 }
 
-/// raw, scaled, masked, weights (H, P, P) → dst.
+/// Four (H, P, P) matrices → dst, packed in the order given.
 pub struct Buffers<'a> {
-    pub raw: &'a wgpu::Buffer,
-    pub scaled: &'a wgpu::Buffer,
-    pub masked: &'a wgpu::Buffer,
-    pub weights: &'a wgpu::Buffer,
+    pub sources: [&'a wgpu::Buffer; MATRICES],
     pub dst: &'a wgpu::Buffer,
 }
 
@@ -62,15 +45,21 @@ pub fn bind(gpu: &Gpu, params: &wgpu::Buffer, b: Buffers) -> Bound {
         gpu,
         NAME,
         params,
-        &[b.raw, b.scaled, b.masked, b.weights, b.dst],
+        &[
+            b.sources[0],
+            b.sources[1],
+            b.sources[2],
+            b.sources[3],
+            b.dst,
+        ],
     )
 }
 
 /// The first `t` rows and columns of each matrix into dst from `dst_offset`.
 pub fn step(b: &Bound, t: usize, heads: Heads, dst_offset: usize) -> Result<Step<'_>, GpuError> {
     rows_within(NAME, &(0..t), heads.positions)?;
-    for (i, what) in [(0, "raw"), (1, "scaled"), (2, "masked"), (3, "weights")] {
-        b.need(i, what, heads.square_len())?;
+    for i in 0..MATRICES {
+        b.need(i, "source", heads.square_len())?;
     }
     b.need(4, "dst", dst_offset + packed_len(heads.count, t))?;
     let p = Params {
@@ -79,10 +68,6 @@ pub fn step(b: &Bound, t: usize, heads: Heads, dst_offset: usize) -> Result<Step
         heads: heads.count as u32,
         dst_offset: dst_offset as u32,
     };
-    let grid = [
-        groups(t * t, WG[0]),
-        heads.count as u32,
-        Score::ALL.len() as u32,
-    ];
+    let grid = [groups(t * t, WG[0]), heads.count as u32, MATRICES as u32];
     Ok(Step::new(NAME, b, p, grid))
 }

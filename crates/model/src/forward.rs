@@ -9,9 +9,10 @@
 use crate::config::{Config, LnPlacement};
 use crate::cpu::{self, MASKED};
 use crate::error::{Error, Result};
-use crate::layout::{BlockRow, TraceLayout};
-use crate::trace::{AttentionOptions, Dims, LayerTrace, Trace};
-use crate::weights::Model;
+use crate::field::Shape;
+use crate::layout::TraceLayout;
+use crate::trace::{AttentionOptions, Dims, Field, LayerTrace, Trace};
+use crate::weights::{LayerWeights, Model};
 
 /// Checks the options and token ids, and keeps the last `n_positions` tokens.
 /// Returns the tokens to run and how many were dropped.
@@ -121,6 +122,34 @@ fn reuse_rows(old: &[f32], keep: usize, t: usize, width: usize) -> Vec<f32> {
     out
 }
 
+/// A block's trace for `dims.t` positions: the first `s` rows of every field (per head, the
+/// top-left s × s corner of a square field) taken from `prev` — the same block of an earlier
+/// trace over `old_t` positions — and the rest zero (`MASKED` in the masked scores: the
+/// future's fill until a row is computed).
+fn grown(prev: Option<&LayerTrace>, dims: &Dims, old_t: usize, s: usize) -> LayerTrace {
+    let (t, h, dk) = (dims.t, dims.n_head, dims.d_k);
+    let mut l = LayerTrace::default();
+    for f in Field::ALL {
+        let fill = if f == Field::Masked { MASKED } else { 0.0 };
+        let len = f.shape().len(dims);
+        *f.of_mut(&mut l) = match (prev, f.shape()) {
+            (None, _) => vec![fill; len],
+            (Some(p), Shape::Rows(_)) => reuse_rows(f.of(p), s, t, len / t),
+            (Some(p), Shape::Heads) => reuse_heads(f.of(p), h, old_t, s, t, dk),
+            (Some(p), Shape::Square) => reuse_square(f.of(p), h, old_t, s, t, fill),
+        };
+    }
+    l
+}
+
+/// Scratch space of one pass, reused by every block.
+struct Scratch {
+    /// (n, 3D): the fused Q, K, V projection of the new rows.
+    qkv: Vec<f32>,
+    /// (s, n): the old queries against the new keys.
+    old_new: Vec<f32>,
+}
+
 /// The forward pass over rows `s..T`, reusing rows `..s` of `prev` when given as
 /// `Some((prev, s))` (s = 0 without one).
 fn forward_from(
@@ -132,21 +161,11 @@ fn forward_from(
 ) -> Trace {
     let c = &model.config;
     let w = &model.weights;
-    let (t, d, h, dk, f, v) = (
-        tokens.len(),
-        c.n_embd,
-        c.n_head,
-        c.d_k(),
-        c.d_ff(),
-        c.vocab_size,
-    );
+    let (t, d, v) = (tokens.len(), c.n_embd, c.vocab_size);
+    let dims = Dims::new(c, t);
     let (prev, s) = (reuse.map(|(p, _)| p), reuse.map_or(0, |(_, s)| s)); // s: first new row
     let old_t = prev.map_or(0, |p| p.dims.t);
     let n = t - s; // new rows
-    let eps = c.layer_norm_epsilon;
-    let scale = opts.scale_factor(dk);
-    let post = c.ln_placement == LnPlacement::Post;
-    let layout = TraceLayout::new(c);
 
     // embed: token (× √d_model with scale_embedding) + position, new rows only
     let mut embedding =
@@ -161,228 +180,22 @@ fn forward_from(
         &mut embedding[s * d..],
     );
 
-    let mut layers = Vec::with_capacity(c.n_layer);
-    let mut qkv = vec![0.0; n * 3 * d]; // (n, 3D) scratch
-    let mut tmp = vec![0.0; s * n]; // (s, n) scratch: old queries × new keys
+    let mut layers: Vec<LayerTrace> = Vec::with_capacity(c.n_layer);
+    let mut scratch = Scratch {
+        qkv: vec![0.0; n * 3 * d],
+        old_new: vec![0.0; s * n],
+    };
     for (li, lw) in w.layers.iter().enumerate() {
-        let pl = prev.map(|p| &p.layers[li]);
-        let grow = |f: fn(&LayerTrace) -> &Vec<f32>, width: usize| {
-            pl.map_or_else(|| vec![0.0; t * width], |p| reuse_rows(f(p), s, t, width))
-        };
+        let mut layer = grown(prev.map(|p| &p.layers[li]), &dims, old_t, s);
         // the residual stream entering the block: the previous block's output
-        let input = layers
-            .last()
-            .map_or(&embedding, |l: &LayerTrace| &l.output)
-            .clone();
-        // what attention reads: LN(input) (pre-LN), or the input itself (post-LN: attn_in
-        // repeats it, filled in at the end of the block from the layout)
-        let mut attn_in = grow(|l| &l.attn_in, d);
-        if layout.same_as(BlockRow::AttnIn).is_none() {
-            cpu::layernorm(
-                &input[s * d..],
-                &lw.ln_1_g,
-                &lw.ln_1_b,
-                d,
-                eps,
-                &mut attn_in[s * d..],
-            );
-        }
-        let x_attn = match layout.stored(BlockRow::AttnIn) {
-            BlockRow::Input => &input,
-            _ => &attn_in,
-        };
-
-        // Q, K, V = X·W_Q, X·W_K, X·W_V (one fused c_attn matmul), split into heads
-        cpu::linear(
-            &x_attn[s * d..],
-            &lw.c_attn_w,
-            &lw.c_attn_b,
-            n,
-            d,
-            3 * d,
-            &mut qkv,
-        );
-        let heads = |p: Option<&Vec<f32>>| {
-            p.map_or_else(
-                || vec![0.0; h * t * dk],
-                |old| reuse_heads(old, h, old_t, s, t, dk),
-            )
-        };
-        let (mut q, mut k, mut vv) = (
-            heads(pl.map(|l| &l.q)),
-            heads(pl.map(|l| &l.k)),
-            heads(pl.map(|l| &l.v)),
-        );
-        for r in 0..n {
-            let row = &qkv[r * 3 * d..][..3 * d];
-            for hh in 0..h {
-                let dst = (hh * t + s + r) * dk..(hh * t + s + r + 1) * dk;
-                q[dst.clone()].copy_from_slice(&row[hh * dk..][..dk]);
-                k[dst.clone()].copy_from_slice(&row[d + hh * dk..][..dk]);
-                vv[dst].copy_from_slice(&row[2 * d + hh * dk..][..dk]);
-            }
-        }
-
-        let square = |p: Option<&Vec<f32>>, fill: f32| {
-            p.map_or_else(
-                || vec![fill; h * t * t],
-                |old| reuse_square(old, h, old_t, s, t, fill),
-            )
-        };
-        let mut scores = square(pl.map(|l| &l.scores), 0.0);
-        let mut scaled = square(pl.map(|l| &l.scaled), 0.0);
-        let mut masked = square(pl.map(|l| &l.masked), MASKED);
-        let mut weights = square(pl.map(|l| &l.weights), 0.0);
-        let mut head_out = heads(pl.map(|l| &l.head_out));
-        for hh in 0..h {
-            let qh = &q[hh * t * dk..][..t * dk];
-            let kh = &k[hh * t * dk..][..t * dk];
-            let vh = &vv[hh * t * dk..][..t * dk];
-            let sc = &mut scores[hh * t * t..][..t * t];
-            let scd = &mut scaled[hh * t * t..][..t * t];
-            let m = &mut masked[hh * t * t..][..t * t];
-            // new query rows against every key: QKᵀ, ÷√d_k (or ÷1), causal mask
-            cpu::attn_scores(
-                &qh[s * dk..],
-                kh,
-                (n, t, dk),
-                scale,
-                opts.causal_mask.then_some(s),
-                &mut sc[s * t..],
-                &mut scd[s * t..],
-                &mut m[s * t..],
-            );
-            // …and old query rows against the new keys (the upper triangle the UI shows; their
-            // masked entries keep the MASKED fill of the future)
-            if s > 0 {
-                let blk = &mut tmp[..];
-                cpu::matmul_into(&qh[..s * dk], &kh[s * dk..], s, dk, n, true, blk, 0.0);
-                for i in 0..s {
-                    sc[i * t + s..][..n].copy_from_slice(&blk[i * n..][..n]);
-                    cpu::scale_scores(&sc[i * t + s..][..n], scale, &mut scd[i * t + s..][..n]);
-                }
-            }
-            // softmax(masked / τ) for the new rows
-            let wt = &mut weights[hh * t * t..][..t * t];
-            cpu::softmax_rows(&m[s * t..], t, opts.temperature, &mut wt[s * t..]);
-            // weights · V; an ablated head contributes nothing
-            let out = &mut head_out[hh * t * dk..][..t * dk];
-            if opts.ablate.contains(&(li, hh)) {
-                out[s * dk..].fill(0.0);
-            } else {
-                cpu::attn_v(&wt[s * t..], vh, n, t, dk, &mut out[s * dk..]);
-            }
-        }
-
-        // concatenate heads, then W_O
-        let mut concat = grow(|l| &l.concat, d);
-        for r in s..t {
-            for hh in 0..h {
-                concat[r * d + hh * dk..][..dk]
-                    .copy_from_slice(&head_out[(hh * t + r) * dk..][..dk]);
-            }
-        }
-        let mut attn_out = grow(|l| &l.attn_out, d);
-        cpu::linear(
-            &concat[s * d..],
-            &lw.c_proj_w,
-            &lw.c_proj_b,
-            n,
-            d,
-            d,
-            &mut attn_out[s * d..],
-        );
-        let mut resid_attn = grow(|l| &l.resid_attn, d);
-        cpu::residual_add(
-            &input[s * d..],
-            &attn_out[s * d..],
-            &mut resid_attn[s * d..],
-        );
-
-        // Add & LayerNorm (post: ln_1, which the FFN reads) or the LayerNorm before the FFN
-        // (pre: ffn_in, with ln_2's weights): either way into the field the FFN reads
-        let mut ln_1 = grow(|l| &l.ln_1, d);
-        let mut ffn_in = grow(|l| &l.ffn_in, d);
-        let (g, b) = if post {
-            (&lw.ln_1_g, &lw.ln_1_b)
-        } else {
-            (&lw.ln_2_g, &lw.ln_2_b)
-        };
-        let x_ffn = match layout.stored(BlockRow::FfnIn) {
-            BlockRow::Ln1 => &mut ln_1,
-            _ => &mut ffn_in,
-        };
-        cpu::layernorm(&resid_attn[s * d..], g, b, d, eps, &mut x_ffn[s * d..]);
-        let x_ffn = &*x_ffn;
-        let stream = if post { x_ffn } else { &resid_attn };
-
-        // FFN: GELU(x·W1 + b1)·W2 + b2
-        let mut ffn_hidden = grow(|l| &l.ffn_hidden, f);
-        cpu::linear(
-            &x_ffn[s * d..],
-            &lw.fc_w,
-            &lw.fc_b,
-            n,
-            d,
-            f,
-            &mut ffn_hidden[s * f..],
-        );
-        cpu::gelu(&mut ffn_hidden[s * f..], c.activation_function);
-        let mut ffn_out = grow(|l| &l.ffn_out, d);
-        cpu::linear(
-            &ffn_hidden[s * f..],
-            &lw.fc_proj_w,
-            &lw.fc_proj_b,
-            n,
-            f,
-            d,
-            &mut ffn_out[s * d..],
-        );
-        let mut resid_ffn = grow(|l| &l.resid_ffn, d);
-        cpu::residual_add(&stream[s * d..], &ffn_out[s * d..], &mut resid_ffn[s * d..]);
-        let mut ln_2 = grow(|l| &l.ln_2, d);
-        if layout.same_as(BlockRow::Ln2).is_none() {
-            cpu::layernorm(
-                &resid_ffn[s * d..],
-                &lw.ln_2_g,
-                &lw.ln_2_b,
-                d,
-                eps,
-                &mut ln_2[s * d..],
-            );
-        }
-        let output = grow(|l| &l.output, d);
-
-        let mut layer = LayerTrace {
-            input,
-            attn_in,
-            q,
-            k,
-            v: vv,
-            scores,
-            scaled,
-            masked,
-            weights,
-            head_out,
-            concat,
-            attn_out,
-            resid_attn,
-            ln_1,
-            ffn_in,
-            ffn_hidden,
-            ffn_out,
-            resid_ffn,
-            ln_2,
-            output,
-        };
-        // the fields that repeat another (attn_in, ffn_in, output post-LN; ln_1, ln_2,
-        // output pre-LN): their new rows
-        layout.fill_shared(&mut layer, s, c);
+        layer.input = layers.last().map_or(&embedding, |l| &l.output).clone();
+        block(c, lw, opts, li, &mut layer, s, &mut scratch);
         layers.push(layer);
     }
 
     let x = layers.last().map_or(&embedding, |l| &l.output); // (T, D)
-                                                             // final LayerNorm (GPT-2; post-LN models usually have none)
+    let eps = c.layer_norm_epsilon;
+    // final LayerNorm (GPT-2; post-LN models usually have none)
     let ln_f = w.ln_f.as_ref().map(|(g, b)| {
         let mut out = prev
             .and_then(|p| p.ln_f.as_ref())
@@ -408,7 +221,7 @@ fn forward_from(
     cpu::softmax_rows(&logits[s * v..], v, 1.0, &mut probs[s * v..]);
 
     Trace {
-        dims: Dims::new(c, t),
+        dims,
         tokens: tokens.to_vec(),
         dropped,
         options: opts.clone(),
@@ -417,5 +230,210 @@ fn forward_from(
         ln_f,
         logits,
         probs,
+    }
+}
+
+/// Rows `s..` of block `li`'s trace `l`, whose `input` and rows `..s` are already there:
+/// attention (every head), the residual sums, the LayerNorms and the FFN.
+fn block(
+    c: &Config,
+    lw: &LayerWeights,
+    opts: &AttentionOptions,
+    li: usize,
+    l: &mut LayerTrace,
+    s: usize,
+    scratch: &mut Scratch,
+) {
+    let (d, h, dk, f) = (c.n_embd, c.n_head, c.d_k(), c.d_ff());
+    let t = l.input.len() / d;
+    let n = t - s;
+    let eps = c.layer_norm_epsilon;
+    let post = c.ln_placement == LnPlacement::Post;
+    let layout = TraceLayout::new(c);
+
+    // what attention reads: LN(input) (pre-LN), or the input itself (post-LN: attn_in
+    // repeats it, filled in at the end of the block from the layout)
+    if layout.same_as(Field::AttnIn).is_none() {
+        cpu::layernorm(
+            &l.input[s * d..],
+            &lw.ln_1_g,
+            &lw.ln_1_b,
+            d,
+            eps,
+            &mut l.attn_in[s * d..],
+        );
+    }
+    let x_attn = layout.stored(Field::AttnIn).of(l);
+
+    // Q, K, V = X·W_Q, X·W_K, X·W_V (one fused c_attn matmul), split into heads
+    let qkv = &mut scratch.qkv;
+    cpu::linear(
+        &x_attn[s * d..],
+        &lw.c_attn_w,
+        &lw.c_attn_b,
+        n,
+        d,
+        3 * d,
+        qkv,
+    );
+    for r in 0..n {
+        let row = &qkv[r * 3 * d..][..3 * d];
+        for hh in 0..h {
+            let dst = (hh * t + s + r) * dk..(hh * t + s + r + 1) * dk;
+            l.q[dst.clone()].copy_from_slice(&row[hh * dk..][..dk]);
+            l.k[dst.clone()].copy_from_slice(&row[d + hh * dk..][..dk]);
+            l.v[dst].copy_from_slice(&row[2 * d + hh * dk..][..dk]);
+        }
+    }
+    for hh in 0..h {
+        let ablated = opts.ablate.contains(&(li, hh));
+        head(l, hh, (t, dk), s, opts, ablated, &mut scratch.old_new);
+    }
+
+    // concatenate heads, then W_O
+    for r in s..t {
+        for hh in 0..h {
+            l.concat[r * d + hh * dk..][..dk]
+                .copy_from_slice(&l.head_out[(hh * t + r) * dk..][..dk]);
+        }
+    }
+    cpu::linear(
+        &l.concat[s * d..],
+        &lw.c_proj_w,
+        &lw.c_proj_b,
+        n,
+        d,
+        d,
+        &mut l.attn_out[s * d..],
+    );
+    cpu::residual_add(
+        &l.input[s * d..],
+        &l.attn_out[s * d..],
+        &mut l.resid_attn[s * d..],
+    );
+
+    // Add & LayerNorm (post: ln_1, which the FFN reads) or the LayerNorm before the FFN
+    // (pre: ffn_in, with ln_2's weights): either way into the field the FFN reads
+    let (g, b) = if post {
+        (&lw.ln_1_g, &lw.ln_1_b)
+    } else {
+        (&lw.ln_2_g, &lw.ln_2_b)
+    };
+    let resid_attn = std::mem::take(&mut l.resid_attn);
+    let x_ffn = layout.stored(Field::FfnIn).of_mut(l);
+    cpu::layernorm(&resid_attn[s * d..], g, b, d, eps, &mut x_ffn[s * d..]);
+    l.resid_attn = resid_attn;
+
+    // FFN: GELU(x·W1 + b1)·W2 + b2
+    let mut hidden = std::mem::take(&mut l.ffn_hidden);
+    let x_ffn = layout.stored(Field::FfnIn).of(l);
+    cpu::linear(
+        &x_ffn[s * d..],
+        &lw.fc_w,
+        &lw.fc_b,
+        n,
+        d,
+        f,
+        &mut hidden[s * f..],
+    );
+    l.ffn_hidden = hidden;
+    cpu::gelu(&mut l.ffn_hidden[s * f..], c.activation_function);
+    cpu::linear(
+        &l.ffn_hidden[s * f..],
+        &lw.fc_proj_w,
+        &lw.fc_proj_b,
+        n,
+        f,
+        d,
+        &mut l.ffn_out[s * d..],
+    );
+    // the FFN's residual: added to the normalised stream (post-LN) or the stream itself
+    let stream = if post {
+        std::mem::take(layout.stored(Field::FfnIn).of_mut(l))
+    } else {
+        std::mem::take(&mut l.resid_attn)
+    };
+    cpu::residual_add(
+        &stream[s * d..],
+        &l.ffn_out[s * d..],
+        &mut l.resid_ffn[s * d..],
+    );
+    if post {
+        *layout.stored(Field::FfnIn).of_mut(l) = stream;
+    } else {
+        l.resid_attn = stream;
+    }
+    if layout.same_as(Field::Ln2).is_none() {
+        cpu::layernorm(
+            &l.resid_ffn[s * d..],
+            &lw.ln_2_g,
+            &lw.ln_2_b,
+            d,
+            eps,
+            &mut l.ln_2[s * d..],
+        );
+    }
+    // the fields that repeat another (attn_in, ffn_in, output post-LN; ln_1, ln_2,
+    // output pre-LN): their new rows
+    layout.fill_shared(l, s, c);
+}
+
+/// Rows `s..` of head `hh` in block trace `l` (T = `t` positions, d_k = `dk`): the new
+/// queries against every key — QKᵀ, ÷√d_k (or ÷1), the causal mask, softmax(masked / τ),
+/// weights · V (zero when `ablated`) — and the old queries against the new keys (the upper
+/// triangle the page shows; their masked entries keep the future's fill). `old_new` is
+/// (s, T − s) scratch.
+fn head(
+    l: &mut LayerTrace,
+    hh: usize,
+    (t, dk): (usize, usize),
+    s: usize,
+    opts: &AttentionOptions,
+    ablated: bool,
+    old_new: &mut [f32],
+) {
+    let n = t - s;
+    let scale = opts.scale_factor(dk);
+    let LayerTrace {
+        q,
+        k,
+        v,
+        scores,
+        scaled,
+        masked,
+        weights,
+        head_out,
+        ..
+    } = l;
+    let qh = &q[hh * t * dk..][..t * dk];
+    let kh = &k[hh * t * dk..][..t * dk];
+    let vh = &v[hh * t * dk..][..t * dk];
+    let sc = &mut scores[hh * t * t..][..t * t];
+    let scd = &mut scaled[hh * t * t..][..t * t];
+    let m = &mut masked[hh * t * t..][..t * t];
+    cpu::attn_scores(
+        &qh[s * dk..],
+        kh,
+        (n, t, dk),
+        scale,
+        opts.causal_mask.then_some(s),
+        &mut sc[s * t..],
+        &mut scd[s * t..],
+        &mut m[s * t..],
+    );
+    if s > 0 {
+        cpu::matmul_into(&qh[..s * dk], &kh[s * dk..], s, dk, n, true, old_new, 0.0);
+        for i in 0..s {
+            sc[i * t + s..][..n].copy_from_slice(&old_new[i * n..][..n]);
+            cpu::scale_scores(&sc[i * t + s..][..n], scale, &mut scd[i * t + s..][..n]);
+        }
+    }
+    let wt = &mut weights[hh * t * t..][..t * t];
+    cpu::softmax_rows(&m[s * t..], t, opts.temperature, &mut wt[s * t..]);
+    let out = &mut head_out[hh * t * dk..][..t * dk];
+    if ablated {
+        out[s * dk..].fill(0.0);
+    } else {
+        cpu::attn_v(&wt[s * t..], vh, n, t, dk, &mut out[s * dk..]);
     }
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, LnPlacement};
 use crate::error::{Error, Result};
+use crate::field::layer_fields;
 
 /// How attention is computed. These act inside the forward pass, so they change every later
 /// layer and the prediction.
@@ -97,101 +98,49 @@ impl Dims {
     }
 }
 
-/// One block's intermediates.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LayerTrace {
-    /// Block input X. (T, D)
-    pub input: Vec<f32>,
-    /// What attention reads: ln_1(X) for pre-LN, X itself for post-LN. (T, D)
-    pub attn_in: Vec<f32>,
-    /// Queries, keys, values per head. (H, T, Dk) each
-    pub q: Vec<f32>,
-    pub k: Vec<f32>,
-    pub v: Vec<f32>,
-    /// Raw scores QKᵀ, every (query, key) pair. (H, T, T)
-    pub scores: Vec<f32>,
-    /// Scaled scores QKᵀ/√d_k (or QKᵀ with scaling off). (H, T, T)
-    pub scaled: Vec<f32>,
-    /// Scaled scores with future keys set to `cpu::MASKED` (when the mask is on). (H, T, T)
-    pub masked: Vec<f32>,
-    /// Attention weights softmax(masked/τ); rows sum to 1, masked entries are exactly 0. (H, T, T)
-    pub weights: Vec<f32>,
-    /// Head outputs weights·V (zero for an ablated head). (H, T, Dk)
-    pub head_out: Vec<f32>,
-    /// Heads side by side. (T, D)
-    pub concat: Vec<f32>,
-    /// W_O projection of the concatenation. (T, D)
-    pub attn_out: Vec<f32>,
-    /// X + attention. (T, D)
-    pub resid_attn: Vec<f32>,
-    /// ln_1 output: after the attention residual for post-LN (= attn_in for pre-LN). (T, D)
-    pub ln_1: Vec<f32>,
-    /// What the FFN reads: ln_2(resid_attn) for pre-LN, ln_1 for post-LN. (T, D)
-    pub ffn_in: Vec<f32>,
-    /// FFN hidden activations after GELU. (T, F)
-    pub ffn_hidden: Vec<f32>,
-    /// FFN output. (T, D)
-    pub ffn_out: Vec<f32>,
-    /// FFN input's residual stream + FFN output. (T, D)
-    pub resid_ffn: Vec<f32>,
-    /// ln_2 output: after the FFN residual for post-LN (= ffn_in for pre-LN). (T, D)
-    pub ln_2: Vec<f32>,
-    /// Block output (ln_2 for post-LN, resid_ffn for pre-LN). (T, D)
-    pub output: Vec<f32>,
-}
-
-impl LayerTrace {
-    /// Every field with its name, in the order of the forward pass.
-    pub fn fields(&self) -> [(&'static str, &[f32]); 20] {
-        [
-            ("input", &self.input),
-            ("attn_in", &self.attn_in),
-            ("q", &self.q),
-            ("k", &self.k),
-            ("v", &self.v),
-            ("scores", &self.scores),
-            ("scaled", &self.scaled),
-            ("masked", &self.masked),
-            ("weights", &self.weights),
-            ("head_out", &self.head_out),
-            ("concat", &self.concat),
-            ("attn_out", &self.attn_out),
-            ("resid_attn", &self.resid_attn),
-            ("ln_1", &self.ln_1),
-            ("ffn_in", &self.ffn_in),
-            ("ffn_hidden", &self.ffn_hidden),
-            ("ffn_out", &self.ffn_out),
-            ("resid_ffn", &self.resid_ffn),
-            ("ln_2", &self.ln_2),
-            ("output", &self.output),
-        ]
-    }
-
-    /// Every field, mutable, in the order of `fields` (to fill a trace that arrives as one
-    /// flat buffer, e.g. from the page's CPU worker).
-    pub fn fields_mut(&mut self) -> [&mut Vec<f32>; 20] {
-        [
-            &mut self.input,
-            &mut self.attn_in,
-            &mut self.q,
-            &mut self.k,
-            &mut self.v,
-            &mut self.scores,
-            &mut self.scaled,
-            &mut self.masked,
-            &mut self.weights,
-            &mut self.head_out,
-            &mut self.concat,
-            &mut self.attn_out,
-            &mut self.resid_attn,
-            &mut self.ln_1,
-            &mut self.ffn_in,
-            &mut self.ffn_hidden,
-            &mut self.ffn_out,
-            &mut self.resid_ffn,
-            &mut self.ln_2,
-            &mut self.output,
-        ]
+layer_fields! {
+    /// One block's intermediates, one row-major `Vec<f32>` per field (shapes in [`Field::shape`]).
+    pub struct LayerTrace / pub enum Field {
+        /// Block input X. (T, D)
+        Input input: Rows(Model),
+        /// What attention reads: ln_1(X) for pre-LN, X itself for post-LN. (T, D)
+        AttnIn attn_in: Rows(Model),
+        /// Queries per head. (H, T, Dk)
+        Q q: Heads,
+        /// Keys per head. (H, T, Dk)
+        K k: Heads,
+        /// Values per head. (H, T, Dk)
+        V v: Heads,
+        /// Raw scores QKᵀ, every (query, key) pair. (H, T, T)
+        Scores scores: Square,
+        /// Scaled scores QKᵀ/√d_k (or QKᵀ with scaling off). (H, T, T)
+        Scaled scaled: Square,
+        /// Scaled scores with future keys set to `cpu::MASKED` (when the mask is on). (H, T, T)
+        Masked masked: Square,
+        /// Attention weights softmax(masked/τ); rows sum to 1, masked entries are exactly 0. (H, T, T)
+        Weights weights: Square,
+        /// Head outputs weights·V (zero for an ablated head). (H, T, Dk)
+        HeadOut head_out: Heads,
+        /// Heads side by side. (T, D)
+        Concat concat: Rows(Model),
+        /// W_O projection of the concatenation. (T, D)
+        AttnOut attn_out: Rows(Model),
+        /// X + attention. (T, D)
+        ResidAttn resid_attn: Rows(Model),
+        /// ln_1 output: after the attention residual for post-LN (= attn_in for pre-LN). (T, D)
+        Ln1 ln_1: Rows(Model),
+        /// What the FFN reads: ln_2(resid_attn) for pre-LN, ln_1 for post-LN. (T, D)
+        FfnIn ffn_in: Rows(Model),
+        /// FFN hidden activations after GELU. (T, F)
+        FfnHidden ffn_hidden: Rows(Ffn),
+        /// FFN output. (T, D)
+        FfnOut ffn_out: Rows(Model),
+        /// FFN input's residual stream + FFN output. (T, D)
+        ResidFfn resid_ffn: Rows(Model),
+        /// ln_2 output: after the FFN residual for post-LN (= ffn_in for pre-LN). (T, D)
+        Ln2 ln_2: Rows(Model),
+        /// Block output (ln_2 for post-LN, resid_ffn for pre-LN). (T, D)
+        Output output: Rows(Model),
     }
 }
 

@@ -511,7 +511,7 @@ fn huge_scores_extreme_temperatures_full_context_and_all_heads_ablated_stay_fini
 
 #[test]
 fn the_fields_the_trace_layout_calls_shared_repeat_their_source_exactly_and_no_others_do() {
-    use attnlab_model::{BlockRow, TraceLayout};
+    use attnlab_model::{Field, TraceLayout};
     for ln in [LnPlacement::Pre, LnPlacement::Post] {
         let c = config(ln);
         let m = random_model(&c, 9, 1.0);
@@ -530,12 +530,12 @@ fn the_fields_the_trace_layout_calls_shared_repeat_their_source_exactly_and_no_o
                     &tr.layers[li - 1].output
                 };
                 assert_eq!(&l.input, before, "{ln:?} layer {li}");
-                for f in BlockRow::ALL {
+                for f in Field::ALL {
                     match layout.same_as(f) {
                         Some(src) => assert_eq!(f.of(l), src.of(l), "{ln:?} {}", f.name()),
                         // a field computed on its own differs from every other one
                         None => {
-                            for g in BlockRow::ALL {
+                            for g in Field::ALL {
                                 if g != f && layout.stored(g) != f {
                                     assert_ne!(
                                         f.of(l),

@@ -7,7 +7,7 @@
 //! the others arrive empty, and of the logits only the last position's row — about half the
 //! numbers. A full trace (the whole-Trace export) is asked for when needed.
 
-use attnlab_model::{AttentionOptions, Dims, LayerTrace, Trace};
+use attnlab_model::{AttentionOptions, Dims, Field, LayerTrace, Trace};
 use serde::{Deserialize, Serialize};
 
 /// The messages' `kind`s. Page → worker: `load` (config + weights), `forward` and
@@ -39,19 +39,27 @@ pub struct Header {
     pub lite: bool,
 }
 
-/// Which of a layer's 20 fields (`LayerTrace::fields`' order) a lite trace carries: what the
-/// views read (q, k, v, the four score stages, head outputs, concat; the block output for the
-/// logit lens). The rest (the residual stream's inner steps, the FFN) only the whole-Trace
-/// export uses.
-#[rustfmt::skip]
-pub const SHOWN: [bool; 20] = [
-    false, false, // input, attn_in
-    true, true, true, // q, k, v
-    true, true, true, true, // scores, scaled, masked, weights
-    true, true, // head_out, concat
-    false, false, false, false, false, false, false, false, // attn_out … ln_2
-    true, // output
+/// The layer fields a lite trace carries: what the views read (q, k, v, the four score
+/// stages, head outputs, concat; the block output for the logit lens). The rest (the residual
+/// stream's inner steps, the FFN) only the whole-Trace export uses.
+pub const SHOWN: [Field; 10] = [
+    Field::Q,
+    Field::K,
+    Field::V,
+    Field::Scores,
+    Field::Scaled,
+    Field::Masked,
+    Field::Weights,
+    Field::HeadOut,
+    Field::Concat,
+    Field::Output,
 ];
+
+/// Whether a layer's field `f` travels: every field of a full trace, the `SHOWN` ones of a
+/// lite one.
+pub fn carried(lite: bool, f: Field) -> bool {
+    !lite || SHOWN.contains(&f)
+}
 
 impl Header {
     pub fn of(trace: &Trace, lite: bool) -> Header {
@@ -65,53 +73,30 @@ impl Header {
         }
     }
 
-    /// The length of every array, in order: embedding, each layer's 20 fields, ln_f (if
-    /// any), logits, probs.
+    /// The length of every array, in order: embedding, each layer's fields (`Field::ALL`),
+    /// ln_f (if any), logits, probs.
     pub fn lengths(&self) -> Vec<usize> {
         let Dims {
             t,
             d_model: d,
-            n_head: h,
-            d_k,
-            d_ff: f,
             n_layer,
             vocab: v,
             ..
         } = self.dims;
-        let (td, hd, tt) = (t * d, h * t * d_k, h * t * t);
-        // input, attn_in, q, k, v, scores, scaled, masked, weights, head_out, concat,
-        // attn_out, resid_attn, ln_1, ffn_in, ffn_hidden, ffn_out, resid_ffn, ln_2, output
-        let layer = [
-            td,
-            td,
-            hd,
-            hd,
-            hd,
-            tt,
-            tt,
-            tt,
-            tt,
-            hd,
-            td,
-            td,
-            td,
-            td,
-            td,
-            t * f,
-            td,
-            td,
-            td,
-            td,
-        ];
+        let layer = Field::ALL.map(|f| {
+            if carried(self.lite, f) {
+                f.shape().len(&self.dims)
+            } else {
+                0
+            }
+        });
         let lite = self.lite;
-        let layer =
-            std::array::from_fn::<usize, 20, _>(|i| if lite && !SHOWN[i] { 0 } else { layer[i] });
-        let mut out = vec![td];
+        let mut out = vec![t * d];
         for _ in 0..n_layer {
             out.extend(layer);
         }
         if self.has_ln_f {
-            out.push(if lite { 0 } else { td });
+            out.push(if lite { 0 } else { t * d });
         }
         out.extend([if lite { v.min(t * v) } else { t * v }, t * v]);
         out
@@ -128,12 +113,13 @@ impl Header {
 pub fn arrays(trace: &Trace, lite: bool) -> Vec<&[f32]> {
     let mut out: Vec<&[f32]> = vec![&trace.embedding];
     for l in &trace.layers {
-        out.extend(
-            l.fields()
-                .into_iter()
-                .zip(SHOWN)
-                .map(|((_, v), shown)| if lite && !shown { &[][..] } else { v }),
-        );
+        out.extend(Field::ALL.map(|f| {
+            if carried(lite, f) {
+                &f.of(l)[..]
+            } else {
+                &[][..]
+            }
+        }));
     }
     if let Some(x) = &trace.ln_f {
         out.push(if lite { &[][..] } else { x });
@@ -244,10 +230,8 @@ mod tests {
             );
             let back = rebuild(lite, flat.len(), |at, len| flat[at..at + len].to_vec()).unwrap();
             for (l, (a, b)) in back.layers.iter().zip(&trace.layers).enumerate() {
-                for (((name, x), (_, y)), shown) in
-                    a.fields().into_iter().zip(b.fields()).zip(SHOWN)
-                {
-                    if shown {
+                for ((name, x), (_, y)) in a.fields().into_iter().zip(b.fields()) {
+                    if SHOWN.iter().any(|f| f.name() == name) {
                         assert_eq!(x, y, "{ln:?} layer {l} {name}");
                     } else {
                         assert!(x.is_empty(), "{ln:?} layer {l} {name}");
@@ -277,6 +261,79 @@ mod tests {
                 attnlab_model::lens::stage_rows(&trace, 4).unwrap(),
                 "the logit lens reads a lite trace"
             );
+        }
+    }
+
+    /// Every field of every layer filled with its own tag, (layer + 1) × 100 + its place in a
+    /// list of names written here: after the wire each field, read by its serde name, holds
+    /// its own tag (a lite trace: the views' fields, the others empty). Two fields swapped
+    /// between the sending and the receiving side, or a wrong field in `SHOWN`, fail here.
+    #[test]
+    fn each_field_arrives_under_its_own_name() {
+        const NAMES: [&str; 20] = [
+            "input",
+            "attn_in",
+            "q",
+            "k",
+            "v",
+            "scores",
+            "scaled",
+            "masked",
+            "weights",
+            "head_out",
+            "concat",
+            "attn_out",
+            "resid_attn",
+            "ln_1",
+            "ffn_in",
+            "ffn_hidden",
+            "ffn_out",
+            "resid_ffn",
+            "ln_2",
+            "output",
+        ];
+        const VIEWS_READ: [&str; 10] = [
+            "q", "k", "v", "scores", "scaled", "masked", "weights", "head_out", "concat", "output",
+        ];
+        let model = random_model(&config(LnPlacement::Pre), 4, 0.5);
+        let mut trace = forward(&model, &[2, 7, 1, 8], &AttentionOptions::default()).unwrap();
+        let tag = |l: usize, name: &str| {
+            ((l + 1) * 100 + NAMES.iter().position(|&n| n == name).unwrap()) as f32
+        };
+        for (l, layer) in trace.layers.iter_mut().enumerate() {
+            let mut json = serde_json::to_value(&*layer).unwrap();
+            for (name, xs) in json.as_object_mut().unwrap() {
+                for x in xs.as_array_mut().unwrap() {
+                    *x = serde_json::json!(tag(l, name));
+                }
+            }
+            *layer = serde_json::from_value(json).unwrap();
+        }
+        for lite in [false, true] {
+            let header = Header::of(&trace, lite);
+            let flat: Vec<f32> = arrays(&trace, lite).concat();
+            let back = rebuild(header, flat.len(), |at, len| flat[at..at + len].to_vec()).unwrap();
+            for (l, (a, b)) in back.layers.iter().zip(&trace.layers).enumerate() {
+                let (got, sent) = (
+                    serde_json::to_value(a).unwrap(),
+                    serde_json::to_value(b).unwrap(),
+                );
+                for name in NAMES {
+                    let (got, sent) = (
+                        got[name].as_array().unwrap(),
+                        sent[name].as_array().unwrap(),
+                    );
+                    if !lite || VIEWS_READ.contains(&name) {
+                        assert_eq!(got.len(), sent.len(), "layer {l} {name}, lite {lite}");
+                        assert!(
+                            got.iter().all(|x| x.as_f64() == Some(tag(l, name) as f64)),
+                            "layer {l} {name} (lite {lite}) holds another field's numbers"
+                        );
+                    } else {
+                        assert!(got.is_empty(), "layer {l} {name} travels in a lite trace");
+                    }
+                }
+            }
         }
     }
 

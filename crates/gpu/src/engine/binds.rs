@@ -1,9 +1,9 @@
 //! Every bind group of a forward, made once at set-up: which buffers each kernel of a block
 //! reads and writes.
 
-use attnlab_model::{BlockRow, Config, LnPlacement};
+use attnlab_model::{Config, Field, LnPlacement};
 
-use super::buffers::{Activations, Weights};
+use super::buffers::{Activations, Weights, PACKED};
 use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::step::Bound;
@@ -62,7 +62,7 @@ impl Binds {
         );
         let mut blocks = Vec::new();
         for (i, (bb, bw)) in a.blocks.iter().zip(&w.blocks).enumerate() {
-            let f = |field: BlockRow| r(bb.row(field));
+            let f = |field: Field| r(bb.row(field));
             let hb = &bb.heads;
             let lin = |x: &wgpu::Buffer, (wt, b): &(wgpu::Buffer, wgpu::Buffer), out| {
                 linear::bind(gpu, params, linear::Buffers { x, w: wt, b, out })
@@ -72,96 +72,92 @@ impl Binds {
             let ln_after_attn = if post { &bw.ln_1 } else { &bw.ln_2 };
             // the LN after the FFN residual: ln_2 (post), or the next block's ln_1 or ln_f (pre)
             let (ln_after_ffn, after_ffn_out) = if post {
-                (&bw.ln_2, f(BlockRow::Ln2))
+                (&bw.ln_2, f(Field::Ln2))
             } else if let (Some(next_w), Some(next_b)) = (w.blocks.get(i + 1), a.blocks.get(i + 1))
             {
-                (&next_w.ln_1, r(next_b.row(BlockRow::AttnIn)))
+                (&next_w.ln_1, r(next_b.row(Field::AttnIn)))
             } else {
                 let ln_f = w.ln_f.as_ref().expect("checked above");
                 (ln_f, r(a.ln_f.expect("with its weights")))
             };
-            let stream = if post {
-                BlockRow::Ln1
-            } else {
-                BlockRow::ResidAttn
-            };
+            let stream = if post { Field::Ln1 } else { Field::ResidAttn };
             blocks.push(BlockBinds {
                 ln_pre: (!post && i == 0).then(|| {
                     layernorm::bind(
                         gpu,
                         params,
                         layernorm::Buffers {
-                            x: f(BlockRow::Input),
+                            x: f(Field::Input),
                             g: &bw.ln_1.0,
                             b: &bw.ln_1.1,
-                            out: f(BlockRow::AttnIn),
+                            out: f(Field::AttnIn),
                         },
                     )
                 }),
-                qkv: lin(f(BlockRow::AttnIn), &bw.c_attn, r(bb.qkv)),
+                qkv: lin(f(Field::AttnIn), &bw.c_attn, r(bb.qkv)),
                 split: split_heads::bind(
                     gpu,
                     params,
                     split_heads::Buffers {
                         qkv: r(bb.qkv),
-                        q: &hb.q,
-                        k: &hb.k,
-                        v: &hb.v,
+                        q: hb.get(Field::Q),
+                        k: hb.get(Field::K),
+                        v: hb.get(Field::V),
                     },
                 ),
                 scores: attn_scores::bind(
                     gpu,
                     params,
                     attn_scores::Buffers {
-                        q: &hb.q,
-                        k: &hb.k,
-                        raw: &hb.raw,
-                        scaled: &hb.scaled,
-                        masked: &hb.masked,
+                        q: hb.get(Field::Q),
+                        k: hb.get(Field::K),
+                        raw: hb.get(Field::Scores),
+                        scaled: hb.get(Field::Scaled),
+                        masked: hb.get(Field::Masked),
                     },
                 ),
                 softmax: attn_softmax::bind(
                     gpu,
                     params,
                     attn_softmax::Buffers {
-                        masked: &hb.masked,
-                        weights: &hb.weights,
+                        masked: hb.get(Field::Masked),
+                        weights: hb.get(Field::Weights),
                     },
                 ),
                 attn_v: attn_v::bind(
                     gpu,
                     params,
                     attn_v::Buffers {
-                        weights: &hb.weights,
-                        v: &hb.v,
-                        head_out: &hb.head_out,
-                        concat: f(BlockRow::Concat),
+                        weights: hb.get(Field::Weights),
+                        v: hb.get(Field::V),
+                        head_out: hb.get(Field::HeadOut),
+                        concat: f(Field::Concat),
                     },
                 ),
-                proj: lin(f(BlockRow::Concat), &bw.c_proj, f(BlockRow::AttnOut)),
+                proj: lin(f(Field::Concat), &bw.c_proj, f(Field::AttnOut)),
                 add_ln_1: add_layernorm::bind(
                     gpu,
                     params,
                     add_layernorm::Buffers {
-                        a: f(BlockRow::Input),
-                        b: f(BlockRow::AttnOut),
+                        a: f(Field::Input),
+                        b: f(Field::AttnOut),
                         g: &ln_after_attn.0,
                         beta: &ln_after_attn.1,
-                        sum: f(BlockRow::ResidAttn),
-                        out: f(BlockRow::FfnIn),
+                        sum: f(Field::ResidAttn),
+                        out: f(Field::FfnIn),
                     },
                 ),
-                fc: lin(f(BlockRow::FfnIn), &bw.fc, f(BlockRow::FfnHidden)),
-                fc_proj: lin(f(BlockRow::FfnHidden), &bw.fc_proj, f(BlockRow::FfnOut)),
+                fc: lin(f(Field::FfnIn), &bw.fc, f(Field::FfnHidden)),
+                fc_proj: lin(f(Field::FfnHidden), &bw.fc_proj, f(Field::FfnOut)),
                 add_ln_2: add_layernorm::bind(
                     gpu,
                     params,
                     add_layernorm::Buffers {
                         a: f(stream),
-                        b: f(BlockRow::FfnOut),
+                        b: f(Field::FfnOut),
                         g: &ln_after_ffn.0,
                         beta: &ln_after_ffn.1,
-                        sum: f(BlockRow::ResidFfn),
+                        sum: f(Field::ResidFfn),
                         out: after_ffn_out,
                     },
                 ),
@@ -169,10 +165,7 @@ impl Binds {
                     gpu,
                     params,
                     pack_scores::Buffers {
-                        raw: &hb.raw,
-                        scaled: &hb.scaled,
-                        masked: &hb.masked,
-                        weights: &hb.weights,
+                        sources: PACKED.map(|f| hb.get(f)),
                         dst: &a.packed,
                     },
                 ),
@@ -181,7 +174,7 @@ impl Binds {
         let last = a
             .blocks
             .last()
-            .map_or(a.embedding, |b| b.row(BlockRow::Output));
+            .map_or(a.embedding, |b| b.row(Field::Output));
         let ln_f = match (&w.ln_f, a.ln_f) {
             (Some((g, b)), Some(out)) if post => Some(layernorm::bind(
                 gpu,

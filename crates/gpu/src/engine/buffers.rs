@@ -1,7 +1,7 @@
 //! The engine's storage: the weights on the GPU, and every activation buffer, sized once for
 //! the whole context (`capacity` positions) and reused by every forward.
 
-use attnlab_model::{BlockRow, Config, Model, TraceLayout};
+use attnlab_model::{Config, Field, Model, Shape, TraceLayout};
 
 use crate::context::Gpu;
 use crate::pack_scores;
@@ -112,31 +112,55 @@ pub(super) struct RowBuffer {
     pub width: usize,
 }
 
-/// Per-head buffers of one block: q, k, v, head_out (H, P, Dk); raw, scaled, masked scores
-/// and weights (H, P, P).
+/// The score matrices in the order `pack_scores` packs them (its sources, bound in this order)
+/// and the readback finds them.
+pub(super) const PACKED: [Field; pack_scores::MATRICES] =
+    [Field::Scores, Field::Scaled, Field::Masked, Field::Weights];
+
+/// One block's per-head buffers: one for each per-head field of the trace, (H, P, Dk) or
+/// (H, P, P) by its shape, found by the field.
 pub(super) struct HeadBuffers {
-    pub q: wgpu::Buffer,
-    pub k: wgpu::Buffer,
-    pub v: wgpu::Buffer,
-    pub head_out: wgpu::Buffer,
-    pub raw: wgpu::Buffer,
-    pub scaled: wgpu::Buffer,
-    pub masked: wgpu::Buffer,
-    pub weights: wgpu::Buffer,
+    by_field: [Option<wgpu::Buffer>; Field::COUNT],
+}
+
+impl HeadBuffers {
+    fn new(gpu: &Gpu, block: usize, heads: Heads) -> HeadBuffers {
+        HeadBuffers {
+            by_field: Field::ALL.map(|f| {
+                let len = match f.shape() {
+                    Shape::Heads => heads.dk_len(),
+                    Shape::Square => heads.square_len(),
+                    Shape::Rows(_) => return None,
+                };
+                Some(gpu.storage(&format!("h.{block}.{}", f.name()), len))
+            }),
+        }
+    }
+
+    /// The buffer of per-head field `f`. Panics for a row-major field (those are
+    /// [`BlockBuffers::row`]'s).
+    pub fn get(&self, f: Field) -> &wgpu::Buffer {
+        self.by_field[f as usize]
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} is not a per-head field", f.name()))
+    }
 }
 
 /// One block's buffers: a row buffer per Trace field (fields the [`TraceLayout`] calls shared
 /// get their source's), the fused QKV projection, and the heads.
 pub(super) struct BlockBuffers {
-    fields: [usize; BlockRow::ALL.len()],
+    /// Per field: its row buffer (`usize::MAX` for a per-head field).
+    fields: [usize; Field::COUNT],
     pub qkv: usize,
     pub heads: HeadBuffers,
 }
 
 impl BlockBuffers {
-    /// The row buffer (an index into [`Activations::rows`]) holding field `f`.
-    pub fn row(&self, f: BlockRow) -> usize {
-        self.fields[f as usize]
+    /// The row buffer (an index into [`Activations::rows`]) holding row-major field `f`.
+    pub fn row(&self, f: Field) -> usize {
+        let i = self.fields[f as usize];
+        assert!(i != usize::MAX, "{} is not a row-major field", f.name());
+        i
     }
 }
 
@@ -177,33 +201,25 @@ impl Activations {
         let mut blocks = Vec::new();
         let mut input = embedding;
         for i in 0..c.n_layer {
-            let mut fields = [usize::MAX; BlockRow::ALL.len()];
-            // a shared field's source comes before it in BlockRow::ALL (layout's tests)
-            for f in BlockRow::ALL {
+            let mut fields = [usize::MAX; Field::COUNT];
+            // a shared field's source comes before it in Field::ALL (layout's tests)
+            for f in Field::ALL {
+                let Some(width) = f.shape().row_width(c) else {
+                    continue;
+                };
                 fields[f as usize] = match (f, layout.same_as(f)) {
-                    (BlockRow::Input, _) => input,
+                    (Field::Input, _) => input,
                     (_, Some(src)) => fields[src as usize],
-                    (_, None) => add(format!("h.{i}.{}", f.name()), f.width(c)),
+                    (_, None) => add(format!("h.{i}.{}", f.name()), width),
                 };
             }
             let qkv = add(format!("h.{i}.qkv"), 3 * c.n_embd);
-            let per_head = |name: &str, n: usize| gpu.storage(&format!("h.{i}.{name}"), n);
-            let (dk_len, sq) = (heads.dk_len(), heads.square_len());
             let block = BlockBuffers {
                 fields,
                 qkv,
-                heads: HeadBuffers {
-                    q: per_head("q", dk_len),
-                    k: per_head("k", dk_len),
-                    v: per_head("v", dk_len),
-                    head_out: per_head("head_out", dk_len),
-                    raw: per_head("scores", sq),
-                    scaled: per_head("scaled", sq),
-                    masked: per_head("masked", sq),
-                    weights: per_head("weights", sq),
-                },
+                heads: HeadBuffers::new(gpu, i, heads),
             };
-            input = block.row(BlockRow::Output);
+            input = block.row(Field::Output);
             blocks.push(block);
         }
         let ln_f = has_ln_f.then(|| add("ln_f".into(), c.n_embd));
@@ -213,11 +229,15 @@ impl Activations {
             "packed scores",
             c.n_layer * pack_scores::packed_len(heads.count, p),
         );
-        // the readback holds every row buffer the Trace reads once, each layer's four
-        // (H, T, Dk) matrices and its packed score matrices, at T = capacity
+        // the readback holds every row buffer the Trace reads once, each layer's (H, T, Dk)
+        // matrices and its packed score matrices, at T = capacity
         let read = trace_rows(embedding, &blocks, ln_f, logits, probs);
+        let per_dk = Field::ALL
+            .iter()
+            .filter(|f| f.shape() == Shape::Heads)
+            .count();
         let floats = read.iter().map(|&i| rows[i].width * p).sum::<usize>()
-            + c.n_layer * (4 * heads.dk_len() + pack_scores::packed_len(heads.count, p));
+            + c.n_layer * (per_dk * heads.dk_len() + pack_scores::packed_len(heads.count, p));
         let slots = c.n_layer * 16 + 16;
         Activations {
             rows,
@@ -245,7 +265,12 @@ fn trace_rows(
 ) -> Vec<usize> {
     let mut out = vec![embedding];
     for b in blocks {
-        out.extend(BlockRow::ALL.iter().map(|&f| b.row(f)));
+        out.extend(
+            Field::ALL
+                .iter()
+                .filter(|f| matches!(f.shape(), Shape::Rows(_)))
+                .map(|&f| b.row(f)),
+        );
     }
     out.extend(ln_f);
     out.extend([logits, probs]);

@@ -336,13 +336,7 @@ impl GpuEngine {
             return Err(e);
         }
         let assemble_from = profile.map(|now| now());
-        let trace = readback.trace(
-            &all,
-            &self.acts,
-            &self.config,
-            self.heads,
-            (run, dropped, opts),
-        );
+        let trace = readback.trace(&all, &self.acts, &self.config, (run, dropped, opts));
         let profile = profile.map(|now| {
             let (read, assemble) = (read_from.unwrap_or(0.0), assemble_from.unwrap_or(0.0));
             Profile {

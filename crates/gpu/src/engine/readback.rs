@@ -5,21 +5,15 @@
 
 use std::collections::HashMap;
 
-use attnlab_model::{AttentionOptions, BlockRow, Config, Dims, LayerTrace, Trace};
+use attnlab_model::{AttentionOptions, Config, Dims, Field, LayerTrace, Shape, Trace};
 
-use super::buffers::Activations;
-use crate::pack_scores::{self, Score};
+use super::buffers::{Activations, PACKED};
+use crate::pack_scores;
 use crate::step::Heads;
 
-/// Where one block's per-head matrices lie in the staging buffer (offsets in f32s).
-struct BlockAt {
-    q: usize,
-    k: usize,
-    v: usize,
-    head_out: usize,
-    /// The start of the block's packed score matrices (raw, scaled, masked, weights).
-    scores: usize,
-}
+/// Where one block's per-head fields lie in the staging buffer, by field (offsets in f32s;
+/// `usize::MAX` for a row-major field, which lies in its row buffer's copy).
+type BlockAt = [usize; Field::COUNT];
 
 /// Where each part of one forward's Trace lies in the staging buffer.
 pub(super) struct Readback {
@@ -91,21 +85,24 @@ pub(super) fn record(
     for &i in &a.trace_rows {
         rows.insert(i, cur.copy(enc, &a.rows[i].buffer, 0, t * a.rows[i].width));
     }
-    let mut blocks: Vec<BlockAt> = Vec::with_capacity(a.blocks.len());
-    for b in &a.blocks {
-        blocks.push(BlockAt {
-            q: cur.heads(enc, &b.heads.q, heads, t),
-            k: cur.heads(enc, &b.heads.k, heads, t),
-            v: cur.heads(enc, &b.heads.v, heads, t),
-            head_out: cur.heads(enc, &b.heads.head_out, heads, t),
-            scores: 0,
-        });
-    }
-    // the packed score matrices, every layer's, where pack_scores put them
+    // each block's (H, T, Dk) fields, then the packed score matrices, every layer's, where
+    // pack_scores put them
+    let mut blocks: Vec<BlockAt> = a
+        .blocks
+        .iter()
+        .map(|b| {
+            Field::ALL.map(|f| match f.shape() {
+                Shape::Heads => cur.heads(enc, b.heads.get(f), heads, t),
+                Shape::Rows(_) | Shape::Square => usize::MAX,
+            })
+        })
+        .collect();
     let layer_len = pack_scores::packed_len(heads.count, t);
     let packed_at = cur.copy(enc, &a.packed, 0, blocks.len() * layer_len);
-    for (li, b) in blocks.iter_mut().enumerate() {
-        b.scores = packed_at + li * layer_len;
+    for (li, at) in blocks.iter_mut().enumerate() {
+        for (i, f) in PACKED.into_iter().enumerate() {
+            at[f as usize] = packed_at + li * layer_len + i * heads.count * t * t;
+        }
     }
     Readback {
         t,
@@ -122,7 +119,6 @@ impl Readback {
         all: &[f32],
         a: &Activations,
         c: &Config,
-        heads: Heads,
         (tokens, dropped, options): (&[u32], usize, &AttentionOptions),
     ) -> Trace {
         let t = self.t;
@@ -130,42 +126,27 @@ impl Readback {
             let at = self.rows[&i];
             all[at..at + t * a.rows[i].width].to_vec()
         };
-        let take = |at: usize, len: usize| all[at..at + len].to_vec();
-        let dk_len = heads.count * t * heads.dk;
-        let sq_len = heads.count * t * t;
+        let dims = Dims::new(c, t);
         let layers = a
             .blocks
             .iter()
             .zip(&self.blocks)
             .map(|(b, at)| {
-                let f = |field: BlockRow| row(b.row(field));
-                let score = |s: Score| take(at.scores + s.offset(heads.count, t), sq_len);
-                LayerTrace {
-                    input: f(BlockRow::Input),
-                    attn_in: f(BlockRow::AttnIn),
-                    q: take(at.q, dk_len),
-                    k: take(at.k, dk_len),
-                    v: take(at.v, dk_len),
-                    scores: score(Score::Raw),
-                    scaled: score(Score::Scaled),
-                    masked: score(Score::Masked),
-                    weights: score(Score::Weights),
-                    head_out: take(at.head_out, dk_len),
-                    concat: f(BlockRow::Concat),
-                    attn_out: f(BlockRow::AttnOut),
-                    resid_attn: f(BlockRow::ResidAttn),
-                    ln_1: f(BlockRow::Ln1),
-                    ffn_in: f(BlockRow::FfnIn),
-                    ffn_hidden: f(BlockRow::FfnHidden),
-                    ffn_out: f(BlockRow::FfnOut),
-                    resid_ffn: f(BlockRow::ResidFfn),
-                    ln_2: f(BlockRow::Ln2),
-                    output: f(BlockRow::Output),
+                let mut layer = LayerTrace::default();
+                for f in Field::ALL {
+                    *f.of_mut(&mut layer) = match f.shape() {
+                        Shape::Rows(_) => row(b.row(f)),
+                        shape => {
+                            let from = at[f as usize];
+                            all[from..from + shape.len(&dims)].to_vec()
+                        }
+                    };
                 }
+                layer
             })
             .collect();
         Trace {
-            dims: Dims::new(c, t),
+            dims,
             tokens: tokens.to_vec(),
             dropped,
             options: options.clone(),
