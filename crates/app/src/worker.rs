@@ -6,13 +6,14 @@
 use std::cell::RefCell;
 
 use attnlab_model::{forward_incremental, AttentionOptions, Model, Trace};
-use js_sys::{Array, ArrayBuffer, Float32Array, Uint32Array, Uint8Array};
+use js_sys::{ArrayBuffer, Float32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::dom::{get, now, object};
-use crate::engine::wire::{self, kind, Header};
+use crate::dom::now;
+use crate::engine::protocol::{Files, Reply, Request};
+use crate::engine::wire::{self, Header};
 
 #[derive(Default)]
 struct State {
@@ -21,14 +22,8 @@ struct State {
     base_prev: Option<Trace>,
 }
 
-fn load(data: &JsValue) -> Result<Model, String> {
-    let bytes = |key: &str| -> Result<Vec<u8>, String> {
-        get(data, key)
-            .dyn_into::<Uint8Array>()
-            .map(|a| a.to_vec())
-            .map_err(|_| format!("the page sent no {key}"))
-    };
-    Model::from_bytes(&bytes("config")?, &bytes("weights")?).map_err(|e| e.to_string())
+fn load(files: &Files) -> Result<Model, String> {
+    Model::from_bytes(&files.config.to_vec(), &files.weights.to_vec()).map_err(|e| e.to_string())
 }
 
 /// The trace's arrays, one after another, in a `Float32Array` outside wasm memory (so its
@@ -51,18 +46,17 @@ fn flatten(trace: &Trace, header: &Header, spare: Option<ArrayBuffer>) -> Float3
     out
 }
 
-fn run(state: &mut State, data: &JsValue, baseline: bool) -> Result<(JsValue, Array), String> {
+/// A forward on the model, incremental against the last one of its kind (the baseline keeps
+/// its own cache); the views' fields only, unless `full` (an export).
+fn run(
+    state: &mut State,
+    id: u32,
+    ids: &[u32],
+    opts: &AttentionOptions,
+    (baseline, full): (bool, bool),
+    spare: Option<ArrayBuffer>,
+) -> Result<Reply, String> {
     let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
-    let ids = get(data, "ids")
-        .dyn_into::<Uint32Array>()
-        .map_err(|_| "the page sent no token ids")?
-        .to_vec();
-    let opts: AttentionOptions = if baseline {
-        AttentionOptions::default()
-    } else {
-        let json = get(data, "opts").as_string().unwrap_or_default();
-        serde_json::from_str(&json).map_err(|e| format!("options: {e}"))?
-    };
     let started = now();
     let cache = if baseline {
         &mut state.base_prev
@@ -70,44 +64,73 @@ fn run(state: &mut State, data: &JsValue, baseline: bool) -> Result<(JsValue, Ar
         &mut state.prev
     };
     let (trace, incremental) =
-        forward_incremental(model, cache.as_ref(), &ids, &opts).map_err(|e| e.to_string())?;
-    let ms = now() - started;
-    // the views' fields only, unless the page asks for the whole trace (an export)
-    let header = Header::of(&trace, !get(data, "full").is_truthy());
-    let flat = flatten(&trace, &header, get(data, "spare").dyn_into().ok());
+        forward_incremental(model, cache.as_ref(), ids, opts).map_err(|e| e.to_string())?;
+    let worker_ms = now() - started;
+    let header = Header::of(&trace, !full);
+    let data = flatten(&trace, &header, spare);
     *cache = Some(trace);
-    let header = serde_json::to_string(&header).map_err(|e| e.to_string())?;
-    let msg = object(&[
-        ("kind", kind::TRACE.into()),
-        ("id", get(data, "id")),
-        ("header", header.into()),
-        ("data", flat.clone().into()),
-        ("incremental", incremental.into()),
-        ("workerMs", ms.into()),
-    ]);
-    Ok((msg.into(), Array::of1(&flat.buffer())))
+    Ok(Reply::Trace {
+        id,
+        header,
+        data,
+        incremental,
+        worker_ms,
+    })
 }
 
 /// The logit lens's heavy part for the page: the rows it sent through the model's final
 /// LayerNorm and output head (`lens::head_probs`), as one transferred array.
-fn lens(state: &State, data: &JsValue) -> Result<(JsValue, Array), String> {
+fn lens(state: &State, id: u32, rows: &[f32]) -> Result<Reply, String> {
     let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
-    let rows = get(data, "rows")
-        .dyn_into::<Float32Array>()
-        .map_err(|_| "the page sent no rows for the lens")?
-        .to_vec();
     let started = now();
-    let probs = attnlab_model::lens::head_probs(model, &rows).map_err(|e| e.to_string())?;
-    let ms = now() - started;
-    let out = Float32Array::new_with_length(probs.len() as u32);
-    out.copy_from(&probs);
-    let msg = object(&[
-        ("kind", kind::LENS.into()),
-        ("id", get(data, "id")),
-        ("data", out.clone().into()),
-        ("workerMs", ms.into()),
-    ]);
-    Ok((msg.into(), Array::of1(&out.buffer())))
+    let probs = attnlab_model::lens::head_probs(model, rows).map_err(|e| e.to_string())?;
+    let worker_ms = now() - started;
+    let data = Float32Array::new_with_length(probs.len() as u32);
+    data.copy_from(&probs);
+    Ok(Reply::Lens {
+        id,
+        data,
+        worker_ms,
+    })
+}
+
+/// The answer to one request.
+fn answer(state: &mut State, request: Request) -> Reply {
+    let failed = |id| {
+        move |message| Reply::Error {
+            id: Some(id),
+            message,
+        }
+    };
+    match request {
+        Request::Load { load_id, files } => {
+            *state = State::default();
+            let error = match load(&files) {
+                Ok(model) => {
+                    state.model = Some(model);
+                    None
+                }
+                Err(e) => Some(e),
+            };
+            // the files go back to the page (for a restart), transferred, not copied
+            Reply::Loaded {
+                load_id,
+                files: Some(files),
+                error,
+            }
+        }
+        Request::Forward {
+            id,
+            ids,
+            opts,
+            baseline,
+            full,
+            spare,
+        } => run(state, id, &ids, &opts, (baseline, full), spare).unwrap_or_else(failed(id)),
+        Request::Lens { id, rows } => lens(state, id, &rows).unwrap_or_else(failed(id)),
+        // the end-to-end tests' fault injection: a real panic, as a bug would cause
+        Request::Crash => panic!("the page asked the CPU worker to crash (test hook)"),
+    }
 }
 
 /// The worker's entry point: answers the page's messages until it is terminated.
@@ -117,62 +140,17 @@ pub fn start() {
     let state = RefCell::new(State::default());
     let reply = scope.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-        let data = e.data();
-        let what = get(&data, "kind").as_string().unwrap_or_default();
-        let error = |message: String| {
-            object(&[
-                ("kind", kind::ERROR.into()),
-                ("id", get(&data, "id")),
-                ("message", message.into()),
-            ])
+        let answer = match Request::from_js(&e.data()) {
+            Ok(request) => answer(&mut state.borrow_mut(), request),
+            Err((id, message)) => Reply::Error { id, message },
         };
-        let mut st = state.borrow_mut();
-        match what.as_str() {
-            kind::LOAD => {
-                *st = State::default();
-                let msg = match load(&data) {
-                    Ok(model) => {
-                        st.model = Some(model);
-                        object(&[("kind", kind::LOADED.into())])
-                    }
-                    Err(e) => error(e),
-                };
-                // the files go back to the page (for a restart), transferred, not copied
-                let (config, weights) = (get(&data, "config"), get(&data, "weights"));
-                let _ = js_sys::Reflect::set(&msg, &"loadId".into(), &get(&data, "loadId"));
-                let _ = js_sys::Reflect::set(&msg, &"config".into(), &config);
-                let _ = js_sys::Reflect::set(&msg, &"weights".into(), &weights);
-                let transfer = Array::new();
-                for a in [&config, &weights] {
-                    if let Some(a) = a.dyn_ref::<Uint8Array>() {
-                        transfer.push(&a.buffer());
-                    }
-                }
-                let _ = reply.post_message_with_transfer(&msg, &transfer);
-            }
-            kind::FORWARD | kind::BASELINE => {
-                match run(&mut st, &data, what == kind::BASELINE) {
-                    Ok((msg, transfer)) => {
-                        let _ = reply.post_message_with_transfer(&msg, &transfer);
-                    }
-                    Err(e) => {
-                        let _ = reply.post_message(&error(e));
-                    }
-                };
-            }
-            kind::LENS => match lens(&st, &data) {
-                Ok((msg, transfer)) => {
-                    let _ = reply.post_message_with_transfer(&msg, &transfer);
-                }
-                Err(e) => {
-                    let _ = reply.post_message(&error(e));
-                }
-            },
-            // the end-to-end tests' fault injection: a real panic, as a bug would cause
-            kind::CRASH => panic!("the page asked the CPU worker to crash (test hook)"),
-            other => {
-                let _ = reply.post_message(&error(format!("unknown message {other:?}")));
-            }
+        let posted = answer.to_js().and_then(|(msg, transfer)| {
+            reply
+                .post_message_with_transfer(&msg, &transfer)
+                .map_err(crate::dom::js_err)
+        });
+        if let Err(e) = posted {
+            web_sys::console::error_1(&format!("the CPU worker could not answer: {e}").into());
         }
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));

@@ -21,6 +21,7 @@ use attnlab_model::{AttentionOptions, Trace};
 use crate::state::{Backend, CpuWhy};
 
 pub mod gpu;
+pub mod protocol;
 pub mod wire;
 pub mod worker_client;
 

@@ -10,22 +10,6 @@
 use attnlab_model::{AttentionOptions, Dims, Field, LayerTrace, Trace};
 use serde::{Deserialize, Serialize};
 
-/// The messages' `kind`s. Page → worker: `load` (config + weights), `forward` and
-/// `baseline` (an id, token ids, options), `lens` (an id and the residual rows of one
-/// position, `lens::stage_rows`), `crash` (a test hook: the worker panics).
-/// Worker → page: `loaded`, `trace` (the id, a `Header` as JSON and the arrays), `lens` (the
-/// id and every stage's next-token distribution), `error`.
-pub mod kind {
-    pub const LOAD: &str = "load";
-    pub const FORWARD: &str = "forward";
-    pub const BASELINE: &str = "baseline";
-    pub const LENS: &str = "lens";
-    pub const CRASH: &str = "crash";
-    pub const LOADED: &str = "loaded";
-    pub const TRACE: &str = "trace";
-    pub const ERROR: &str = "error";
-}
-
 /// Everything of a trace but its arrays.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Header {

@@ -8,24 +8,36 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use attnlab_model::AttentionOptions;
-use js_sys::{Array, ArrayBuffer, Float32Array, Promise, Uint32Array, Uint8Array};
+use js_sys::{ArrayBuffer, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-use super::wire::{self, kind, Header};
+use super::protocol::{Files, Reply, Request};
+use super::wire;
 use super::{Compute, ComputeError, Computed, CpuCompute};
-use crate::dom::{get, js_err, now, object};
+use crate::dom::{js_err, now};
 
 /// The worker's script (web/cpu-worker.js, beside index.html; it loads the
 /// `attnlab-worker` binary's wasm).
 pub const WORKER_URL: &str = "./cpu-worker.js";
 
+/// Where a request's answer goes, once it is there.
+type Answer = Rc<RefCell<Option<Result<Reply, ComputeError>>>>;
+
+/// The request waiting for its answer.
 struct Waiting {
     id: u32,
-    resolve: js_sys::Function,
-    reject: js_sys::Function,
+    answer: Answer,
+    /// Wakes the request (its promise resolves once the answer is in).
+    wake: js_sys::Function,
+}
+
+impl Waiting {
+    fn answer(self, a: Result<Reply, ComputeError>) {
+        *self.answer.borrow_mut() = Some(a);
+        let _ = self.wake.call0(&JsValue::NULL);
+    }
 }
 
 type Handlers = (
@@ -70,36 +82,34 @@ async fn js_bytes(bytes: &[u8]) -> Uint8Array {
     out
 }
 
-/// A rejection that says the worker crashed (not that the request was bad).
-fn crash_value(message: &str) -> JsValue {
-    object(&[("crashed", true.into()), ("message", message.into())]).into()
-}
-
 impl Inner {
     fn fail_waiting(&self, why: &str) {
         if let Some(w) = self.waiting.borrow_mut().take() {
-            let _ = w.reject.call1(&JsValue::NULL, &crash_value(why));
+            w.answer(Err(ComputeError::Crashed(why.into())));
         }
     }
 
     fn on_message(&self, data: JsValue) {
-        // the model files, back from the worker after a load (done or failed)
-        if get(&data, "loadId").as_f64() == Some(self.load_id.get() as f64) {
-            if let (Ok(c), Ok(w)) = (
-                get(&data, "config").dyn_into::<Uint8Array>(),
-                get(&data, "weights").dyn_into::<Uint8Array>(),
-            ) {
-                *self.config.borrow_mut() = Some(c);
-                *self.weights.borrow_mut() = Some(w);
+        let reply = match Reply::from_js(&data) {
+            Ok(r) => r,
+            Err(e) => return self.fail_waiting(&format!("the CPU worker's answer: {e}")),
+        };
+        let id = match &reply {
+            // the model files, back from the worker after a load (done or failed); a load
+            // error is heard of by the next request, from the worker
+            Reply::Loaded { load_id, files, .. } => {
+                if *load_id == self.load_id.get() {
+                    if let Some(Files { config, weights }) = files {
+                        *self.config.borrow_mut() = Some(config.clone());
+                        *self.weights.borrow_mut() = Some(weights.clone());
+                    }
+                }
+                return;
             }
-        }
-        let id = get(&data, "id").as_f64().map(|x| x as u32);
-        let what = get(&data, "kind").as_string().unwrap_or_default();
-        if what == kind::LOADED {
-            return;
-        }
-        // an answer to no waiting request (e.g. a load error: the next request hears of it
-        // from the worker) is dropped
+            Reply::Trace { id, .. } | Reply::Lens { id, .. } => Some(*id),
+            Reply::Error { id, .. } => *id,
+        };
+        // an answer to no waiting request is dropped
         let mine = matches!((&*self.waiting.borrow(), id), (Some(w), Some(id)) if w.id == id);
         if !mine {
             return;
@@ -107,11 +117,10 @@ impl Inner {
         let Some(w) = self.waiting.borrow_mut().take() else {
             return;
         };
-        if what == kind::TRACE || what == kind::LENS {
-            let _ = w.resolve.call1(&JsValue::NULL, &data);
-        } else {
-            let _ = w.reject.call1(&JsValue::NULL, &get(&data, "message"));
-        }
+        w.answer(match reply {
+            Reply::Error { message, .. } => Err(ComputeError::Input(message)),
+            r => Ok(r),
+        });
     }
 
     fn on_error(&self, message: String) {
@@ -163,14 +172,13 @@ impl CpuWorker {
         };
         let load_id = self.inner.load_id.get() + 1;
         self.inner.load_id.set(load_id);
-        let msg = object(&[
-            ("kind", kind::LOAD.into()),
-            ("loadId", load_id.into()),
-            ("config", config.clone().into()),
-            ("weights", weights.clone().into()),
-        ]);
+        let (msg, transfer) = Request::Load {
+            load_id,
+            files: Files { config, weights },
+        }
+        .to_js()?;
         worker
-            .post_message_with_transfer(&msg, &Array::of2(&config.buffer(), &weights.buffer()))
+            .post_message_with_transfer(&msg, &transfer)
             .map_err(js_err)
     }
 
@@ -215,18 +223,15 @@ impl CpuWorker {
 
     /// Makes the worker panic (the end-to-end tests' fault injection).
     pub fn crash_for_test(&self) {
-        if let Some(w) = self.inner.worker.borrow().as_ref() {
-            let _ = w.post_message(&object(&[("kind", kind::CRASH.into())]));
+        if let (Some(w), Ok((msg, _))) =
+            (self.inner.worker.borrow().as_ref(), Request::Crash.to_js())
+        {
+            let _ = w.post_message(&msg);
         }
     }
 
-    /// Posts `msg` (with `transfer`) as request `id` and waits for its answer.
-    async fn ask(
-        &self,
-        id: u32,
-        msg: js_sys::Object,
-        transfer: Array,
-    ) -> Result<JsValue, ComputeError> {
+    /// Posts `request` (numbered `id`) and waits for its answer.
+    async fn ask(&self, id: u32, request: Request) -> Result<Reply, ComputeError> {
         if let Some(why) = self.inner.crashed.borrow().clone() {
             return Err(ComputeError::Crashed(why));
         }
@@ -236,29 +241,31 @@ impl CpuWorker {
             .borrow()
             .clone()
             .ok_or_else(|| ComputeError::Crashed("the CPU worker is not running".into()))?;
+        let (msg, transfer) = request.to_js().map_err(ComputeError::Input)?;
+        let answer: Answer = Rc::default();
         let inner = self.inner.clone();
-        let promise = Promise::new(&mut |resolve, reject| {
+        let promise = Promise::new(&mut |wake, _| {
             // a request still waiting (a replaced model's last one) is answered with an error
             if let Some(w) = inner.waiting.borrow_mut().take() {
-                let _ = w
-                    .reject
-                    .call1(&JsValue::NULL, &"superseded by another model".into());
+                w.answer(Err(ComputeError::Input(
+                    "superseded by another model".into(),
+                )));
             }
             *inner.waiting.borrow_mut() = Some(Waiting {
                 id,
-                resolve,
-                reject,
+                answer: answer.clone(),
+                wake,
             });
         });
         worker
             .post_message_with_transfer(&msg, &transfer)
             .map_err(|e| ComputeError::Crashed(js_err(e)))?;
-        JsFuture::from(promise).await.map_err(|e| {
-            if get(&e, "crashed").is_truthy() {
-                ComputeError::Crashed(get(&e, "message").as_string().unwrap_or_default())
-            } else {
-                ComputeError::Input(js_err(e))
-            }
+        let _ = JsFuture::from(promise).await;
+        let answer = answer.borrow_mut().take();
+        answer.unwrap_or_else(|| {
+            Err(ComputeError::Crashed(
+                "the CPU worker did not answer".into(),
+            ))
         })
     }
 
@@ -272,44 +279,42 @@ impl CpuWorker {
     /// every field.
     async fn request(
         &self,
-        what: &str,
+        baseline: bool,
         ids: &[u32],
         opts: &AttentionOptions,
         full: bool,
     ) -> Result<Computed, ComputeError> {
         let id = self.next_id();
-        let opts = serde_json::to_string(opts).map_err(|e| ComputeError::Input(e.to_string()))?;
-        let msg = object(&[
-            ("kind", what.into()),
-            ("id", id.into()),
-            ("ids", Uint32Array::from(ids).into()),
-            ("opts", opts.into()),
-            ("full", full.into()),
-        ]);
-        let transfer = Array::new();
-        if let Some(spare) = self.inner.spare.borrow_mut().take() {
-            let _ = js_sys::Reflect::set(&msg, &"spare".into(), &spare);
-            transfer.push(&spare);
-        }
+        let request = Request::Forward {
+            id,
+            ids: ids.to_vec(),
+            opts: opts.clone(),
+            baseline,
+            full,
+            spare: self.inner.spare.borrow_mut().take(),
+        };
         let started = now();
-        let data = self.ask(id, msg, transfer).await?;
-        let header: Header =
-            serde_json::from_str(&get(&data, "header").as_string().unwrap_or_default())
-                .map_err(|e| ComputeError::Input(format!("the CPU worker's answer: {e}")))?;
+        let Reply::Trace {
+            header,
+            data,
+            incremental,
+            worker_ms,
+            ..
+        } = self.ask(id, request).await?
+        else {
+            return Err(ComputeError::Input("the CPU worker sent no trace".into()));
+        };
         let complete = !header.lite;
-        let flat: Float32Array = get(&data, "data")
-            .dyn_into()
-            .map_err(|_| ComputeError::Input("the CPU worker sent no numbers".into()))?;
-        let trace = wire::rebuild(header, flat.length() as usize, |at, len| {
-            flat.subarray(at as u32, (at + len) as u32).to_vec()
+        let trace = wire::rebuild(header, data.length() as usize, |at, len| {
+            data.subarray(at as u32, (at + len) as u32).to_vec()
         })
         .map_err(ComputeError::Input)?;
-        *self.inner.spare.borrow_mut() = Some(flat.buffer());
+        *self.inner.spare.borrow_mut() = Some(data.buffer());
         Ok(Computed {
             trace: Rc::new(trace),
-            incremental: get(&data, "incremental").is_truthy(),
+            incremental,
             ms: now() - started,
-            engine_ms: get(&data, "workerMs").as_f64(),
+            engine_ms: Some(worker_ms).filter(|ms| ms.is_finite()),
             complete,
         })
     }
@@ -321,33 +326,30 @@ impl Compute for CpuWorker {
         ids: &[u32],
         opts: &AttentionOptions,
     ) -> Result<Computed, ComputeError> {
-        self.request(kind::FORWARD, ids, opts, false).await
+        self.request(false, ids, opts, false).await
     }
 }
 
 impl CpuCompute for CpuWorker {
     async fn baseline(&self, ids: &[u32]) -> Result<Computed, ComputeError> {
-        self.request(kind::BASELINE, ids, &AttentionOptions::default(), false)
+        self.request(true, ids, &AttentionOptions::default(), false)
             .await
     }
 
     async fn full(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Computed, ComputeError> {
-        self.request(kind::FORWARD, ids, opts, true).await
+        self.request(false, ids, opts, true).await
     }
 
     async fn lens(&self, rows: &[f32]) -> Result<Vec<f32>, ComputeError> {
         let id = self.next_id();
-        let rows = Float32Array::from(rows);
-        let msg = object(&[
-            ("kind", kind::LENS.into()),
-            ("id", id.into()),
-            ("rows", rows.clone().into()),
-        ]);
-        let data = self.ask(id, msg, Array::of1(&rows.buffer())).await?;
-        get(&data, "data")
-            .dyn_into::<Float32Array>()
-            .map(|a| a.to_vec())
-            .map_err(|_| ComputeError::Input("the CPU worker sent no lens".into()))
+        let request = Request::Lens {
+            id,
+            rows: rows.to_vec(),
+        };
+        match self.ask(id, request).await? {
+            Reply::Lens { data, .. } => Ok(data.to_vec()),
+            _ => Err(ComputeError::Input("the CPU worker sent no lens".into())),
+        }
     }
 
     fn restart(&self) {

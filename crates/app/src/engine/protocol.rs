@@ -1,0 +1,331 @@
+//! The messages between the page and its CPU worker, both ways, typed: [`Request`] (page →
+//! worker) and [`Reply`] (worker → page). Each turns into a plain JS object and the list of
+//! buffers to transfer with it (`to_js`) and back (`from_js`); the object's keys are written
+//! here and nowhere else in Rust. A trace's numbers travel as `engine::wire` lays them out.
+//! `web/bench-peer/bench-peer.mjs` drives the worker from JavaScript with the same objects.
+
+use attnlab_model::AttentionOptions;
+use js_sys::{Array, ArrayBuffer, Float32Array, Object, Reflect, Uint32Array, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+
+use super::wire::Header;
+
+/// The model's files as the page read them: config.json and the safetensors' bytes.
+pub struct Files {
+    pub config: Uint8Array,
+    pub weights: Uint8Array,
+}
+
+/// Page → worker.
+pub enum Request {
+    /// Load a model. Numbered, so that the files coming back from an older load are told
+    /// apart.
+    Load { load_id: u32, files: Files },
+    /// Run the model on `ids` with `opts` (`baseline`: the unmodified model's run, with its
+    /// own incremental cache and the default options). `full`: every field of the trace, not
+    /// only what the views read. `spare`: the buffer of the previous trace, to fill again.
+    Forward {
+        id: u32,
+        ids: Vec<u32>,
+        opts: AttentionOptions,
+        baseline: bool,
+        full: bool,
+        spare: Option<ArrayBuffer>,
+    },
+    /// The logit lens's heavy part: `rows` through ln_f and the output head.
+    Lens { id: u32, rows: Vec<f32> },
+    /// A test hook: the worker panics.
+    Crash,
+}
+
+/// Worker → page.
+pub enum Reply {
+    /// A load is over (`error`: why it failed); the files come back with it, transferred.
+    Loaded {
+        load_id: u32,
+        files: Option<Files>,
+        error: Option<String>,
+    },
+    /// A forward's trace: its header and every array in one buffer (`wire::arrays`' order).
+    Trace {
+        id: u32,
+        header: Header,
+        data: Float32Array,
+        incremental: bool,
+        worker_ms: f64,
+    },
+    /// The lens's next-token distributions, every stage's, one after another.
+    Lens {
+        id: u32,
+        data: Float32Array,
+        worker_ms: f64,
+    },
+    /// A request failed (`id`: which one, when known).
+    Error { id: Option<u32>, message: String },
+}
+
+// The objects' keys and kinds.
+const KIND: &str = "kind";
+const ID: &str = "id";
+const LOAD_ID: &str = "loadId";
+const CONFIG: &str = "config";
+const WEIGHTS: &str = "weights";
+const IDS: &str = "ids";
+const OPTS: &str = "opts";
+const FULL: &str = "full";
+const SPARE: &str = "spare";
+const ROWS: &str = "rows";
+const HEADER: &str = "header";
+const DATA: &str = "data";
+const INCREMENTAL: &str = "incremental";
+const WORKER_MS: &str = "workerMs";
+const MESSAGE: &str = "message";
+
+const LOAD: &str = "load";
+const FORWARD: &str = "forward";
+const BASELINE: &str = "baseline";
+const LENS: &str = "lens";
+const CRASH: &str = "crash";
+const LOADED: &str = "loaded";
+const TRACE: &str = "trace";
+const ERROR: &str = "error";
+
+/// A plain object with these fields (a `None` leaves its key out).
+fn object(fields: &[(&str, Option<JsValue>)]) -> Object {
+    let o = Object::new();
+    for (k, v) in fields {
+        if let Some(v) = v {
+            let _ = Reflect::set(&o, &(*k).into(), v);
+        }
+    }
+    o
+}
+
+fn get(value: &JsValue, key: &str) -> JsValue {
+    Reflect::get(value, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn number(value: &JsValue, key: &str) -> Option<u32> {
+    get(value, key).as_f64().map(|x| x as u32)
+}
+
+fn typed<T: JsCast>(value: &JsValue, key: &str, what: &str) -> Result<T, String> {
+    get(value, key)
+        .dyn_into::<T>()
+        .map_err(|_| format!("the message has no {what}"))
+}
+
+fn files(value: &JsValue) -> Result<Files, String> {
+    Ok(Files {
+        config: typed(value, CONFIG, "config.json")?,
+        weights: typed(value, WEIGHTS, "weights")?,
+    })
+}
+
+impl Files {
+    fn fields(&self) -> [(&'static str, Option<JsValue>); 2] {
+        [
+            (CONFIG, Some(self.config.clone().into())),
+            (WEIGHTS, Some(self.weights.clone().into())),
+        ]
+    }
+
+    fn buffers(&self) -> [JsValue; 2] {
+        [self.config.buffer().into(), self.weights.buffer().into()]
+    }
+}
+
+impl Request {
+    /// The object to post and the buffers to transfer with it.
+    pub fn to_js(&self) -> Result<(JsValue, Array), String> {
+        let transfer = Array::new();
+        let msg = match self {
+            Request::Load { load_id, files } => {
+                for b in files.buffers() {
+                    transfer.push(&b);
+                }
+                let [config, weights] = files.fields();
+                object(&[
+                    (KIND, Some(LOAD.into())),
+                    (LOAD_ID, Some((*load_id).into())),
+                    config,
+                    weights,
+                ])
+            }
+            Request::Forward {
+                id,
+                ids,
+                opts,
+                baseline,
+                full,
+                spare,
+            } => {
+                let opts = serde_json::to_string(opts).map_err(|e| e.to_string())?;
+                if let Some(s) = spare {
+                    transfer.push(s);
+                }
+                object(&[
+                    (
+                        KIND,
+                        Some(if *baseline { BASELINE } else { FORWARD }.into()),
+                    ),
+                    (ID, Some((*id).into())),
+                    (IDS, Some(Uint32Array::from(&ids[..]).into())),
+                    (OPTS, Some(opts.into())),
+                    (FULL, Some((*full).into())),
+                    (SPARE, spare.clone().map(Into::into)),
+                ])
+            }
+            Request::Lens { id, rows } => {
+                let rows = Float32Array::from(&rows[..]);
+                transfer.push(&rows.buffer());
+                object(&[
+                    (KIND, Some(LENS.into())),
+                    (ID, Some((*id).into())),
+                    (ROWS, Some(rows.into())),
+                ])
+            }
+            Request::Crash => object(&[(KIND, Some(CRASH.into()))]),
+        };
+        Ok((msg.into(), transfer))
+    }
+
+    /// The request a message holds; `Err` names what is missing or unknown (with the
+    /// request's id, when it has one).
+    pub fn from_js(msg: &JsValue) -> Result<Request, (Option<u32>, String)> {
+        let id = number(msg, ID);
+        let kind = get(msg, KIND).as_string().unwrap_or_default();
+        let fail = |e: String| (id, e);
+        Ok(match kind.as_str() {
+            LOAD => Request::Load {
+                load_id: number(msg, LOAD_ID).unwrap_or(0),
+                files: files(msg).map_err(fail)?,
+            },
+            FORWARD | BASELINE => {
+                let baseline = kind == BASELINE;
+                let ids: Uint32Array = typed(msg, IDS, "token ids").map_err(fail)?;
+                let opts = if baseline {
+                    AttentionOptions::default()
+                } else {
+                    let json = get(msg, OPTS).as_string().unwrap_or_default();
+                    serde_json::from_str(&json).map_err(|e| fail(format!("options: {e}")))?
+                };
+                Request::Forward {
+                    id: id.unwrap_or(0),
+                    ids: ids.to_vec(),
+                    opts,
+                    baseline,
+                    full: get(msg, FULL).is_truthy(),
+                    spare: get(msg, SPARE).dyn_into().ok(),
+                }
+            }
+            LENS => Request::Lens {
+                id: id.unwrap_or(0),
+                rows: typed::<Float32Array>(msg, ROWS, "rows for the lens")
+                    .map_err(fail)?
+                    .to_vec(),
+            },
+            CRASH => Request::Crash,
+            other => return Err(fail(format!("unknown message {other:?}"))),
+        })
+    }
+}
+
+impl Reply {
+    /// The object to post and the buffers to transfer with it.
+    pub fn to_js(&self) -> Result<(JsValue, Array), String> {
+        let transfer = Array::new();
+        let msg = match self {
+            Reply::Loaded {
+                load_id,
+                files,
+                error,
+            } => {
+                let mut fields = vec![
+                    (
+                        KIND,
+                        Some(if error.is_some() { ERROR } else { LOADED }.into()),
+                    ),
+                    (LOAD_ID, Some((*load_id).into())),
+                    (MESSAGE, error.clone().map(Into::into)),
+                ];
+                if let Some(f) = files {
+                    fields.extend(f.fields());
+                    for b in f.buffers() {
+                        transfer.push(&b);
+                    }
+                }
+                object(&fields)
+            }
+            Reply::Trace {
+                id,
+                header,
+                data,
+                incremental,
+                worker_ms,
+            } => {
+                let header = serde_json::to_string(header).map_err(|e| e.to_string())?;
+                transfer.push(&data.buffer());
+                object(&[
+                    (KIND, Some(TRACE.into())),
+                    (ID, Some((*id).into())),
+                    (HEADER, Some(header.into())),
+                    (DATA, Some(data.clone().into())),
+                    (INCREMENTAL, Some((*incremental).into())),
+                    (WORKER_MS, Some((*worker_ms).into())),
+                ])
+            }
+            Reply::Lens {
+                id,
+                data,
+                worker_ms,
+            } => {
+                transfer.push(&data.buffer());
+                object(&[
+                    (KIND, Some(LENS.into())),
+                    (ID, Some((*id).into())),
+                    (DATA, Some(data.clone().into())),
+                    (WORKER_MS, Some((*worker_ms).into())),
+                ])
+            }
+            Reply::Error { id, message } => object(&[
+                (KIND, Some(ERROR.into())),
+                (ID, id.map(Into::into)),
+                (MESSAGE, Some(message.as_str().into())),
+            ]),
+        };
+        Ok((msg.into(), transfer))
+    }
+
+    /// The reply a message holds, or why it is not one.
+    pub fn from_js(msg: &JsValue) -> Result<Reply, String> {
+        let id = number(msg, ID);
+        let kind = get(msg, KIND).as_string().unwrap_or_default();
+        let load_id = number(msg, LOAD_ID);
+        Ok(match (kind.as_str(), load_id) {
+            (LOADED, Some(load_id)) | (ERROR, Some(load_id)) => Reply::Loaded {
+                load_id,
+                files: files(msg).ok(),
+                error: (kind == ERROR).then(|| get(msg, MESSAGE).as_string().unwrap_or_default()),
+            },
+            (TRACE, _) => Reply::Trace {
+                id: id.ok_or("a trace without its request's id")?,
+                header: serde_json::from_str(&get(msg, HEADER).as_string().unwrap_or_default())
+                    .map_err(|e| format!("the trace's header: {e}"))?,
+                data: typed(msg, DATA, "numbers")?,
+                incremental: get(msg, INCREMENTAL).is_truthy(),
+                worker_ms: get(msg, WORKER_MS).as_f64().unwrap_or(f64::NAN),
+            },
+            (LENS, _) => Reply::Lens {
+                id: id.ok_or("a lens without its request's id")?,
+                data: typed(msg, DATA, "lens")?,
+                worker_ms: get(msg, WORKER_MS).as_f64().unwrap_or(f64::NAN),
+            },
+            (ERROR, None) => Reply::Error {
+                id,
+                message: get(msg, MESSAGE).as_string().unwrap_or_default(),
+            },
+            (other, _) => return Err(format!("unknown reply {other:?}")),
+        })
+    }
+}
