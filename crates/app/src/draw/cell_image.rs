@@ -9,7 +9,7 @@
 
 use attnlab_model::cpu::MASKED;
 
-use super::{Scale, MASK_RGB};
+use super::colour::{Scale, MASK_RGB};
 
 /// The side a slot is given to hold a `need`-cell matrix: `need` rounded up to a multiple of
 /// 64, unless the side it `have`s is at least that and at most twice that. A keystroke usually
