@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every attnlab test: formatting, the check of BENCHMARKS.md's summary, clippy, the whole workspace's tests (GPU tests on
+# Runs every attnlab test: formatting, the check of BENCHMARKS.md's summary, the import-cycle
+# check, clippy, the whole workspace's tests (GPU tests on
 # Mesa's lavapipe Vulkan driver; a missing adapter is a failure), the wasm32 builds, the GPU
 # engine's parity tests on WebGPU in headless Chromium, the ONNX export's check against the
 # CLI (onnxruntime), and the app's end-to-end tests in
@@ -21,6 +22,9 @@ cargo fmt --all -- --check
 log "BENCHMARKS.md's summary names commands that exist"
 python3 scripts/check_benchmarks.py
 python3 scripts/check_benchmarks.py --self-test
+log "no import cycle between any crate's source files"
+python3 tools/imports/cycles.py --self-test
+python3 tools/imports/cycles.py
 log "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 log "cargo test"

@@ -31,11 +31,11 @@ use crate::components::{HeadSel, Labels, TraceRef};
 use crate::display::Solo;
 use crate::dom;
 use crate::engine::Preference;
+use crate::engine::{Backend, CpuWhy};
 use crate::i18n::{Key, Lang};
 use crate::lesson::Section;
 use crate::state::{
-    Action, Backend, CpuWhy, InterventionAction as IA, Load, ModelAction, Notice, State,
-    ViewAction as VA,
+    Action, InterventionAction as IA, Load, ModelAction, Notice, State, ViewAction as VA,
 };
 use crate::telemetry::{use_recorder, TimingsProvider};
 use crate::url_state;

@@ -3,7 +3,7 @@
 //! large type (the "present" control, or F).
 
 use crate::i18n::{Key, Lang};
-use crate::state::LESSON_SECTIONS;
+use crate::lesson::LESSON_SECTIONS;
 
 /// The colour theme: the system's (`prefers-color-scheme`), or one chosen (`theme=` in the URL).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -8,6 +8,9 @@ use attnlab_model::roles::{Role, Scores};
 use attnlab_model::Trace;
 use std::ops::Range;
 
+/// How many sections lesson mode has.
+pub const LESSON_SECTIONS: usize = Section::ALL.len();
+
 /// The sections, in the lesson's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Section {

@@ -6,7 +6,6 @@ use attnlab_model::Bundle;
 
 use crate::dom::{self, now};
 use crate::model_files;
-use crate::state::OwnLoad;
 
 /// Where the page finds the model (copied next to index.html by Trunk).
 pub const MODEL_FILES: [&str; 3] = [
@@ -116,4 +115,29 @@ pub async fn validate(
     }
     let model = loading.finish().map_err(|e| e.to_string())?;
     Bundle::new(model, tokenizer).map_err(|e| e.to_string())
+}
+
+/// Loading a model the user dropped or picked.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum OwnLoad {
+    #[default]
+    Idle,
+    Reading {
+        loaded: u64,
+        total: u64,
+    },
+    /// Validating: tensors checked so far of all.
+    Checking {
+        done: usize,
+        total: usize,
+    },
+    /// The files given do not hold all three model files.
+    Missing {
+        missing: Vec<String>,
+        got: Vec<String>,
+    },
+    /// Validation failed; the current model stays.
+    Failed(String),
+    /// The user's model replaced the previous one (its files' names).
+    Loaded(String),
 }

@@ -13,8 +13,10 @@ use attnlab_model::{AttentionOptions, Config, TokenInfo, Trace};
 use yew::Reducible;
 
 use crate::compare::Variant;
-use crate::engine::{Note, Preference};
-use crate::i18n::{Key, Lang};
+use crate::engine::{Backend, Note, Preference};
+use crate::i18n::Lang;
+use crate::lesson::LESSON_SECTIONS;
+use crate::loader::OwnLoad;
 
 /// The lesson's example sentence, the text box's starting value.
 pub const LESSON_SENTENCE: &str = "나는 어제 산 커피를 오늘 마셨다";
@@ -22,8 +24,6 @@ pub const LESSON_SENTENCE: &str = "나는 어제 산 커피를 오늘 마셨다"
 /// τ slider range.
 pub const TAU_MIN: f32 = 0.05;
 pub const TAU_MAX: f32 = 5.0;
-/// How many sections lesson mode has.
-pub const LESSON_SECTIONS: usize = crate::lesson::Section::ALL.len();
 
 /// Progress of fetching the model files.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,81 +31,6 @@ pub enum Load {
     Fetching { loaded: u64, total: Option<u64> },
     Failed(String),
     Ready,
-}
-
-/// Loading a model the user dropped or picked.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub enum OwnLoad {
-    #[default]
-    Idle,
-    Reading {
-        loaded: u64,
-        total: u64,
-    },
-    /// Validating: tensors checked so far of all.
-    Checking {
-        done: usize,
-        total: usize,
-    },
-    /// The files given do not hold all three model files.
-    Missing {
-        missing: Vec<String>,
-        got: Vec<String>,
-    },
-    /// Validation failed; the current model stays.
-    Failed(String),
-    /// The user's model replaced the previous one (its files' names).
-    Loaded(String),
-}
-
-/// Why the CPU computes.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CpuWhy {
-    /// The browser gives no WebGPU device (with its reason).
-    NoWebGpu(String),
-    /// The user chose the CPU.
-    Chosen,
-    /// Auto measured both on a software adapter: the CPU was faster (median ms).
-    Faster { cpu_ms: f64, gpu_ms: f64 },
-    /// The GPU failed (with the error); the CPU took over for good.
-    GpuFailed(String),
-}
-
-/// Which engine computes the Trace, as the badge shows it.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Backend {
-    Starting,
-    /// `adapter` is the browser's description (often empty); `fallback` marks a software
-    /// adapter such as SwiftShader.
-    Gpu {
-        adapter: String,
-        fallback: bool,
-    },
-    /// Auto on a software adapter, running the first results on both.
-    Comparing {
-        adapter: String,
-    },
-    Cpu {
-        why: CpuWhy,
-    },
-}
-
-impl Backend {
-    /// The adapter as the badge names it: the browser's description, else what kind it is.
-    pub fn adapter_label(&self, lang: Lang) -> String {
-        match self {
-            Backend::Gpu { adapter, .. } | Backend::Comparing { adapter }
-                if !adapter.is_empty() =>
-            {
-                adapter.clone()
-            }
-            Backend::Gpu { fallback: true, .. } | Backend::Comparing { .. } => {
-                Key::SoftwareAdapter.text(lang).into()
-            }
-            Backend::Gpu { .. } => Key::GpuAdapter.text(lang).into(),
-            _ => String::new(),
-        }
-    }
 }
 
 /// One forward pass's result as shown on the page.
@@ -722,6 +647,7 @@ impl Reducible for State {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::CpuWhy;
     use attnlab_model::testing::{random_model, tiny_config};
     use attnlab_model::{forward, LnPlacement};
 

@@ -5,36 +5,43 @@
 //! (JSON: a full forward and the incremental one, per kernel; for the benchmarks). They act
 //! on whichever model is loaded. The draw counters are in `dom::count_draw`.
 
+use std::rc::Rc;
+
 use wasm_bindgen::prelude::*;
 
 use crate::dom;
-use crate::use_engine::EngineHandle;
+use crate::engine::gpu::Gpu;
+use crate::engine::worker_client::CpuWorker;
+use crate::engine::GpuSide;
+
+/// The current model's engines, as the hooks find them when called (none before a model
+/// is loaded).
+#[derive(Clone)]
+pub struct Engines {
+    pub gpu: Rc<dyn Fn() -> Option<Rc<GpuSide<Gpu>>>>,
+    pub cpu: Rc<dyn Fn() -> Option<CpuWorker>>,
+}
 
 /// Puts the hooks on `window.__attnlab` (once per page; they follow model changes).
-pub fn expose(handle: &EngineHandle) {
-    let h = handle.clone();
+pub fn expose(engines: Engines) {
+    let e = engines.clone();
     let lose = Closure::<dyn Fn()>::new(move || {
-        if let Some(g) = h.current().and_then(|r| r.engine().engine.gpu()) {
+        if let Some(g) = (e.gpu)() {
             g.compute.lose();
         }
     });
-    let h = handle.clone();
+    let e = engines.clone();
     let crash = Closure::<dyn Fn()>::new(move || {
-        if let Some(r) = h.current() {
-            r.engine().engine.cpu().crash_for_test();
+        if let Some(c) = (e.cpu)() {
+            c.crash_for_test();
         }
     });
-    let h = handle.clone();
-    let starts = Closure::<dyn Fn() -> u32>::new(move || {
-        h.current()
-            .map(|r| r.engine().engine.cpu().started())
-            .unwrap_or(0)
-    });
-    let h = handle.clone();
+    let e = engines.clone();
+    let starts = Closure::<dyn Fn() -> u32>::new(move || (e.cpu)().map_or(0, |c| c.started()));
+    let e = engines;
     let profile = Closure::<dyn Fn(Vec<u32>) -> js_sys::Promise>::new(move |ids: Vec<u32>| {
-        let h = h.clone();
+        let gpu = (e.gpu)();
         wasm_bindgen_futures::future_to_promise(async move {
-            let gpu = h.current().and_then(|r| r.engine().engine.gpu());
             let Some(g) = gpu else {
                 return Err(JsValue::from_str("no GPU engine"));
             };

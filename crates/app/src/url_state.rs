@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use crate::compare::Variant;
 use crate::engine::Preference;
 use crate::i18n::Lang;
-use crate::state::{State, LESSON_SECTIONS, TAU_MAX, TAU_MIN};
+use crate::lesson::LESSON_SECTIONS;
+use crate::state::{State, TAU_MAX, TAU_MIN};
 
 /// Longest text taken from a URL (characters); longer ones are cut with a notice.
 pub const MAX_TEXT: usize = 20_000;

@@ -13,7 +13,8 @@ use yew::prelude::*;
 
 use crate::display::{Display, Solo, Theme};
 use crate::dom;
-use crate::state::{Action, State, ViewAction, LESSON_SECTIONS};
+use crate::lesson::LESSON_SECTIONS;
+use crate::state::{Action, State, ViewAction};
 
 fn root() -> Option<web_sys::Element> {
     web_sys::window()?.document()?.document_element()

@@ -15,11 +15,10 @@ use crate::dom::{self, now};
 use crate::engine::gpu::Gpu;
 use crate::engine::worker_client::CpuWorker;
 use crate::engine::{Engine, Note, Preference};
+use crate::loader::OwnLoad;
 use crate::loader::{self, ModelBytes};
 use crate::runner::{Run, Runner};
-use crate::state::{
-    Action, LensResult, ModelAction, ModelInfo, OwnLoad, ProbeResult, Shown, Side, State,
-};
+use crate::state::{Action, LensResult, ModelAction, ModelInfo, ProbeResult, Shown, Side, State};
 use crate::test_hooks;
 
 /// A request of the page.
@@ -529,7 +528,11 @@ async fn start(handle: EngineHandle) {
     if let Err(e) = handle.install(bundle, bytes).await {
         return fail(e);
     }
-    test_hooks::expose(&handle);
+    let (gpu, cpu) = (handle.clone(), handle.clone());
+    test_hooks::expose(test_hooks::Engines {
+        gpu: Rc::new(move || gpu.current().and_then(|r| r.engine().engine.gpu())),
+        cpu: Rc::new(move || cpu.current().map(|r| r.engine().engine.cpu().clone())),
+    });
 }
 
 /// The page's engine: starts loading the bundled model on first render. `text` and

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use wgpu::util::DeviceExt;
 
 use crate::error::GpuError;
+use crate::kernel::Kernel;
 
 /// Size of one uniform params slot; every kernel's params fit, and it meets WebGPU's
 /// 256-byte dynamic-offset alignment.
@@ -14,7 +15,7 @@ pub const SLOT: u64 = 256;
 
 /// A compiled kernel: its pipeline and bind group layout (binding 0 = params with a dynamic
 /// offset, then one storage buffer per `writes` entry).
-pub struct Kernel {
+pub struct Compiled {
     pub name: &'static str,
     pub pipeline: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
@@ -44,15 +45,16 @@ pub struct Gpu {
     pub queue: wgpu::Queue,
     pub info: wgpu::AdapterInfo,
     pub limits: wgpu::Limits,
-    kernels: HashMap<&'static str, Kernel>,
+    kernels: HashMap<&'static str, Compiled>,
     errors: Arc<Mutex<Option<String>>>,
     lost: Arc<Mutex<Option<String>>>,
 }
 
 impl Gpu {
     /// Finds an adapter (WebGPU in the browser, Vulkan/Metal/DX12 natively), creates the
-    /// device with the adapter's limits, and compiles every kernel.
-    pub async fn new() -> Result<Gpu, GpuError> {
+    /// device with the adapter's limits, and compiles every one of `kernels` (the crate's
+    /// are `kernels::ALL`).
+    pub async fn new(kernels: &[Kernel]) -> Result<Gpu, GpuError> {
         #[cfg(target_arch = "wasm32")]
         if !wgpu::util::is_browser_webgpu_supported().await {
             return Err(GpuError::NoAdapter(
@@ -107,8 +109,8 @@ impl Gpu {
             lost,
         };
         let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        for k in crate::kernels::ALL {
-            let built = gpu.build_kernel(k.name, k.writes);
+        for k in kernels {
+            let built = gpu.build_kernel(k);
             gpu.kernels.insert(k.name, built);
         }
         if let Some(e) = scope.pop().await {
@@ -117,12 +119,13 @@ impl Gpu {
         Ok(gpu)
     }
 
-    fn build_kernel(&self, name: &'static str, writes: &'static [bool]) -> Kernel {
+    fn build_kernel(&self, k: &Kernel) -> Compiled {
+        let (name, writes) = (k.name, k.writes);
         let module = self
             .device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(name),
-                source: wgpu::ShaderSource::Wgsl(crate::kernels::source(name).into()),
+                source: wgpu::ShaderSource::Wgsl(k.source().into()),
             });
         let mut entries = vec![wgpu::BindGroupLayoutEntry {
             binding: 0,
@@ -175,7 +178,7 @@ impl Gpu {
                 compilation_options: Default::default(),
                 cache: None,
             });
-        Kernel {
+        Compiled {
             name,
             pipeline,
             layout,
@@ -183,7 +186,7 @@ impl Gpu {
         }
     }
 
-    pub fn kernel(&self, name: &str) -> &Kernel {
+    pub fn kernel(&self, name: &str) -> &Compiled {
         &self.kernels[name]
     }
 

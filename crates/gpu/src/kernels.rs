@@ -9,44 +9,10 @@
 //! shader says `@workgroup_size(WG_X, WG_Y, WG_Z)`. The module's `step` computes its grid
 //! from the same `WG`.
 
-/// One kernel.
-pub struct Kernel {
-    pub name: &'static str,
-    /// The WGSL after the header: the `after` file(s), then shaders/<name>.wgsl.
-    pub body: &'static str,
-    pub writes: &'static [bool],
-    /// `Params`' fields: name, byte offset, type.
-    pub fields: &'static [(&'static str, usize, &'static str)],
-    /// `size_of::<Params>()`.
-    pub params_size: usize,
-    /// The workgroup size (`@workgroup_size(WG_X, WG_Y, WG_Z)` in the WGSL).
-    pub workgroup: [u32; 3],
-    /// More constants the WGSL reads from the header (e.g. `linear_rows`' ROWS).
-    pub consts: &'static [(&'static str, u32)],
-}
-
-impl Kernel {
-    /// The header the WGSL reads its workgroup size (and `consts`) from.
-    pub fn header(&self) -> String {
-        let [x, y, z] = self.workgroup;
-        let mut h = format!(
-            "// written by crates/gpu/src/kernels.rs from {}::WG\nconst WG_X: u32 = {x}u;\nconst WG_Y: u32 = {y}u;\nconst WG_Z: u32 = {z}u;\n",
-            self.name
-        );
-        for (name, v) in self.consts {
-            h.push_str(&format!("const {name}: u32 = {v}u;\n"));
-        }
-        h
-    }
-
-    /// The whole WGSL the device compiles: header, then `body`.
-    pub fn source(&self) -> String {
-        self.header() + self.body
-    }
-}
+pub use crate::kernel::Kernel;
 
 macro_rules! table {
-    ($($m:ident $(after $pre:ident)? $(with $consts:path)?),* $(,)?) => {
+    ($($m:ident $(after $pre:ident)? $(like $like:ident)? $(with $consts:path)?),* $(,)?) => {
         /// Every kernel, in the order of a block.
         pub const ALL: &[Kernel] = &[$(Kernel {
             name: crate::$m::NAME,
@@ -55,13 +21,20 @@ macro_rules! table {
                 $(include_str!(concat!("../../../shaders/", stringify!($pre), ".wgsl")),)?
                 include_str!(concat!("../../../shaders/", stringify!($m), ".wgsl"))
             ),
-            writes: crate::$m::WRITES,
-            fields: crate::$m::Params::FIELDS,
-            params_size: core::mem::size_of::<crate::$m::Params>(),
+            // `like k`: the bindings and `Params` of kernel k
+            writes: table!(@writes $m $($like)?),
+            fields: table!(@fields $m $($like)?),
+            params_size: table!(@size $m $($like)?),
             workgroup: crate::$m::WG,
             consts: table!(@consts $($consts)?),
         }),*];
     };
+    (@writes $m:ident) => { crate::$m::WRITES };
+    (@writes $m:ident $like:ident) => { crate::$like::WRITES };
+    (@fields $m:ident) => { crate::$m::Params::FIELDS };
+    (@fields $m:ident $like:ident) => { crate::$like::Params::FIELDS };
+    (@size $m:ident) => { core::mem::size_of::<crate::$m::Params>() };
+    (@size $m:ident $like:ident) => { core::mem::size_of::<crate::$like::Params>() };
     (@consts) => { &[] };
     (@consts $c:path) => { $c };
 }
@@ -70,7 +43,7 @@ table!(
     embed,
     layernorm after row_sum,
     linear after activation,
-    linear_rows after activation with crate::linear_rows::CONSTS,
+    linear_rows after activation like linear with crate::linear_rows::CONSTS,
     split_heads,
     attn_scores,
     attn_softmax,

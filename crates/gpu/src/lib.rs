@@ -15,6 +15,7 @@ pub mod context;
 pub mod embed;
 pub mod engine;
 pub mod error;
+pub mod kernel;
 pub mod kernels;
 pub mod layernorm;
 pub mod linear;

@@ -1,11 +1,10 @@
 //! `linear_rows` (shaders/linear_rows.wgsl): `out = act(x·W + b)` for a few rows, one
 //! invocation per output column and `MAX_ROWS` rows. CPU twin: `cpu::linear`. Shares
-//! `linear::Params` and its bindings; `linear::step` picks it for ≤ `MAX_ROWS` rows, and for
-//! every row count where the adapter runs on the CPU (`linear::tile_from`).
+//! `linear`'s `Params` and bindings (the kernel table says `like linear`); `linear::step` picks
+//! it for ≤ `MAX_ROWS` rows, and for every row count where the adapter runs on the CPU
+//! (`linear::tile_from`).
 
 pub const NAME: &str = "linear_rows";
-
-pub use crate::linear::{Params, WRITES};
 
 /// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header).
 pub const WG: [u32; 3] = [64, 1, 1];

@@ -1,11 +1,42 @@
-//! The fields of a block's trace, declared once: `trace.rs` lists them in a
+//! The sizes of a trace ([`Dims`]) and the fields of a block's trace, declared once: `trace.rs` lists them in a
 //! [`layer_fields!`] table, and the table gives the [`LayerTrace`](crate::LayerTrace) struct,
 //! the [`Field`](crate::Field) enum (every field by name, in the order of the forward pass,
 //! with its [`Shape`]) and the accessors both engines, the wire and the readback use. Adding a
 //! field is one line of the table; nothing else spells the list out.
 
-use crate::config::Config;
-use crate::trace::Dims;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Config, LnPlacement};
+
+/// Sizes of the arrays in a Trace.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Dims {
+    /// Tokens run (after truncation to the context).
+    pub t: usize,
+    pub d_model: usize,
+    pub n_head: usize,
+    pub d_k: usize,
+    pub d_ff: usize,
+    pub n_layer: usize,
+    pub vocab: usize,
+    pub ln_placement: LnPlacement,
+}
+
+impl Dims {
+    /// The sizes of a trace of `t` tokens through a model with `config`.
+    pub fn new(config: &Config, t: usize) -> Self {
+        Dims {
+            t,
+            d_model: config.n_embd,
+            n_head: config.n_head,
+            d_k: config.d_k(),
+            d_ff: config.d_ff(),
+            n_layer: config.n_layer,
+            vocab: config.vocab_size,
+            ln_placement: config.ln_placement,
+        }
+    }
+}
 
 /// How many values a row of a row-major field holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,9 +9,9 @@
 use crate::config::{Config, LnPlacement};
 use crate::cpu::{self, MASKED};
 use crate::error::{Error, Result};
-use crate::field::Shape;
+use crate::field::{Dims, Shape};
 use crate::layout::TraceLayout;
-use crate::trace::{AttentionOptions, Dims, Field, LayerTrace, Trace};
+use crate::trace::{AttentionOptions, Field, LayerTrace, Trace};
 use crate::weights::{LayerWeights, Model};
 
 /// Checks the options and token ids, and keeps the last `n_positions` tokens.

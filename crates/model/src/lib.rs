@@ -29,11 +29,11 @@ use std::path::Path;
 
 pub use config::{Activation, Config, LnPlacement};
 pub use error::{Error, Result};
-pub use field::{Shape, Width};
+pub use field::{Dims, Shape, Width};
 pub use forward::{forward, forward_incremental};
 pub use layout::TraceLayout;
 pub use tokenizer::{TokenInfo, Tokenizer};
-pub use trace::{AttentionOptions, Dims, Field, HeadView, LayerTrace, Trace};
+pub use trace::{AttentionOptions, Field, HeadView, LayerTrace, Trace};
 pub use weights::{Loading, Model};
 
 /// A model with its tokenizer, as a folder holds them.

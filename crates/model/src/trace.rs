@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, LnPlacement};
+use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::field::layer_fields;
+use crate::field::{layer_fields, Dims};
 
 /// How attention is computed. These act inside the forward pass, so they change every later
 /// layer and the prediction.
@@ -64,36 +64,6 @@ impl AttentionOptions {
             1.0 / (d_k as f32).sqrt()
         } else {
             1.0
-        }
-    }
-}
-
-/// Sizes of the arrays in a Trace.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Dims {
-    /// Tokens run (after truncation to the context).
-    pub t: usize,
-    pub d_model: usize,
-    pub n_head: usize,
-    pub d_k: usize,
-    pub d_ff: usize,
-    pub n_layer: usize,
-    pub vocab: usize,
-    pub ln_placement: LnPlacement,
-}
-
-impl Dims {
-    /// The sizes of a trace of `t` tokens through a model with `config`.
-    pub fn new(config: &Config, t: usize) -> Self {
-        Dims {
-            t,
-            d_model: config.n_embd,
-            n_head: config.n_head,
-            d_k: config.d_k(),
-            d_ff: config.d_ff(),
-            n_layer: config.n_layer,
-            vocab: config.vocab_size,
-            ln_placement: config.ln_placement,
         }
     }
 }

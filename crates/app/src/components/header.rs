@@ -6,8 +6,8 @@ use yew::prelude::*;
 
 use crate::display::Theme;
 use crate::engine::Preference;
+use crate::engine::{Backend, CpuWhy};
 use crate::i18n::{Key, Lang};
-use crate::state::{Backend, CpuWhy};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -5,8 +5,9 @@
 use attnlab_model::LnPlacement;
 use yew::prelude::*;
 
+use crate::engine::Backend;
 use crate::i18n::{Key, Lang};
-use crate::state::{Backend, ModelInfo};
+use crate::state::ModelInfo;
 use crate::telemetry::use_timings;
 
 #[derive(Properties, PartialEq)]

@@ -10,7 +10,7 @@ use super::target_as;
 use crate::dom;
 use crate::i18n::{Key, Lang};
 use crate::kept::KeptInfo;
-use crate::state::OwnLoad;
+use crate::loader::OwnLoad;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

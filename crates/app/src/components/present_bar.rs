@@ -5,7 +5,7 @@ use yew::prelude::*;
 
 use crate::display::Solo;
 use crate::i18n::{Key, Lang};
-use crate::state::LESSON_SECTIONS;
+use crate::lesson::LESSON_SECTIONS;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -18,12 +18,13 @@ use std::rc::Rc;
 
 use attnlab_model::{AttentionOptions, Trace};
 
-use crate::state::{Backend, CpuWhy};
-
+pub mod backend;
 pub mod gpu;
 pub mod protocol;
 pub mod wire;
 pub mod worker_client;
+
+pub use backend::{Backend, CpuWhy};
 
 /// Which backend the user asked for (the header's switch, `backend=` in the URL).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

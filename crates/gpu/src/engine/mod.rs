@@ -54,7 +54,7 @@ pub struct GpuEngine {
 impl GpuEngine {
     /// Uploads the model and builds everything a forward needs.
     pub async fn new(model: &Model) -> Result<GpuEngine, GpuError> {
-        let gpu = Gpu::new().await?;
+        let gpu = Gpu::new(crate::kernels::ALL).await?;
         Self::with_gpu(gpu, model).await
     }
 

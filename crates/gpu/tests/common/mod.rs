@@ -14,7 +14,7 @@ pub const RTOL: f32 = 1e-3;
 /// adapter fails the test.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn gpu() -> Option<attnlab_gpu::Gpu> {
-    match pollster::block_on(attnlab_gpu::Gpu::new()) {
+    match pollster::block_on(attnlab_gpu::Gpu::new(attnlab_gpu::kernels::ALL)) {
         Ok(g) => Some(g),
         Err(e)
             if std::env::var_os("ATTNLAB_REQUIRE_GPU").is_some()
