@@ -41,14 +41,14 @@ macro_rules! table {
 
 table!(
     embed,
-    layernorm after row_sum,
+    layernorm after layernorm_row,
     linear after activation,
     linear_rows after activation like linear with crate::linear_rows::CONSTS,
     split_heads,
     attn_scores,
     attn_softmax,
     attn_v,
-    add_layernorm after row_sum,
+    add_layernorm after layernorm_row,
     softmax_rows,
     pack_scores,
 );
