@@ -29,7 +29,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { CHROMIUM, launch } from '../e2e/browser.mjs';
-import { serveMany } from './server.mjs';
+import { serveMany } from '../e2e/server.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
