@@ -103,7 +103,7 @@ if [ $E2E = 1 ]; then
   for side in new old; do
     dir=$PWD; [ $side = old ] && dir=$OLD_TREE
     run "view-panics-$side" bash -c "cd '$dir' && node --test --test-concurrency=1 web/e2e/live.test.mjs"
-    run "lesson-digits-truncated-$side" bash -c "cd '$dir' && node --test --test-concurrency=1 --test-name-pattern='nine sections' web/e2e/features.test.mjs"
+    run "lesson-digits-truncated-$side" bash -c "cd '$dir' && node --test --test-concurrency=1 --test-name-pattern='nine sections' web/e2e/lesson.test.mjs"
   done
   git worktree remove --force "$OLD_TREE"
   restore
