@@ -1,0 +1,120 @@
+//! The result on screen (`Results`): a forward pass as shown, the comparison's second text,
+//! the logit lens and the head-role probe.
+
+use std::rc::Rc;
+
+use attnlab_model::roles::Scores;
+use attnlab_model::{TokenInfo, Trace};
+
+use crate::engine::{Backend, Note};
+
+/// One forward pass's result as shown on the page.
+#[derive(Clone, Debug)]
+pub struct Shown {
+    /// The runner's request number (increases with every request).
+    pub generation: u64,
+    pub text: String,
+    pub tokens: Rc<Vec<TokenInfo>>,
+    pub trace: Rc<Trace>,
+    /// The text roles of every head in `trace` (`layer * n_head + head`).
+    pub roles: Rc<Vec<Scores>>,
+    /// The second text's run, when comparing.
+    pub b: Option<Rc<Side>>,
+    /// Why this result was computed on the CPU although the GPU engine runs (a text longer
+    /// than a big model's GPU buffers hold).
+    pub cpu_because: Option<String>,
+    /// The unmodified model's trace for the same tokens, when an intervention is on.
+    pub baseline: Option<Rc<Trace>>,
+    pub forward_ms: f64,
+    /// The forward alone, without the transfer (the CPU worker's own clock).
+    pub engine_ms: Option<f64>,
+    pub incremental: bool,
+    pub ran_on_gpu: bool,
+    /// The backend after this request, and what else happened on the way.
+    pub backend: Backend,
+    pub notes: Vec<Note>,
+    /// `performance.now()` of the input event this answers, and of the result's arrival,
+    /// for the latency measurement.
+    pub input_at: f64,
+    pub result_at: f64,
+    /// A step of a generation: the text it started from and exactly the ids appended to it
+    /// (the text box shows the text with the token that landed).
+    pub generated: Option<Rc<(String, Vec<u32>)>>,
+    /// Every field of `trace` is there (a CPU result carries only what the views read; the
+    /// whole-Trace export asks for the rest).
+    pub complete: bool,
+}
+
+/// The logit lens of a result: every stage's next-token distribution at one position, as
+/// the CPU worker computed it from the result's residual rows (or why it could not). Equal
+/// by pointer for the numbers (stages × V of them: comparing props must not read them).
+#[derive(Clone, Debug)]
+pub struct LensResult {
+    /// The result (`Shown::generation`) and the position it is of.
+    pub of: u64,
+    pub position: usize,
+    /// (stages × V), the embedding first.
+    pub probs: Result<Rc<Vec<f32>>, String>,
+}
+
+impl PartialEq for LensResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.of == other.of
+            && self.position == other.position
+            && match (&self.probs, &other.probs) {
+                (Ok(a), Ok(b)) => Rc::ptr_eq(a, b),
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            }
+    }
+}
+
+/// The second text of a comparison, run with the same options as the first.
+#[derive(Debug)]
+pub struct Side {
+    pub text: String,
+    /// Its tokens and trace, or why there are none ("" for an empty text).
+    pub run: Result<(Rc<Vec<TokenInfo>>, Rc<Trace>), String>,
+}
+
+impl PartialEq for Side {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+            && match (&self.run, &other.run) {
+                (Ok((_, a)), Ok((_, b))) => Rc::ptr_eq(a, b),
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            }
+    }
+}
+
+impl PartialEq for Shown {
+    fn eq(&self, other: &Self) -> bool {
+        self.generation == other.generation && Rc::ptr_eq(&self.trace, &other.trace)
+    }
+}
+
+/// The head-role probe of the loaded model: induction and duplicate-token scores from a
+/// repeated random-token text, run once per model with default options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeResult {
+    /// `layer * n_head + head`; only the probe's roles are set.
+    pub scores: Vec<Scores>,
+    /// Tokens per copy, the seed of their draw, and why fewer than asked (if so).
+    pub half: usize,
+    pub seed: u64,
+    pub clamped: Option<String>,
+}
+
+/// The result on screen, or why there is none.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Results {
+    pub shown: Option<Shown>,
+    /// Why the current text produced no result (empty input, tokenizer error).
+    pub error: Option<String>,
+    /// The model's head-role probe: None while it runs, else its result or why it failed.
+    pub probe: Option<Result<Rc<ProbeResult>, String>>,
+    /// The latest logit lens (of the result on screen, or of an earlier one until the next
+    /// arrives).
+    pub lens: Option<Rc<LensResult>>,
+}
