@@ -1,0 +1,318 @@
+use super::*;
+use attnlab_model::testing::random_model;
+use attnlab_model::{forward, Config, LnPlacement, Model};
+use std::collections::VecDeque;
+
+fn model() -> Model {
+    let c = Config {
+        n_embd: 8,
+        n_head: 2,
+        n_layer: 1,
+        n_positions: 8,
+        vocab_size: 10,
+        ln_placement: LnPlacement::Post,
+        scale_embedding: false,
+        ..Config::bundled(10)
+    };
+    random_model(&c, 7, 0.5)
+}
+
+/// A backend that answers from a script: each call takes the next answer (Ok(ms) or an
+/// error); a real forward gives the trace. It counts its calls and restarts.
+struct Fake {
+    model: Model,
+    script: RefCell<VecDeque<Result<f64, ComputeError>>>,
+    calls: Cell<usize>,
+    baselines: Cell<usize>,
+    restarts: Cell<usize>,
+}
+
+impl Fake {
+    fn new(script: impl IntoIterator<Item = Result<f64, ComputeError>>) -> Fake {
+        Fake {
+            model: model(),
+            script: RefCell::new(script.into_iter().collect()),
+            calls: Cell::new(0),
+            baselines: Cell::new(0),
+            restarts: Cell::new(0),
+        }
+    }
+
+    fn answer(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Computed, ComputeError> {
+        let ms = self.script.borrow_mut().pop_front().unwrap_or(Ok(1.0))?;
+        let trace =
+            forward(&self.model, ids, opts).map_err(|e| ComputeError::Input(e.to_string()))?;
+        Ok(Computed {
+            trace: Rc::new(trace),
+            incremental: false,
+            ms,
+            engine_ms: None,
+            complete: true,
+        })
+    }
+}
+
+impl Compute for Fake {
+    async fn forward(
+        &self,
+        ids: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Computed, ComputeError> {
+        self.calls.set(self.calls.get() + 1);
+        self.answer(ids, opts)
+    }
+}
+
+impl CpuCompute for Fake {
+    async fn baseline(&self, ids: &[u32]) -> Result<Computed, ComputeError> {
+        self.baselines.set(self.baselines.get() + 1);
+        self.answer(ids, &AttentionOptions::default())
+    }
+    async fn full(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Computed, ComputeError> {
+        self.forward(ids, opts).await
+    }
+    async fn lens(&self, rows: &[f32]) -> Result<Vec<f32>, ComputeError> {
+        self.calls.set(self.calls.get() + 1);
+        self.script.borrow_mut().pop_front().unwrap_or(Ok(1.0))?;
+        attnlab_model::lens::head_probs(&self.model, rows)
+            .map_err(|e| ComputeError::Input(e.to_string()))
+    }
+    fn restart(&self) {
+        self.restarts.set(self.restarts.get() + 1);
+    }
+}
+
+fn gpu(script: Vec<Result<f64, ComputeError>>, software: bool) -> Result<GpuSide<Fake>, String> {
+    Ok(GpuSide {
+        compute: Fake::new(script),
+        adapter: "Test GPU".into(),
+        software,
+    })
+}
+
+fn run(e: &Engine<Fake, Fake>, ids: &[u32]) -> Result<Reply, String> {
+    ready(e.forward(ids, &AttentionOptions::default()))
+}
+
+#[test]
+fn a_hardware_adapter_runs_everything_on_the_gpu() {
+    let e = Engine::new(gpu(vec![], false), Fake::new([]), Preference::Auto);
+    let r = run(&e, &[1, 2, 3]).unwrap();
+    assert!(r.ran_on_gpu && r.notes.is_empty());
+    assert_eq!(e.cpu().calls.get(), 0);
+    assert!(matches!(
+        r.backend,
+        Backend::Gpu {
+            fallback: false,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_gpu_failure_moves_to_the_cpu_for_good_with_a_note() {
+    let e = Engine::new(
+        gpu(
+            vec![Ok(1.0), Err(ComputeError::Lost("device lost".into()))],
+            false,
+        ),
+        Fake::new([]),
+        Preference::WebGpu,
+    );
+    assert!(run(&e, &[1]).unwrap().ran_on_gpu);
+    let r = run(&e, &[1, 2]).unwrap();
+    assert!(!r.ran_on_gpu);
+    assert_eq!(r.notes, vec![Note::GpuFailed("device lost".into())]);
+    assert_eq!(
+        r.trace.tokens,
+        vec![1, 2],
+        "the same request, answered by the CPU"
+    );
+    assert_eq!(
+        r.backend,
+        Backend::Cpu {
+            why: CpuWhy::GpuFailed("device lost".into())
+        }
+    );
+    let r = run(&e, &[1, 2, 3]).unwrap();
+    assert!(
+        !r.ran_on_gpu && r.notes.is_empty(),
+        "no note again, no GPU again"
+    );
+    assert!(e.gpu().is_none());
+}
+
+#[test]
+fn a_text_too_long_for_the_gpu_runs_on_the_cpu_that_once() {
+    let e = Engine::new(
+        gpu(vec![Err(ComputeError::TooLong("129 > 128".into()))], false),
+        Fake::new([]),
+        Preference::Auto,
+    );
+    let r = run(&e, &[1, 2]).unwrap();
+    assert!(!r.ran_on_gpu);
+    assert_eq!(r.notes, vec![Note::TooLong("129 > 128".into())]);
+    assert!(matches!(r.backend, Backend::Gpu { .. }), "the GPU stays");
+    assert!(run(&e, &[1]).unwrap().ran_on_gpu);
+}
+
+#[test]
+fn a_crashed_worker_is_restarted_and_the_request_runs_again() {
+    let e = Engine::new(
+        Err("no WebGPU".into()),
+        Fake::new([Err(ComputeError::Crashed("worker panicked".into()))]),
+        Preference::Auto,
+    );
+    let r = run(&e, &[4, 5]).unwrap();
+    assert_eq!(e.cpu().restarts.get(), 1);
+    assert_eq!(e.cpu().calls.get(), 2);
+    assert_eq!(
+        r.notes,
+        vec![Note::WorkerRestarted("worker panicked".into())]
+    );
+    assert_eq!(r.trace.tokens, vec![4, 5]);
+    assert_eq!(
+        r.backend,
+        Backend::Cpu {
+            why: CpuWhy::NoWebGpu("no WebGPU".into())
+        }
+    );
+    // a worker that crashes twice in a row is an error, not a loop
+    let e = Engine::new(
+        Err("no WebGPU".into()),
+        Fake::new([
+            Err(ComputeError::Crashed("a".into())),
+            Err(ComputeError::Crashed("b".into())),
+        ]),
+        Preference::Cpu,
+    );
+    assert_eq!(run(&e, &[1]).unwrap_err(), "b");
+}
+
+#[test]
+fn the_lens_of_a_gpu_trace_runs_on_the_cpu_worker_and_survives_a_crash() {
+    let e = Engine::new(
+        gpu(vec![], false),
+        Fake::new([Err(ComputeError::Crashed("worker panicked".into()))]),
+        Preference::WebGpu,
+    );
+    let r = run(&e, &[1, 2, 3]).unwrap();
+    assert!(r.ran_on_gpu);
+    let rows = attnlab_model::lens::stage_rows(&r.trace, 2).unwrap();
+    let (probs, notes) = ready(e.lens(&rows)).unwrap();
+    let want = attnlab_model::lens::stage_probs(&e.cpu().model, &r.trace, 2).unwrap();
+    assert_eq!(probs, want.concat());
+    assert_eq!(notes, vec![Note::WorkerRestarted("worker panicked".into())]);
+    assert_eq!(e.cpu().restarts.get(), 1);
+    assert_eq!(
+        e.gpu().unwrap().compute.calls.get(),
+        1,
+        "the GPU ran only the forward"
+    );
+    assert!(ready(e.lens(&rows[1..]))
+        .unwrap_err()
+        .contains("not rows of"));
+}
+
+#[test]
+fn a_bad_request_is_an_error_without_any_fallback() {
+    let e = Engine::new(
+        gpu(vec![Err(ComputeError::Input("bad τ".into()))], false),
+        Fake::new([]),
+        Preference::WebGpu,
+    );
+    assert_eq!(run(&e, &[1]).unwrap_err(), "bad τ");
+    assert!(e.gpu().is_some(), "the GPU is fine");
+    assert_eq!(e.cpu().calls.get(), 0);
+}
+
+#[test]
+fn auto_on_a_software_adapter_measures_both_and_keeps_the_faster() {
+    // the GPU takes 180 ms, the CPU 14 ms
+    let e = Engine::new(
+        gpu(vec![Ok(400.0), Ok(180.0), Ok(170.0)], true),
+        Fake::new([Ok(30.0), Ok(14.0), Ok(13.0)]),
+        Preference::Auto,
+    );
+    for i in 0..AUTO_TRIALS {
+        let before = e.backend();
+        assert!(
+            matches!(before, Backend::Comparing { .. }),
+            "{i}: {before:?}"
+        );
+        let r = run(&e, &[1, 2]).unwrap();
+        assert!(!r.ran_on_gpu, "the faster result is shown while measuring");
+    }
+    assert_eq!(e.gpu().unwrap().compute.calls.get(), AUTO_TRIALS);
+    assert_eq!(
+        e.backend(),
+        Backend::Cpu {
+            why: CpuWhy::Faster {
+                cpu_ms: 14.0,
+                gpu_ms: 180.0
+            }
+        }
+    );
+    run(&e, &[1, 2, 3]).unwrap();
+    assert_eq!(
+        e.gpu().unwrap().compute.calls.get(),
+        AUTO_TRIALS,
+        "then the CPU only"
+    );
+    // WebGPU stays one click away, and back to Auto keeps the decision
+    e.set_preference(Preference::WebGpu);
+    assert!(run(&e, &[1]).unwrap().ran_on_gpu);
+    e.set_preference(Preference::Auto);
+    assert!(!run(&e, &[1]).unwrap().ran_on_gpu);
+}
+
+#[test]
+fn auto_keeps_a_software_gpu_that_is_faster() {
+    let e = Engine::new(
+        gpu(vec![Ok(5.0), Ok(4.0), Ok(4.0)], true),
+        Fake::new([Ok(20.0), Ok(20.0), Ok(20.0)]),
+        Preference::Auto,
+    );
+    for _ in 0..AUTO_TRIALS {
+        run(&e, &[1]).unwrap();
+    }
+    assert!(matches!(e.backend(), Backend::Gpu { fallback: true, .. }));
+    assert!(run(&e, &[1]).unwrap().ran_on_gpu);
+}
+
+#[test]
+fn choosing_the_cpu_never_touches_the_gpu() {
+    let e = Engine::new(gpu(vec![], false), Fake::new([]), Preference::Cpu);
+    assert!(!run(&e, &[1]).unwrap().ran_on_gpu);
+    assert_eq!(e.gpu().unwrap().compute.calls.get(), 0);
+    assert_eq!(
+        e.backend(),
+        Backend::Cpu {
+            why: CpuWhy::Chosen
+        }
+    );
+}
+
+#[test]
+fn an_intervention_brings_the_unmodified_models_trace_from_the_cpu() {
+    let e = Engine::new(gpu(vec![], false), Fake::new([]), Preference::WebGpu);
+    let opts = AttentionOptions {
+        ablate: [(0, 1)].into(),
+        ..AttentionOptions::default()
+    };
+    let r = ready(e.forward(&[1, 2], &opts)).unwrap();
+    assert!(r.ran_on_gpu);
+    assert_eq!(r.baseline.unwrap().options, AttentionOptions::default());
+    assert_eq!(r.trace.options, opts);
+    assert_eq!(e.cpu().baselines.get(), 1);
+    assert!(run(&e, &[1]).unwrap().baseline.is_none());
+    assert_eq!(e.cpu().baselines.get(), 1);
+}
+
+#[test]
+fn preferences_round_trip_through_their_codes() {
+    for p in Preference::ALL {
+        assert_eq!(Preference::from_code(p.code()), Some(p));
+    }
+    assert_eq!(Preference::from_code("gpu"), None);
+}
