@@ -1,6 +1,7 @@
-//! The root: the page's layout and its callbacks. Loading the model and running it is
-//! `use_engine`'s; timings are `telemetry`'s (a context above the page, so recording a paint
-//! does not re-render it); the state and its actions are `state`'s.
+//! The root: the page's layout, in its modes (the whole page, lesson, embed, present). Its
+//! callbacks are `page_callbacks`', its status lines `components::notices`'. Loading the
+//! model and running it is `use_engine`'s; timings are `telemetry`'s (a context above the
+//! page, so recording a paint does not re-render it); the state and its actions are `state`'s.
 
 use std::rc::Rc;
 
@@ -20,6 +21,7 @@ use crate::components::lesson::Lesson;
 use crate::components::model_card::ModelCard;
 use crate::components::model_loader::ModelLoader;
 use crate::components::next_token::NextToken;
+use crate::components::notices;
 use crate::components::present_bar::PresentBar;
 use crate::components::softmax_compare::SoftmaxCompare;
 use crate::components::steps::Steps;
@@ -30,13 +32,10 @@ use crate::components::weighted_sum::WeightedSum;
 use crate::components::{HeadSel, Labels, TraceRef};
 use crate::display::Solo;
 use crate::dom;
-use crate::engine::Preference;
-use crate::engine::{Backend, CpuWhy};
 use crate::i18n::{Key, Lang};
 use crate::lesson::Section;
-use crate::state::{
-    Action, InterventionAction as IA, Load, ModelAction, Notice, State, ViewAction as VA,
-};
+use crate::page_callbacks::{use_page_callbacks, PageCallbacks};
+use crate::state::{Action, State, ViewAction as VA};
 use crate::telemetry::{use_recorder, TimingsProvider};
 use crate::url_state;
 use crate::use_display::use_display;
@@ -46,61 +45,6 @@ use crate::use_engine::use_engine;
 #[function_component]
 pub fn App() -> Html {
     html! { <TimingsProvider><Page /></TimingsProvider> }
-}
-
-/// A callback that dispatches `f(value)`.
-fn send<T: 'static>(
-    d: &UseReducerDispatcher<State>,
-    f: impl Fn(T) -> Action + 'static,
-) -> Callback<T> {
-    let d = d.clone();
-    Callback::from(move |x| d.dispatch(f(x)))
-}
-
-/// The page's callbacks that only dispatch, made once: a view whose data did not change gets
-/// equal props and does not re-render.
-struct Callbacks {
-    lang: Callback<Lang>,
-    theme: Callback<crate::display::Theme>,
-    present: Callback<Solo>,
-    present_exit: Callback<()>,
-    lesson_toggle: Callback<bool>,
-    lesson: Callback<Option<usize>>,
-    query: Callback<usize>,
-    head: Callback<(usize, usize)>,
-    cell: Callback<Option<(usize, usize)>>,
-    variant: Callback<crate::compare::Variant>,
-    tau: Callback<f32>,
-    apply: Callback<bool>,
-    mask: Callback<bool>,
-    role_filter: Callback<Option<attnlab_model::roles::Role>>,
-    pin: Callback<Option<usize>>,
-    flow: Callback<attnlab_model::flow::Method>,
-    gen_settings: Callback<crate::state::GenSettings>,
-}
-
-impl Callbacks {
-    fn new(d: &UseReducerDispatcher<State>) -> Callbacks {
-        Callbacks {
-            lang: send(d, Action::SetLang),
-            theme: send(d, Action::SetTheme),
-            present: send(d, |v| Action::Present(Some(v))),
-            present_exit: send(d, |_: ()| Action::Present(None)),
-            lesson_toggle: send(d, |on: bool| Action::View(VA::SetLesson(on.then_some(0)))),
-            lesson: send(d, |s| Action::View(VA::SetLesson(s))),
-            query: send(d, |q| Action::View(VA::SelectQuery(q))),
-            head: send(d, |(l, h)| Action::View(VA::SelectHead(l, h))),
-            cell: send(d, |c| Action::View(VA::FocusCell(c))),
-            variant: send(d, |x| Action::Intervene(IA::SetVariant(x))),
-            tau: send(d, |x| Action::Intervene(IA::SetTau(x))),
-            apply: send(d, |x| Action::Intervene(IA::SetApply(x))),
-            mask: send(d, |x| Action::Intervene(IA::SetMask(x))),
-            role_filter: send(d, |r| Action::View(VA::FilterRole(r))),
-            pin: send(d, |r| Action::View(VA::Pin(r))),
-            flow: send(d, |m| Action::View(VA::SetFlow(m))),
-            gen_settings: send(d, |g| Action::View(VA::SetGen(g))),
-        }
-    }
 }
 
 #[function_component]
@@ -217,141 +161,23 @@ fn Page() -> Html {
     );
     let lang = state.lang;
     let t = |k: Key| k.text(lang);
-    let cb = use_memo((), {
-        let d = state.dispatcher();
-        move |_| Callbacks::new(&d)
-    });
-    // typing goes straight to the engine: the state changes once, when the result arrives
-    let on_text = use_memo(state.options(), {
-        let engine = engine.clone();
-        move |opts| {
-            let opts = opts.clone();
-            Callback::from(move |(text, at): (String, f64)| engine.submit(text, opts.clone(), at))
-        }
-    });
-    let on_preset = use_memo(state.options(), {
-        let (engine, d) = (engine.clone(), state.dispatcher());
-        move |opts| {
-            let opts = opts.clone();
-            Callback::from(move |text: String| {
-                d.dispatch(Action::View(VA::Preset(text.clone())));
-                engine.submit(text, opts.clone(), dom::now());
-            })
-        }
-    });
-    let on_compare_toggle = use_memo((), {
-        let (engine, d) = (engine.clone(), state.dispatcher());
-        move |_| {
-            Callback::from(move |(on, a, last): (bool, String, String)| {
-                // B is the last second text; the first time, A with 커피 → 차 (the lesson's
-                // pair), else A itself
-                let b = on.then(|| match (last.is_empty(), a.contains("커피")) {
-                    (false, _) => last,
-                    (true, true) => a.replacen("커피", "차", 1),
-                    (true, false) => a,
-                });
-                d.dispatch(Action::View(VA::SetCompare(b.clone())));
-                engine.set_compare(b);
-            })
-        }
-    });
-    let on_text_b = use_memo((), {
-        let (engine, d) = (engine.clone(), state.dispatcher());
-        move |_| {
-            Callback::from(move |(b, _at): (String, f64)| {
-                d.dispatch(Action::View(VA::SetCompare(Some(b.clone()))));
-                engine.set_compare(Some(b));
-            })
-        }
-    });
-    let initial_b = use_memo(
-        (state.view.compare.is_some(), state.display.solo().is_none()),
-        {
-            let b = state.view.compare.clone();
-            move |_| AttrValue::from(b.unwrap_or_default())
-        },
-    );
-    // a next-token clicked: appended to the text, as if typed
-    let on_append = use_memo(state.view.text.clone(), {
-        let (engine, on_preset) = (engine.clone(), on_preset.clone());
-        move |text| {
-            let text = text.clone();
-            Callback::from(move |id: u32| {
-                if let Some(piece) = engine.token_text(id) {
-                    on_preset.emit(format!("{text}{piece}"));
-                }
-            })
-        }
-    });
-    // a generation's step: the text it started from and exactly the tokens appended so far
-    let on_gen_step = use_memo(state.options(), {
-        let engine = engine.clone();
-        move |opts| {
-            let opts = opts.clone();
-            Callback::from(move |(base, appended): (String, Vec<u32>)| {
-                engine.submit_generated(base, appended, opts.clone())
-            })
-        }
-    });
-    let on_lens = use_memo((), {
-        let engine = engine.clone();
-        move |_| {
-            Callback::from(move |(of, pos, rows): (u64, usize, Vec<f32>)| {
-                engine.lens(of, pos, rows)
-            })
-        }
-    });
-    let on_full = use_memo((), {
-        let engine = engine.clone();
-        move |_| Callback::from(move |(ids, opts, done)| engine.full_trace(ids, opts, done))
-    });
-    // "present": the view on screen, full-screen (the F key does the same: `use_display`)
-    let on_present = use_memo(state.view.lesson, {
-        let d = state.dispatcher();
-        move |&lesson| {
-            Callback::from(move |()| {
-                crate::use_display::enter_full_screen();
-                d.dispatch(Action::Present(Some(crate::use_display::on_screen(lesson))));
-            })
-        }
-    });
-    let on_preference = use_memo((), {
-        let (engine, d) = (engine.clone(), state.dispatcher());
-        move |_| {
-            Callback::from(move |p: Preference| {
-                d.dispatch(Action::Model(ModelAction::SetPreference(p)));
-                engine.set_preference(p);
-            })
-        }
-    });
-    let on_files = use_memo((), {
-        let engine = engine.clone();
-        move |_| {
-            Callback::from(move |(files, keep)| {
-                wasm_bindgen_futures::spawn_local(engine.clone().load_own(files, keep))
-            })
-        }
-    });
-    let on_kept = use_memo((), {
-        let engine = engine.clone();
-        move |_| {
-            let e = engine.clone();
-            (
-                Callback::from(move |()| wasm_bindgen_futures::spawn_local(e.clone().load_kept())),
-                Callback::from(move |()| {
-                    wasm_bindgen_futures::spawn_local(engine.clone().forget_kept())
-                }),
-            )
-        }
-    });
-    let on_ablate = use_memo((state.view.layer, state.view.head), {
-        let d = state.dispatcher();
-        move |&(l, h)| {
-            send(&d, move |off| {
-                Action::Intervene(IA::SetAblated((l, h), off))
-            })
-        }
-    });
+    let PageCallbacks {
+        cb,
+        on_text,
+        on_preset,
+        on_compare_toggle,
+        on_text_b,
+        initial_b,
+        on_append,
+        on_gen_step,
+        on_lens,
+        on_full,
+        on_present,
+        on_preference,
+        on_files,
+        on_kept,
+        on_ablate,
+    } = use_page_callbacks(&state, &engine);
     // the text box's first value, and the texts the page puts in it (lesson presets)
     // (remade whenever the box comes back, after a view was shown alone: with the text now)
     let d = &state.display;
@@ -367,61 +193,11 @@ fn Page() -> Html {
         move |&n| (n, AttrValue::from(text))
     });
 
-    let status = match &state.model.load {
-        Load::Fetching { loaded, total } => {
-            let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
-            let text = match total {
-                Some(t) => format!("{} — {} / {}", Key::Loading.text(lang), mb(*loaded), mb(*t)),
-                None => format!("{} — {}", Key::Loading.text(lang), mb(*loaded)),
-            };
-            html! {
-                <div class="loading" role="status">
-                    <label for="load-progress">{ text }</label>
-                    if let Some(total) = total {
-                        <progress id="load-progress" max={total.to_string()} value={loaded.to_string()} />
-                    } else {
-                        <progress id="load-progress" />
-                    }
-                </div>
-            }
-        }
-        Load::Failed(e) => html! {
-            <div class="error" role="alert">{ format!("{}: {e}", t(Key::LoadFailed)) }</div>
-        },
-        Load::Ready => html! {},
-    };
-    let url_notice = (!state.model.url_notices.is_empty()).then(|| {
-        html! {
-            <div class="notice" role="status" id="url-notice">
-                { format!("{}: {}", t(Key::UrlIgnored), state.model.url_notices.join(" · ")) }
-            </div>
-        }
-    });
-    let notice = state.model.notice.as_ref().map(|n| {
-        let (key, why, id) = match n {
-            Notice::GpuFailed(e) => (Key::GpuFailed, e, "notice"),
-            Notice::WorkerRestarted(e) => (Key::WorkerRestarted, e, "worker-notice"),
-        };
-        html! { <div class="notice" role="alert" id={id}>{ format!("{} — {why}", t(key)) }</div> }
-    });
+    let status = notices::load_status(&state.model, lang);
+    let url_notice = notices::url_notice(&state.model, lang);
+    let notice = notices::notice(&state.model, lang);
     let shown = state.results.shown.as_ref();
-    let cpu_reason = match (
-        &state.model.backend,
-        shown.and_then(|s| s.cpu_because.as_ref()),
-    ) {
-        (
-            Backend::Cpu {
-                why: CpuWhy::NoWebGpu(reason),
-            },
-            _,
-        ) => Some(html! {
-            <p class="help cpu-reason">{ format!("{} ({reason})", t(Key::CpuBecause)) }</p>
-        }),
-        (Backend::Gpu { .. }, Some(why)) => Some(html! {
-            <p class="help cpu-reason" id="cpu-this-time">{ format!("{} ({why})", t(Key::CpuThisTime)) }</p>
-        }),
-        _ => None,
-    };
+    let cpu_reason = notices::cpu_reason(&state.model, shown, lang);
 
     let (v, iv) = (&state.view, &state.interventions);
     // one view on its own (embedded or presented), or the whole page

@@ -15,6 +15,7 @@ pub mod lesson;
 pub mod lesson_text;
 pub mod loader;
 pub mod model_files;
+pub mod page_callbacks;
 pub mod runner;
 pub mod state;
 pub mod telemetry;

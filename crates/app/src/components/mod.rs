@@ -20,6 +20,7 @@ pub mod lesson;
 pub mod model_card;
 pub mod model_loader;
 pub mod next_token;
+pub mod notices;
 pub mod present_bar;
 pub mod softmax_compare;
 pub mod steps;
