@@ -17,6 +17,7 @@ pub mod heads_grid;
 pub mod legend;
 pub mod lens;
 pub mod lesson;
+pub mod lesson_widgets;
 pub mod model_card;
 pub mod model_loader;
 pub mod next_token;
