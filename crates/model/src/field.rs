@@ -158,31 +158,7 @@ mod tests {
     #[test]
     fn the_fields_keep_their_names_and_order() {
         let names: Vec<&str> = Field::ALL.iter().map(|f| f.name()).collect();
-        assert_eq!(
-            names,
-            [
-                "input",
-                "attn_in",
-                "q",
-                "k",
-                "v",
-                "scores",
-                "scaled",
-                "masked",
-                "weights",
-                "head_out",
-                "concat",
-                "attn_out",
-                "resid_attn",
-                "ln_1",
-                "ffn_in",
-                "ffn_hidden",
-                "ffn_out",
-                "resid_ffn",
-                "ln_2",
-                "output",
-            ]
-        );
+        assert_eq!(names, crate::testing::LAYER_FIELD_NAMES);
         let json = serde_json::to_value(LayerTrace::default()).unwrap();
         let keys: Vec<&str> = json
             .as_object()

@@ -10,6 +10,32 @@ use serde_json::{json, Map, Value};
 use crate::config::{Config, LnPlacement};
 use crate::weights::{tensor_specs, Model};
 
+/// A block's trace fields by name, in forward order, written here by hand (not from the
+/// `layer_fields!` table): the contract the CLI's `--full` JSON, the exports, the wire and the
+/// e2e tests rely on, for tests to check the table and what follows it against.
+pub const LAYER_FIELD_NAMES: [&str; 20] = [
+    "input",
+    "attn_in",
+    "q",
+    "k",
+    "v",
+    "scores",
+    "scaled",
+    "masked",
+    "weights",
+    "head_out",
+    "concat",
+    "attn_out",
+    "resid_attn",
+    "ln_1",
+    "ffn_in",
+    "ffn_hidden",
+    "ffn_out",
+    "resid_ffn",
+    "ln_2",
+    "output",
+];
+
 /// A tiny model's shape (d_model 16, 2 heads, 2 layers, context 8, vocabulary 20) for tests
 /// that need any model at all.
 pub fn tiny_config(ln_placement: LnPlacement) -> Config {

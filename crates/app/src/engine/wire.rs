@@ -254,28 +254,7 @@ mod tests {
     /// between the sending and the receiving side, or a wrong field in `SHOWN`, fail here.
     #[test]
     fn each_field_arrives_under_its_own_name() {
-        const NAMES: [&str; 20] = [
-            "input",
-            "attn_in",
-            "q",
-            "k",
-            "v",
-            "scores",
-            "scaled",
-            "masked",
-            "weights",
-            "head_out",
-            "concat",
-            "attn_out",
-            "resid_attn",
-            "ln_1",
-            "ffn_in",
-            "ffn_hidden",
-            "ffn_out",
-            "resid_ffn",
-            "ln_2",
-            "output",
-        ];
+        const NAMES: [&str; 20] = attnlab_model::testing::LAYER_FIELD_NAMES;
         const VIEWS_READ: [&str; 10] = [
             "q", "k", "v", "scores", "scaled", "masked", "weights", "head_out", "concat", "output",
         ];
