@@ -5,22 +5,15 @@ import fs from 'node:fs';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { ARTIFACTS, CLI, ROOT, assertTopFiveIsCli, cliTrace, currentHash, failOnErrors, openApp, painted, setText, fullPageShot } from './common.mjs';
+import { ARTIFACTS, assertTopFiveIsCli, CLI, cliTrace, currentHash, fullPageShot, painted, ROOT, setText, suiteApp } from './common.mjs';
 import { LESSON, cliJson, assertLensMatchesCli, genSettings, generate, assertGenerationMatchesCli, pageRoles, assertRolesMatchCli } from './features.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
 describe('analysis views (CPU path)', () => {
-  let app;
-  before(async () => {
-    app = await openApp({ webgpu: false });
-  });
-  after(async () => {
-    await app?.close();
-  });
-  failOnErrors(() => app);
+  const app = suiteApp({ webgpu: false });
 
   test('head roles: the table and the grid badges agree with attnlab heads; sorting and the filter work', async () => {
     const { page } = app;

@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { ARTIFACTS, ROOT, assertTopFiveIsCli, cliTrace, failOnErrors, nextResult, openApp, painted, parseShown, requestsSince, setText, settled, fullPageShot } from './common.mjs';
+import { ARTIFACTS, assertTopFiveIsCli, cliTrace, fullPageShot, nextResult, painted, parseShown, requestsSince, ROOT, setText, settled, suiteApp } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -164,14 +164,7 @@ async function flow(page, context, backend) {
 
 for (const backend of ['webgpu', 'cpu']) {
   describe(`the app on ${backend === 'webgpu' ? 'WebGPU' : 'the CPU (no WebGPU)'}`, () => {
-    let app;
-    before(async () => {
-      app = await openApp(backend === 'webgpu' ? { webgpu: true, query: '#backend=webgpu' } : { webgpu: false });
-    });
-    after(async () => {
-      await app?.close();
-    });
-    failOnErrors(() => app);
+    const app = suiteApp(backend === 'webgpu' ? { webgpu: true, query: '#backend=webgpu' } : { webgpu: false });
 
     test('typing English and Korean updates every view, with the CLI\'s numbers', async () => {
       await flow(app.page, app.context, backend);

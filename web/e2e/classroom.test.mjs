@@ -10,9 +10,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { ARTIFACTS, DIST, ROOT, allowErrors, failOnErrors, openApp, requestsSince, settled, fullPageShot } from './common.mjs';
+import { allowErrors, ARTIFACTS, DIST, fullPageShot, requestsSince, ROOT, settled, suiteApp } from './common.mjs';
 import { writeWorker } from '../sw-manifest.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
@@ -72,14 +72,7 @@ const overlaps = (page) => page.evaluate(async () => {
 const sideways = (page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 describe('in the classroom (CPU path)', () => {
-  let app;
-  before(async () => {
-    app = await openApp({ webgpu: false, query: `#t=${encodeURIComponent(LESSON)}` });
-  });
-  after(async () => {
-    await app?.close();
-  });
-  failOnErrors(() => app);
+  const app = suiteApp({ webgpu: false, query: `#t=${encodeURIComponent(LESSON)}` });
 
   test('every view, embedded in a frame of another origin, paints alone; input=0 leaves out the text box', async () => {
     const host = await hostPage();

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach } from 'node:test';
+import { after, afterEach, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { launch } from './browser.mjs';
@@ -83,6 +83,31 @@ export function failOnErrors(app) {
     const unexpected = fresh.filter((e) => !allowed.some((re) => re.test(e)));
     assert.deepEqual(unexpected, [], 'uncaught exceptions or console errors during the test');
   });
+}
+
+/** The app of one `describe`, as its tests read it (`const { page } = app`): opened with
+ * `openApp(options)` before them, closed after them, and each test failed on an error it did
+ * not allow (`failOnErrors`). Call it inside the `describe`. */
+export function suiteApp(options) {
+  let app;
+  before(async () => {
+    app = await openApp(options);
+  });
+  after(async () => {
+    await app?.close();
+  });
+  failOnErrors(() => app);
+  // the tests hold this object from the start; it stands for the app once it is open
+  return new Proxy(
+    {},
+    {
+      get: (_, key) => app?.[key],
+      set: (_, key, value) => {
+        app[key] = value;
+        return true;
+      },
+    },
+  );
 }
 
 /** Lets the running test provoke errors that match `patterns` (checked by `failOnErrors`):

@@ -4,20 +4,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { CLI, ROOT, cliTrace, failOnErrors, openApp, setText } from './common.mjs';
+import { CLI, cliTrace, ROOT, setText, suiteApp } from './common.mjs';
 import { LESSON, download, pngSize } from './features.mjs';
 
 describe('exports and the table view (CPU path)', () => {
-  let app;
-  before(async () => {
-    app = await openApp({ webgpu: false });
-  });
-  after(async () => {
-    await app?.close();
-  });
-  failOnErrors(() => app);
+  const app = suiteApp({ webgpu: false });
 
   test('each export is a valid file with the numbers on screen', async () => {
     const { page } = app;

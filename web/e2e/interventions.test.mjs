@@ -3,20 +3,13 @@
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { CLI, currentHash, failOnErrors, nextResult, openApp, painted, setText, settled } from './common.mjs';
+import { CLI, currentHash, nextResult, painted, setText, settled, suiteApp } from './common.mjs';
 import { LESSON, num, cliPredict } from './features.mjs';
 
 describe('interventions (CPU path)', () => {
-  let app;
-  before(async () => {
-    app = await openApp({ webgpu: false });
-  });
-  after(async () => {
-    await app?.close();
-  });
-  failOnErrors(() => app);
+  const app = suiteApp({ webgpu: false });
 
   test('ablating a head changes the prediction; Δ is against the unmodified model', async (t) => {
     const { page } = app;

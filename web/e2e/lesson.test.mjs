@@ -5,22 +5,15 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { ARTIFACTS, CLI, ROOT, assertTopFiveIsCli, currentHash, failOnErrors, fmtShown, nextResult, openApp, painted, setText, settled } from './common.mjs';
+import { ARTIFACTS, assertTopFiveIsCli, CLI, currentHash, fmtShown, nextResult, painted, ROOT, setText, settled, suiteApp } from './common.mjs';
 import { LESSON, num, cliPredict } from './features.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
 describe('lesson mode (CPU path)', () => {
-  let app;
-  before(async () => {
-    app = await openApp({ webgpu: false });
-  });
-  after(async () => {
-    await app?.close();
-  });
-  failOnErrors(() => app);
+  const app = suiteApp({ webgpu: false });
 
   test('the lesson walks through its nine sections on the live model, in Korean and English', async () => {
     const { page } = app;

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { ARTIFACTS, allowErrors, assertTopFiveIsCli, cliTrace, currentHash, failOnErrors, nextResult, openApp, painted, setText, settled } from './common.mjs';
+import { allowErrors, ARTIFACTS, assertTopFiveIsCli, cliTrace, currentHash, nextResult, painted, setText, settled, suiteApp } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -27,15 +27,8 @@ const nextTokens = (page) =>
   page.$$eval('#next-last li', (ls) => ls.map((l) => `${l.dataset.token}:${l.textContent}`));
 
 describe('the live loop (a browser with a software WebGPU adapter)', () => {
-  let app;
-  before(async () => {
-    // no backend in the URL: Auto
-    app = await openApp({ webgpu: true });
-  });
-  after(async () => {
-    await app?.close();
-  });
-  failOnErrors(() => app);
+  // no backend in the URL: Auto
+  const app = suiteApp({ webgpu: true });
 
   test('Auto measures both backends on the software GPU, keeps the CPU and says why', async () => {
     const { page } = app;

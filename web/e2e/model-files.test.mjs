@@ -5,23 +5,16 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { ARTIFACTS, CLI, assertTopFiveIsCli, caughtUp, failOnErrors, nextResult, openApp, painted, requestsSince, setText, fullPageShot } from './common.mjs';
+import { ARTIFACTS, assertTopFiveIsCli, caughtUp, CLI, fullPageShot, nextResult, painted, requestsSince, setText, suiteApp } from './common.mjs';
 import { LESSON, MALFORMED, FILES, loadFiles, cliJson, assertLensMatchesCli, assertGenerationMatchesCli, pageRoles, assertRolesMatchCli } from './features.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
 describe('loading a model from files (WebGPU)', () => {
-  let app;
-  before(async () => {
-    // WebGPU forced: Auto would pick the CPU on this machine's software GPU
-    app = await openApp({ webgpu: true, query: '#backend=webgpu' });
-  });
-  after(async () => {
-    await app?.close();
-  });
-  failOnErrors(() => app);
+  // WebGPU forced: Auto would pick the CPU on this machine's software GPU
+  const app = suiteApp({ webgpu: true, query: '#backend=webgpu' });
 
   test('the logit lens and a seeded generation on WebGPU equal the CLI', async () => {
     const { page } = app;
