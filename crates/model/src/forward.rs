@@ -122,14 +122,23 @@ fn reuse_rows(old: &[f32], keep: usize, t: usize, width: usize) -> Vec<f32> {
     out
 }
 
-/// A block's trace for `dims.t` positions: the first `s` rows of every field (per head, the
-/// top-left s × s corner of a square field) taken from `prev` — the same block of an earlier
-/// trace over `old_t` positions — and the rest zero (`MASKED` in the masked scores: the
-/// future's fill until a row is computed).
-fn grown(prev: Option<&LayerTrace>, dims: &Dims, old_t: usize, s: usize) -> LayerTrace {
+/// A block's trace for `dims.t` positions with `input` (the stream entering it): of every
+/// other field the first `s` rows (per head, the top-left s × s corner of a square field)
+/// taken from `prev` — the same block of an earlier trace over `old_t` positions — and the
+/// rest zero (`MASKED` in the masked scores: the future's fill until a row is computed).
+fn grown(
+    input: Vec<f32>,
+    prev: Option<&LayerTrace>,
+    dims: &Dims,
+    old_t: usize,
+    s: usize,
+) -> LayerTrace {
     let (t, h, dk) = (dims.t, dims.n_head, dims.d_k);
-    let mut l = LayerTrace::default();
-    for f in Field::ALL {
+    let mut l = LayerTrace {
+        input,
+        ..LayerTrace::default()
+    };
+    for f in Field::ALL.into_iter().filter(|&f| f != Field::Input) {
         let fill = if f == Field::Masked { MASKED } else { 0.0 };
         let len = f.shape().len(dims);
         *f.of_mut(&mut l) = match (prev, f.shape()) {
@@ -186,9 +195,9 @@ fn forward_from(
         old_new: vec![0.0; s * n],
     };
     for (li, lw) in w.layers.iter().enumerate() {
-        let mut layer = grown(prev.map(|p| &p.layers[li]), &dims, old_t, s);
         // the residual stream entering the block: the previous block's output
-        layer.input = layers.last().map_or(&embedding, |l| &l.output).clone();
+        let input = layers.last().map_or(&embedding, |l| &l.output).clone();
+        let mut layer = grown(input, prev.map(|p| &p.layers[li]), &dims, old_t, s);
         block(c, lw, opts, li, &mut layer, s, &mut scratch);
         layers.push(layer);
     }
@@ -319,14 +328,23 @@ fn block(
     } else {
         (&lw.ln_2_g, &lw.ln_2_b)
     };
-    let resid_attn = std::mem::take(&mut l.resid_attn);
-    let x_ffn = layout.stored(Field::FfnIn).of_mut(l);
+    // the field the FFN reads: ln_1 (post-LN) or ffn_in (pre-LN), borrowed apart from the rest
+    let LayerTrace {
+        resid_attn,
+        ln_1,
+        ffn_in,
+        ffn_hidden,
+        ffn_out,
+        resid_ffn,
+        ..
+    } = &mut *l;
+    let x_ffn = match layout.stored(Field::FfnIn) {
+        Field::Ln1 => ln_1,
+        _ => ffn_in,
+    };
     cpu::layernorm(&resid_attn[s * d..], g, b, d, eps, &mut x_ffn[s * d..]);
-    l.resid_attn = resid_attn;
 
     // FFN: GELU(x·W1 + b1)·W2 + b2
-    let mut hidden = std::mem::take(&mut l.ffn_hidden);
-    let x_ffn = layout.stored(Field::FfnIn).of(l);
     cpu::linear(
         &x_ffn[s * d..],
         &lw.fc_w,
@@ -334,35 +352,21 @@ fn block(
         n,
         d,
         f,
-        &mut hidden[s * f..],
+        &mut ffn_hidden[s * f..],
     );
-    l.ffn_hidden = hidden;
-    cpu::gelu(&mut l.ffn_hidden[s * f..], c.activation_function);
+    cpu::gelu(&mut ffn_hidden[s * f..], c.activation_function);
     cpu::linear(
-        &l.ffn_hidden[s * f..],
+        &ffn_hidden[s * f..],
         &lw.fc_proj_w,
         &lw.fc_proj_b,
         n,
         f,
         d,
-        &mut l.ffn_out[s * d..],
+        &mut ffn_out[s * d..],
     );
     // the FFN's residual: added to the normalised stream (post-LN) or the stream itself
-    let stream = if post {
-        std::mem::take(layout.stored(Field::FfnIn).of_mut(l))
-    } else {
-        std::mem::take(&mut l.resid_attn)
-    };
-    cpu::residual_add(
-        &stream[s * d..],
-        &l.ffn_out[s * d..],
-        &mut l.resid_ffn[s * d..],
-    );
-    if post {
-        *layout.stored(Field::FfnIn).of_mut(l) = stream;
-    } else {
-        l.resid_attn = stream;
-    }
+    let stream = if post { &*x_ffn } else { &*resid_attn };
+    cpu::residual_add(&stream[s * d..], &ffn_out[s * d..], &mut resid_ffn[s * d..]);
     if layout.same_as(Field::Ln2).is_none() {
         cpu::layernorm(
             &l.resid_ffn[s * d..],
