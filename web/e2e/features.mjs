@@ -54,7 +54,7 @@ export function cliJson(args) {
 }
 
 /** The page's logit lens, once it is of the result on screen: per stage its top tokens and the final prediction's probability and rank. */
-export async function pageLens(page) {
+async function pageLens(page) {
   const gen = (await painted(page)).generation;
   await page.locator('#lens').scrollIntoViewIfNeeded();
   await page.waitForFunction((g) => document.querySelector('#lens-table')?.dataset.generation === String(g), gen, { timeout: 60_000 });
@@ -124,7 +124,7 @@ export async function assertGenerationMatchesCli(page, text, settings, cliFlags)
   return got;
 }
 
-export const ROLES = ['previous', 'first', 'self', 'broad', 'local', 'induction', 'duplicate'];
+const ROLES = ['previous', 'first', 'self', 'broad', 'local', 'induction', 'duplicate'];
 
 /** The head roles table as the page shows it, once the probe ran: { 'l.h': { role: score|null, role: code|null } }. */
 export async function pageRoles(page, heads) {
