@@ -5,10 +5,11 @@
 //! `web/bench-peer/bench-peer.mjs` drives the worker from JavaScript with the same objects.
 
 use attnlab_model::AttentionOptions;
-use js_sys::{Array, ArrayBuffer, Float32Array, Object, Reflect, Uint32Array, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Float32Array, Object, Uint32Array, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::wire::Header;
+use crate::dom::{self, get};
 
 /// The model's files as the page read them: config.json and the safetensors' bytes.
 pub struct Files {
@@ -92,17 +93,11 @@ const ERROR: &str = "error";
 
 /// A plain object with these fields (a `None` leaves its key out).
 fn object(fields: &[(&str, Option<JsValue>)]) -> Object {
-    let o = Object::new();
-    for (k, v) in fields {
-        if let Some(v) = v {
-            let _ = Reflect::set(&o, &(*k).into(), v);
-        }
-    }
-    o
-}
-
-fn get(value: &JsValue, key: &str) -> JsValue {
-    Reflect::get(value, &key.into()).unwrap_or(JsValue::UNDEFINED)
+    let present: Vec<(&str, JsValue)> = fields
+        .iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (*k, v)))
+        .collect();
+    dom::object(&present)
 }
 
 fn number(value: &JsValue, key: &str) -> Option<u32> {
