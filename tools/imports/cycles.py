@@ -20,6 +20,10 @@ import re
 import sys
 
 
+# a char literal ('a', '\n', '\u{1F600}'); a lone quote is a lifetime's
+CHAR = re.compile(r"'(\\u\{[0-9a-fA-F]+\}|\\.|[^\\'])'")
+
+
 def strip(code):
     """The code without comments, string and char literals (their text could look like paths)."""
     out = []
@@ -49,14 +53,9 @@ def strip(code):
                 i += 2 if code[i] == '\\' else 1
             out.append('""')
             i += 1
-        elif c == "'" and re.match(r"'(\\.|[^\\'])'", code[i:i + 4] + code[i + 4:i + 12]):
-            m = re.match(r"'(\\u\{[0-9a-fA-F]+\}|\\.|[^\\'])'", code[i:])
-            if m:
-                out.append("' '")
-                i += m.end()
-            else:
-                out.append(c)
-                i += 1
+        elif c == "'" and (m := CHAR.match(code, i)):
+            out.append("' '")
+            i = m.end()
         else:
             out.append(c)
             i += 1
@@ -232,20 +231,24 @@ def cycles(nodes, edges):
 
 
 def loop_in(comp, edges):
-    """One closed walk through a strongly connected set, as (file, path named, next file)."""
+    """A shortest closed walk from the set's first file back to it, as (file, path named, next
+    file) per step (breadth-first)."""
     comp = set(comp)
     start = min(comp)
-    # breadth-first from each step back to start
-    walk, seen, v = [], set(), start
-    while True:
-        seen.add(v)
-        nxt = sorted(w for w in edges.get(v, {}) if w in comp)
-        back = [w for w in nxt if w == start]
-        w = back[0] if back and len(seen) == len(comp) else next((x for x in nxt if x not in seen), back[0] if back else nxt[0])
-        walk.append((v, edges[v][w], w))
-        if w == start or len(walk) > len(comp) * 2:
-            return walk
-        v = w
+    came_from, queue = {}, [start]
+    while queue:
+        v = queue.pop(0)
+        for w in sorted(edges.get(v, {})):
+            if w == start:
+                steps = [(v, w)]
+                while v != start:
+                    steps.insert(0, (came_from[v], v))
+                    v = came_from[v]
+                return [(a, edges[a][b], b) for a, b in steps]
+            if w in comp and w not in came_from:
+                came_from[w] = v
+                queue.append(w)
+    return []
 
 
 def check(dirs):
