@@ -56,12 +56,17 @@ fn Page() -> Html {
         s.model.url_notices = notices;
         s
     });
+    // the engine runs what the state asks (`State::request`), whenever it changes
     let (engine, vocab) = use_engine(
         state.dispatcher(),
-        &state.view.text,
-        state.options(),
-        state.model.preference,
-        state.view.compare.clone(),
+        state.request(),
+        state.model.engines,
+        state
+            .results
+            .shown
+            .as_ref()
+            .map(|s| (s.engine, s.asked.clone())),
+        state.view.input_at,
     );
     let recorder = use_recorder();
     let appearance = use_display(&state.display, state.view.lesson, state.dispatcher());
@@ -111,11 +116,6 @@ fn Page() -> Html {
             dom::listen(dom::document_target(), "keydown", cb)
         });
     }
-    // a change of options re-runs the text (typing submits directly: see `on_text`)
-    {
-        let engine = engine.clone();
-        use_effect_with(state.options(), move |opts| engine.rerun(opts.clone()));
-    }
     // after each new result is painted: the latency for tests and benchmarks, the timings
     {
         let shown = state.results.shown.clone();
@@ -132,7 +132,7 @@ fn Page() -> Html {
         let shown = state.results.shown.clone();
         move |_| {
             shown.map(|s| {
-                let run = &s.tokens[s.trace.dropped..];
+                let run = &s.tokens[s.run.trace.dropped..];
                 Labels(Rc::new(run.iter().map(|t| t.display.clone()).collect()))
             })
         }
@@ -163,17 +163,11 @@ fn Page() -> Html {
     let t = |k: Key| k.text(lang);
     let PageCallbacks {
         cb,
-        on_text,
-        on_preset,
-        on_compare_toggle,
-        on_text_b,
         initial_b,
         on_append,
-        on_gen_step,
         on_lens,
         on_full,
         on_present,
-        on_preference,
         on_files,
         on_kept,
         on_ablate,
@@ -216,7 +210,7 @@ fn Page() -> Html {
     };
     // the selected head in the result on screen: the views' and the lesson's
     let head_sel = shown.map(|s| HeadSel {
-        trace: TraceRef(s.trace.clone()),
+        trace: TraceRef(s.run.trace.clone()),
         labels: (*labels)
             .clone()
             .unwrap_or_else(|| Labels(Rc::new(Vec::new()))),
@@ -226,7 +220,7 @@ fn Page() -> Html {
     let views = match (shown, &state.model.info, &head_sel) {
         (Some(s), Some(info), Some(sel)) => {
             let (trace, labels) = (sel.trace.clone(), sel.labels.clone());
-            let dropped = s.trace.dropped;
+            let dropped = s.run.trace.dropped;
             let q = state.query_index().unwrap_or(0);
             let (l, h) = (v.layer, v.head);
             html! {
@@ -261,7 +255,7 @@ fn Page() -> Html {
                         <Deferred generation={s.generation}>
                             <TextCompare {lang} a={sel.clone()} b={s.b.clone()} vocab={vocab.clone()}
                                 a_tokens={s.tokens.len()} pin={v.pin.as_ref().map(|_| q)}
-                                initial={(*initial_b).clone()} on_text={(*on_text_b).clone()} />
+                                initial={(*initial_b).clone()} on_text={cb.text_b.clone()} />
                         </Deferred>
                     }
                     if whole || [Solo::Heads, Solo::Head, Solo::Steps, Solo::Softmax].iter().any(|&x| shows(x)) {
@@ -274,7 +268,7 @@ fn Page() -> Html {
                     }
                     if shows(Solo::Roles) {
                     <Deferred generation={s.generation}>
-                        <HeadRoles {lang} roles={(*roles).clone()} n_head={s.trace.dims.n_head}
+                        <HeadRoles {lang} roles={(*roles).clone()} n_head={s.run.trace.dims.n_head}
                             probe={state.results.probe.clone()} selected={(l, h)}
                             on_select={cb.head.clone()} />
                     </Deferred>
@@ -300,7 +294,7 @@ fn Page() -> Html {
                                 query={q} on_query={cb.query.clone()} />
                             }
                             if shows(Solo::Next) {
-                            <NextToken {lang} trace={trace.clone()} baseline={s.baseline.clone().map(TraceRef)}
+                            <NextToken {lang} trace={trace.clone()} baseline={s.run.baseline.clone().map(TraceRef)}
                                 vocab={vocab.clone()} labels={labels.clone()} query={q}
                                 on_append={Some((*on_append).clone())} />
                             }
@@ -308,10 +302,9 @@ fn Page() -> Html {
                     </Deferred>
                     }
                     if shows(Solo::Generate) {
-                    <Generate {lang} trace={trace.clone()} tokens={s.tokens.clone()} text={AttrValue::from(s.text.clone())}
-                        generation={s.generation} context={info.config.n_positions} settings={v.gen.clone()}
-                        generated={s.generated.clone()}
-                        on_settings={cb.gen_settings.clone()} on_step={(*on_gen_step).clone()} />
+                    <Generate {lang} context={info.config.n_positions} settings={v.gen.clone()}
+                        run={v.gen_run.clone()}
+                        on_settings={cb.gen_settings.clone()} on_run={cb.gen.clone()} />
                     }
                     if shows(Solo::Lens) {
                     <Deferred generation={s.generation}>
@@ -323,7 +316,7 @@ fn Page() -> Html {
                     if whole {
                     <Deferred generation={s.generation}>
                         <Exports {lang} sel={sel.clone()} tokens={s.tokens.clone()} vocab={vocab.clone()}
-                            complete={s.complete} on_full={(*on_full).clone()} />
+                            complete={s.run.complete} on_full={(*on_full).clone()} />
                     </Deferred>
                     <ModelCard {lang} info={info.clone()} backend={state.model.backend.clone()} />
                     }
@@ -364,7 +357,7 @@ fn Page() -> Html {
         (None, None) => html! {
             <Header {lang} backend={state.model.backend.clone()} on_lang={cb.lang.clone()}
                 lesson={v.lesson.is_some()} on_lesson={cb.lesson_toggle.clone()}
-                preference={state.model.preference} on_preference={(*on_preference).clone()}
+                preference={state.model.preference} on_preference={cb.preference.clone()}
                 theme={d.theme} on_theme={cb.theme.clone()} on_present={(*on_present).clone()}
                 offline={appearance.offline} />
         },
@@ -379,16 +372,16 @@ fn Page() -> Html {
                 { for url_notice }
                 if input {
                 <TextInput initial={(*initial).clone()} label={t(Key::InputLabel)}
-                    on_text={(*on_text).clone()} preset={(*preset).clone()} />
+                    on_text={cb.text.clone()} preset={(*preset).clone()} />
                 }
                 if whole {
                 <label class="compare-toggle">
                     <input type="checkbox" id="compare-toggle" checked={v.compare.is_some()}
                         onchange={{
-                            let (cb, text, last) = ((*on_compare_toggle).clone(), v.text.clone(), v.compare_last.clone());
+                            let cb = cb.compare_toggle.clone();
                             Callback::from(move |e: Event| {
                                 if let Some(i) = crate::components::target_as::<web_sys::HtmlInputElement>(&e) {
-                                    cb.emit((i.checked(), text.clone(), last.clone()));
+                                    cb.emit(i.checked());
                                 }
                             })
                         }} />
@@ -399,7 +392,7 @@ fn Page() -> Html {
                     <Deferred generation={shown.map_or(0, |s| s.generation)}>
                         <Lesson {lang} {section} on_section={cb.lesson.clone()}
                             sel={head_sel.clone()} query={state.query_index().unwrap_or(0)} info={state.model.info.clone()}
-                            mask={iv.mask} on_mask={cb.mask.clone()} on_preset={(*on_preset).clone()} />
+                            mask={iv.mask} on_mask={cb.mask.clone()} on_preset={cb.preset.clone()} />
                     </Deferred>
                 }
                 if whole {

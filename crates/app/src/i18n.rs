@@ -334,7 +334,6 @@ strings! {
     GenSeed => ("시드", "seed"),
     GenStart => ("생성", "Generate"),
     GenStop => ("멈추기", "Stop"),
-    GenWaiting => ("방금 입력한 문장의 결과를 기다렸다가 시작합니다…", "starts once the text just typed has its result…"),
     GenRunning => ("생성 중: {n}/{total}", "generating: {n} of {total}"),
     GenDone => ("토큰 {n}개를 붙였습니다.", "Appended {n} tokens."),
     GenStopped => ("토큰 {n}개 뒤 멈췄습니다.", "Stopped after {n} tokens."),

@@ -1,6 +1,7 @@
-//! The page's callbacks: those that only dispatch an action (`Callbacks`) and those that also
-//! ask the engine (typing, presets, comparing, generation, the lens, exports, the backend,
-//! model files), made once per what they close over (`use_page_callbacks`).
+//! The page's callbacks: those that only dispatch an action (`Callbacks`: typing, presets,
+//! comparing, generation and the backend among them — what is asked lives in the state, and
+//! `use_engine` runs it) and those that ask the engine something else (a token's text, the
+//! lens, exports, model files), made once per what they close over (`use_page_callbacks`).
 
 use std::rc::Rc;
 
@@ -50,6 +51,18 @@ pub struct Callbacks {
     pub pin: Callback<Option<usize>>,
     pub flow: Callback<attnlab_model::flow::Method>,
     pub gen_settings: Callback<crate::state::GenSettings>,
+    /// Generate (true) or stop generating.
+    pub gen: Callback<bool>,
+    /// typing: (text, performance.now() of the input event)
+    pub text: Callback<(String, f64)>,
+    /// a text the page puts in the box (a lesson preset), run
+    pub preset: Callback<String>,
+    /// comparing on or off
+    pub compare_toggle: Callback<bool>,
+    /// the second text typed
+    pub text_b: Callback<(String, f64)>,
+    /// the backend the user asked for
+    pub preference: Callback<Preference>,
 }
 
 impl Callbacks {
@@ -72,6 +85,16 @@ impl Callbacks {
             pin: send(d, |r| Action::View(VA::Pin(r))),
             flow: send(d, |m| Action::View(VA::SetFlow(m))),
             gen_settings: send(d, |g| Action::View(VA::SetGen(g))),
+            gen: send(d, |on| {
+                Action::View(if on { VA::GenStart } else { VA::GenStop })
+            }),
+            text: send(d, |(t, at)| Action::View(VA::Type(t, at))),
+            preset: send(d, |t| Action::View(VA::Preset(t, dom::now()))),
+            compare_toggle: send(d, |on| Action::View(VA::ToggleCompare(on))),
+            text_b: send(d, |(b, _at): (String, f64)| {
+                Action::View(VA::SetCompare(Some(b)))
+            }),
+            preference: send(d, |p| Action::Model(ModelAction::SetPreference(p))),
         }
     }
 }
@@ -81,28 +104,16 @@ impl Callbacks {
 pub struct PageCallbacks {
     /// the callbacks that only dispatch
     pub cb: Rc<Callbacks>,
-    /// typing: straight to the engine (the state changes once, when the result arrives)
-    pub on_text: Rc<Callback<(String, f64)>>,
-    /// a text the page puts in the box (a lesson preset), run
-    pub on_preset: Rc<Callback<String>>,
-    /// comparing on or off: (on, text A, the last text B)
-    pub on_compare_toggle: Rc<Callback<(bool, String, String)>>,
-    /// the second text typed
-    pub on_text_b: Rc<Callback<(String, f64)>>,
     /// the second text box's first value
     pub initial_b: Rc<AttrValue>,
     /// a next token clicked: appended to the text, as if typed
     pub on_append: Rc<Callback<u32>>,
-    /// a generation's step: the text it started from and the tokens appended so far
-    pub on_gen_step: Rc<Callback<(String, Vec<u32>)>>,
     /// a logit lens asked for: (result, position, residual rows)
     pub on_lens: Rc<Callback<(u64, usize, Vec<f32>)>>,
     /// the whole trace asked for (an export)
     pub on_full: Rc<FullTrace>,
     /// "present": the view on screen, full-screen
     pub on_present: Rc<Callback<()>>,
-    /// the backend the user asked for
-    pub on_preference: Rc<Callback<Preference>>,
     /// a model from files: (files, keep it on this device)
     pub on_files: Rc<Callback<(Vec<web_sys::File>, bool)>>,
     /// load the kept model, forget it
@@ -118,49 +129,6 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         let d = state.dispatcher();
         move |_| Callbacks::new(&d)
     });
-    // typing goes straight to the engine: the state changes once, when the result arrives
-    let on_text = use_memo(state.options(), {
-        let engine = engine.clone();
-        move |opts| {
-            let opts = opts.clone();
-            Callback::from(move |(text, at): (String, f64)| engine.submit(text, opts.clone(), at))
-        }
-    });
-    let on_preset = use_memo(state.options(), {
-        let (engine, d) = (engine.clone(), state.dispatcher());
-        move |opts| {
-            let opts = opts.clone();
-            Callback::from(move |text: String| {
-                d.dispatch(Action::View(VA::Preset(text.clone())));
-                engine.submit(text, opts.clone(), dom::now());
-            })
-        }
-    });
-    let on_compare_toggle = use_memo((), {
-        let (engine, d) = (engine.clone(), state.dispatcher());
-        move |_| {
-            Callback::from(move |(on, a, last): (bool, String, String)| {
-                // B is the last second text; the first time, A with 커피 → 차 (the lesson's
-                // pair), else A itself
-                let b = on.then(|| match (last.is_empty(), a.contains("커피")) {
-                    (false, _) => last,
-                    (true, true) => a.replacen("커피", "차", 1),
-                    (true, false) => a,
-                });
-                d.dispatch(Action::View(VA::SetCompare(b.clone())));
-                engine.set_compare(b);
-            })
-        }
-    });
-    let on_text_b = use_memo((), {
-        let (engine, d) = (engine.clone(), state.dispatcher());
-        move |_| {
-            Callback::from(move |(b, _at): (String, f64)| {
-                d.dispatch(Action::View(VA::SetCompare(Some(b.clone()))));
-                engine.set_compare(Some(b));
-            })
-        }
-    });
     let initial_b = use_memo(
         (state.view.compare.is_some(), state.display.solo().is_none()),
         {
@@ -170,23 +138,13 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
     );
     // a next-token clicked: appended to the text, as if typed
     let on_append = use_memo(state.view.text.clone(), {
-        let (engine, on_preset) = (engine.clone(), on_preset.clone());
+        let (engine, preset) = (engine.clone(), cb.preset.clone());
         move |text| {
             let text = text.clone();
             Callback::from(move |id: u32| {
                 if let Some(piece) = engine.token_text(id) {
-                    on_preset.emit(format!("{text}{piece}"));
+                    preset.emit(format!("{text}{piece}"));
                 }
-            })
-        }
-    });
-    // a generation's step: the text it started from and exactly the tokens appended so far
-    let on_gen_step = use_memo(state.options(), {
-        let engine = engine.clone();
-        move |opts| {
-            let opts = opts.clone();
-            Callback::from(move |(base, appended): (String, Vec<u32>)| {
-                engine.submit_generated(base, appended, opts.clone())
             })
         }
     });
@@ -212,29 +170,21 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
             })
         }
     });
-    let on_preference = use_memo((), {
-        let (engine, d) = (engine.clone(), state.dispatcher());
-        move |_| {
-            Callback::from(move |p: Preference| {
-                d.dispatch(Action::Model(ModelAction::SetPreference(p)));
-                engine.set_preference(p);
-            })
-        }
-    });
-    let on_files = use_memo((), {
+    // a model's engines start with the backend the user asked for
+    let on_files = use_memo(state.model.preference, {
         let engine = engine.clone();
-        move |_| {
+        move |&p| {
             Callback::from(move |(files, keep)| {
-                wasm_bindgen_futures::spawn_local(engine.clone().load_own(files, keep))
+                wasm_bindgen_futures::spawn_local(engine.clone().load_own(files, keep, p))
             })
         }
     });
-    let on_kept = use_memo((), {
+    let on_kept = use_memo(state.model.preference, {
         let engine = engine.clone();
-        move |_| {
+        move |&p| {
             let e = engine.clone();
             (
-                Callback::from(move |()| wasm_bindgen_futures::spawn_local(e.clone().load_kept())),
+                Callback::from(move |()| wasm_bindgen_futures::spawn_local(e.clone().load_kept(p))),
                 Callback::from(move |()| {
                     wasm_bindgen_futures::spawn_local(engine.clone().forget_kept())
                 }),
@@ -251,17 +201,11 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
     });
     PageCallbacks {
         cb,
-        on_text,
-        on_preset,
-        on_compare_toggle,
-        on_text_b,
         initial_b,
         on_append,
-        on_gen_step,
         on_lens,
         on_full,
         on_present,
-        on_preference,
         on_files,
         on_kept,
         on_ablate,

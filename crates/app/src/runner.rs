@@ -1,5 +1,7 @@
 //! The page's request queue: one forward at a time, the newest request next, older results
-//! dropped; follow-up jobs (the logit lens of the result on screen) run when no request
+//! dropped; a request may continue itself (a generation's next step, `Run::then`) while no
+//! newer one came, and may be withdrawn (the result on screen already answers the newest
+//! request); follow-up jobs (the logit lens of the result on screen) run when no request
 //! waits and only while no newer request came; background jobs (the head-role probe) run
 //! last and are always reported. What runs a request (and where, and what happens when a
 //! backend fails) is the engine's business (`crate::engine`); this file only orders and drops.
@@ -10,10 +12,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-thread_local! {
-    static NEXT_GENERATION: Cell<u64> = const { Cell::new(0) };
-}
-
 /// What the queue runs its jobs on.
 pub trait Run {
     type Job;
@@ -22,10 +20,17 @@ pub trait Run {
     /// An output that came too late to be shown (a newer request is queued). Whatever of it
     /// must not be lost (e.g. a notice that the GPU failed) the engine keeps for the next.
     fn dropped(&self, _output: Self::Output) {}
+    /// The request that continues `job` after its `output` was shown (a generation's next
+    /// step), if any. It runs as the newest request unless a newer one came meanwhile.
+    fn then(&self, _job: &Self::Job, _output: &Self::Output) -> Option<Self::Job> {
+        None
+    }
 }
 
 pub struct Runner<E: Run> {
     engine: E,
+    /// The last number handed to a job (its generation).
+    numbered: Cell<u64>,
     latest: Cell<u64>,
     pending: RefCell<Option<(u64, E::Job)>>,
     /// A follow-up job and the request whose result it is about.
@@ -42,9 +47,12 @@ pub type Drain = Pin<Box<dyn Future<Output = ()>>>;
 
 impl<E: Run + 'static> Runner<E> {
     /// `report(generation, output)` is called for every result that is still the newest.
-    pub fn new(engine: E, report: impl Fn(u64, E::Output) + 'static) -> Rc<Self> {
+    /// Jobs are numbered after `after` (the runner this one replaces: `last_number`), so that
+    /// a new model's results come after the old one's.
+    pub fn new(engine: E, after: u64, report: impl Fn(u64, E::Output) + 'static) -> Rc<Self> {
         Rc::new(Runner {
             engine,
+            numbered: Cell::new(after),
             latest: Cell::new(0),
             pending: RefCell::new(None),
             follow_up: RefCell::new(None),
@@ -67,29 +75,39 @@ impl<E: Run + 'static> Runner<E> {
         self.background.borrow_mut().clear();
     }
 
-    fn next_generation() -> u64 {
-        NEXT_GENERATION.with(|g| {
-            let n = g.get() + 1;
-            g.set(n);
-            n
-        })
+    fn next_generation(&self) -> u64 {
+        self.numbered.set(self.numbered.get() + 1);
+        self.numbered.get()
+    }
+
+    /// The last number handed to a job.
+    pub fn last_number(&self) -> u64 {
+        self.numbered.get()
     }
 
     /// Queues `job`, replacing any queued one that has not started. Returns its generation
-    /// (numbered across runners, so a new model's results come after the old one's) and,
-    /// when nothing was running, the work to spawn.
+    /// and, when nothing was running, the work to spawn.
     pub fn submit(self: &Rc<Self>, job: E::Job) -> (u64, Option<Drain>) {
-        let generation = Self::next_generation();
+        let generation = self.next_generation();
         self.latest.set(generation);
         *self.pending.borrow_mut() = Some((generation, job));
         self.start(generation)
+    }
+
+    /// Nothing more is asked (the result on screen already answers the newest request): a
+    /// queued request or follow-up is dropped, and the one running, when it ends, is not
+    /// reported and not continued.
+    pub fn withdraw(&self) {
+        self.latest.set(self.next_generation());
+        self.pending.borrow_mut().take();
+        self.follow_up.borrow_mut().take();
     }
 
     /// Queues a job about the result of request `about` (replacing a queued follow-up): it
     /// runs once no request waits, never in place of one, and only while `about` is still the
     /// newest request — a newer text makes it stale, and a stale one is not even run.
     pub fn submit_follow_up(self: &Rc<Self>, job: E::Job, about: u64) -> (u64, Option<Drain>) {
-        let generation = Self::next_generation();
+        let generation = self.next_generation();
         *self.follow_up.borrow_mut() = Some((generation, job, about));
         self.start(generation)
     }
@@ -97,7 +115,7 @@ impl<E: Run + 'static> Runner<E> {
     /// Queues a job that runs once no request is waiting and whose output is reported even
     /// though newer requests came after it (it answers no request: nothing makes it stale).
     pub fn submit_background(self: &Rc<Self>, job: E::Job) -> (u64, Option<Drain>) {
-        let generation = Self::next_generation();
+        let generation = self.next_generation();
         self.background.borrow_mut().push_back((generation, job));
         self.start(generation)
     }
@@ -135,7 +153,16 @@ impl<E: Run + 'static> Runner<E> {
             let out = self.engine.run(&job).await;
             let fresh = current.is_none_or(|c| c == self.latest.get());
             if fresh && !self.retired.get() {
+                // a request still the newest may continue (nothing newer is queued then)
+                let next = (current == Some(generation))
+                    .then(|| self.engine.then(&job, &out))
+                    .flatten();
                 (self.report)(generation, out);
+                if let Some(next) = next.filter(|_| self.latest.get() == generation) {
+                    let g = self.next_generation();
+                    self.latest.set(g);
+                    *self.pending.borrow_mut() = Some((g, next));
+                }
             } else {
                 self.engine.dropped(out);
             }
@@ -176,6 +203,14 @@ mod tests {
     impl Run for Gated {
         type Job = &'static str;
         type Output = &'static str;
+        /// "step 1" continues as "step 2", which continues as "step 3", which ends.
+        fn then(&self, job: &&'static str, _: &&'static str) -> Option<&'static str> {
+            match *job {
+                "step 1" => Some("step 2"),
+                "step 2" => Some("step 3"),
+                _ => None,
+            }
+        }
         async fn run(&self, job: &&'static str) -> &'static str {
             self.ran.borrow_mut().push(job);
             Gate {
@@ -193,9 +228,13 @@ mod tests {
     type Shown = Rc<RefCell<Vec<(u64, &'static str)>>>;
 
     fn setup() -> (Rc<Runner<Gated>>, Shown) {
+        setup_after(0)
+    }
+
+    fn setup_after(after: u64) -> (Rc<Runner<Gated>>, Shown) {
         let shown = Rc::new(RefCell::new(Vec::new()));
         let s = shown.clone();
-        let r = Runner::new(Gated::default(), move |g, out| {
+        let r = Runner::new(Gated::default(), after, move |g, out| {
             s.borrow_mut().push((g, out))
         });
         (r, shown)
@@ -340,10 +379,49 @@ mod tests {
     }
 
     #[test]
+    fn a_request_continues_until_it_ends_or_a_newer_one_comes() {
+        let (r, shown) = setup();
+        let (_, drain) = r.submit("step 1");
+        let mut drain = drain.unwrap();
+        r.engine().open.set(3);
+        assert!(poll(&mut drain), "step 1 → 2 → 3, then nothing");
+        let reported: Vec<&str> = shown.borrow().iter().map(|x| x.1).collect();
+        assert_eq!(reported, ["step 1", "step 2", "step 3"]);
+        let gens: Vec<u64> = shown.borrow().iter().map(|x| x.0).collect();
+        assert!(
+            gens.windows(2).all(|w| w[1] > w[0]),
+            "each step is a newer result"
+        );
+        // a request typed while step 1 runs: step 1 is stale and does not continue
+        shown.borrow_mut().clear();
+        let (_, drain) = r.submit("step 1");
+        let mut drain = drain.unwrap();
+        assert!(!poll(&mut drain));
+        r.submit("typed");
+        r.engine().open.set(2);
+        assert!(poll(&mut drain));
+        let reported: Vec<&str> = shown.borrow().iter().map(|x| x.1).collect();
+        assert_eq!(reported, ["typed"]);
+        // withdrawn while step 2 runs: step 2 is not shown and step 3 never runs
+        shown.borrow_mut().clear();
+        let (_, drain) = r.submit("step 1");
+        let mut drain = drain.unwrap();
+        r.engine().open.set(1);
+        assert!(!poll(&mut drain), "step 1 shown; step 2 runs");
+        r.withdraw();
+        r.engine().open.set(5);
+        assert!(poll(&mut drain));
+        let reported: Vec<&str> = shown.borrow().iter().map(|x| x.1).collect();
+        assert_eq!(reported, ["step 1"]);
+        assert_eq!(r.engine().ran.borrow().last(), Some(&"step 2"));
+        assert_eq!(r.engine().dropped.borrow().last(), Some(&"step 2"));
+    }
+
+    #[test]
     fn generations_increase_across_runners() {
         let (a, _) = setup();
-        let (b, _) = setup();
         let (g1, _) = a.submit("x");
+        let (b, _) = setup_after(a.last_number());
         let (g2, _) = b.submit("y");
         assert!(g2 > g1, "a new model's results come after the old one's");
     }

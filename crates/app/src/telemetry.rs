@@ -61,27 +61,27 @@ impl Recorder {
             dom::record_paint(&[
                 ("generation", (s.generation as f64).into()),
                 ("text", s.text.as_str().into()),
-                ("tokens", (s.trace.dims.t as f64).into()),
+                ("tokens", (s.run.trace.dims.t as f64).into()),
                 ("latencyMs", (painted - s.input_at).into()),
-                ("forwardMs", s.forward_ms.into()),
+                ("forwardMs", s.run.forward_ms.into()),
                 (
                     "engineMs",
-                    s.engine_ms.map(JsValue::from).unwrap_or(JsValue::NULL),
+                    s.run.engine_ms.map(JsValue::from).unwrap_or(JsValue::NULL),
                 ),
                 ("paintMs", paint_ms.into()),
                 ("renderMs", rendered.into()),
-                ("incremental", s.incremental.into()),
+                ("incremental", s.run.incremental.into()),
                 // parts of the page still to catch up once this frame is painted (off screen)
                 ("stale", dom::stale_count().into()),
                 (
                     "backend",
-                    if s.ran_on_gpu { "webgpu" } else { "cpu" }.into(),
+                    if s.run.ran_on_gpu { "webgpu" } else { "cpu" }.into(),
                 ),
                 ("at", painted.into()),
             ]);
             d.dispatch(TimingAction::Painted {
-                forward_ms: s.forward_ms,
-                incremental: s.incremental,
+                forward_ms: s.run.forward_ms,
+                incremental: s.run.incremental,
                 paint_ms,
             });
         });

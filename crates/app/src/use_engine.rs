@@ -1,9 +1,11 @@
 //! The page's engine, as a hook: `use_engine` loads the bundled model, starts the engines
 //! (WebGPU where the browser has it, the CPU worker always), installs them behind the request
-//! queue and hands the page an `EngineHandle` to submit texts, switch backends and load the
-//! user's own model. Results come back as actions on the page's state.
+//! queue and runs the state's request (`State::request`) whenever it changes. The
+//! `EngineHandle` it hands the page asks what is not a request (the lens of a result, the
+//! whole trace for an export, a token's text) and loads the user's own model. Results come
+//! back as actions on the page's state.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use attnlab_model::roles::{Probe, PROBE_LEN, PROBE_SEED};
@@ -19,19 +21,15 @@ use crate::engine::{Engine, Preference};
 use crate::loader::OwnLoad;
 use crate::loader::{self, ModelBytes};
 use crate::runner::Runner;
-use crate::state::{Action, ModelAction, ModelInfo, State};
+use crate::state::{plan, Action, ModelAction, ModelInfo, Plan, Request, State};
 use crate::test_hooks;
 
 struct Inner {
     dispatch: UseReducerDispatcher<State>,
     vocab: UseStateSetter<Labels>,
     runner: RefCell<Option<Rc<Runner<PageEngine>>>>,
-    /// The last text and options asked for (a re-run after an option or model change uses them).
-    text: RefCell<String>,
-    opts: RefCell<AttentionOptions>,
-    preference: RefCell<Preference>,
-    /// The second text, when comparing.
-    compare: RefCell<Option<String>>,
+    /// Counts the engines installed: each result says which computed it.
+    installed: Cell<u64>,
 }
 
 /// What the page holds of the engine. Equal only to itself: holding it never re-renders.
@@ -45,53 +43,29 @@ impl PartialEq for EngineHandle {
 }
 
 impl EngineHandle {
-    /// Runs `text` with `opts`: the newest request runs next, older results are dropped. The
-    /// same text with the same options as the last request is not run again (an input event
-    /// that changed nothing).
-    pub fn submit(&self, text: String, opts: AttentionOptions, input_at: f64) {
-        if *self.0.text.borrow() == text && *self.0.opts.borrow() == opts {
-            return;
-        }
-        self.send(text, Vec::new(), opts, input_at);
-    }
-
-    /// Runs `text` followed by exactly the tokens `appended` (a generation's steps: the ids
-    /// are kept as generated, not re-tokenized, so the page's generation is the CLI's).
-    pub fn submit_generated(&self, text: String, appended: Vec<u32>, opts: AttentionOptions) {
-        self.send(text, appended, opts, now());
-    }
-
-    fn send(&self, text: String, appended: Vec<u32>, opts: AttentionOptions, input_at: f64) {
-        let runner = self.0.runner.borrow().clone();
-        // what a re-run (an option changed) runs: the whole text
-        let whole = match (&runner, appended.is_empty()) {
-            (Some(r), false) => match r.engine().tokenizer.spell(&appended) {
-                Ok(tail) => format!("{text}{tail}"),
-                Err(_) => text.clone(),
-            },
-            _ => text.clone(),
+    /// Answers the page's request as `plan` says, given the request the result on screen
+    /// answers (`shown`, when the engines now running computed it): the newest request runs
+    /// next and older results are dropped. `input_at` is the time of the input event.
+    fn ask(&self, asked: &Request, shown: Option<&Request>, input_at: f64) {
+        let Some(r) = self.current() else {
+            return; // no model yet: its engines ask once installed
         };
-        *self.0.text.borrow_mut() = whole;
-        *self.0.opts.borrow_mut() = opts.clone();
-        if let Some(r) = runner {
-            let b = self.0.compare.borrow().clone();
-            let (_, drain) = r.submit(Job::Text {
-                text,
-                appended,
-                b,
-                opts,
+        let job = match plan(asked, shown) {
+            Plan::Withdraw => return r.withdraw(),
+            Plan::Run => Job::Text {
+                asked: Rc::new(asked.clone()),
                 input_at,
-            });
-            if let Some(d) = drain {
-                wasm_bindgen_futures::spawn_local(d);
-            }
+            },
+            Plan::Generate => Job::Generate {
+                asked: Rc::new(asked.clone()),
+                run: Vec::new(),
+                input_at,
+            },
+        };
+        r.engine().engine.set_preference(asked.preference);
+        if let (_, Some(d)) = r.submit(job) {
+            wasm_bindgen_futures::spawn_local(d);
         }
-    }
-
-    /// Runs the last text again with `opts` (after a change of options, backend or model).
-    pub fn rerun(&self, opts: AttentionOptions) {
-        let text = self.0.text.borrow().clone();
-        self.send(text, Vec::new(), opts, now());
     }
 
     /// Asks the CPU worker for the whole trace of `ids` with `opts` (a lite result's, for
@@ -123,26 +97,6 @@ impl EngineHandle {
         }
     }
 
-    /// Compares the text with `b` from now on (or stops comparing), and runs both.
-    pub fn set_compare(&self, b: Option<String>) {
-        if *self.0.compare.borrow() == b {
-            return;
-        }
-        *self.0.compare.borrow_mut() = b;
-        let (text, opts) = (self.0.text.borrow().clone(), self.0.opts.borrow().clone());
-        self.send(text, Vec::new(), opts, now());
-    }
-
-    /// Switches the backend (Auto, WebGPU, CPU) and shows the text computed there.
-    pub fn set_preference(&self, p: Preference) {
-        *self.0.preference.borrow_mut() = p;
-        if let Some(r) = self.0.runner.borrow().as_ref() {
-            r.engine().engine.set_preference(p);
-        }
-        let opts = self.0.opts.borrow().clone();
-        self.rerun(opts);
-    }
-
     /// The text of token `id` (None for a partial character, or before a model runs).
     pub fn token_text(&self, id: u32) -> Option<String> {
         self.current().and_then(|r| r.engine().token_text(id))
@@ -155,9 +109,15 @@ impl EngineHandle {
 
     /// Starts the engines for `bundle` (whose files are `bytes`) and puts them in place of
     /// the current ones; then runs the last text on them.
-    async fn install(&self, bundle: Bundle, bytes: ModelBytes) -> Result<(), String> {
+    async fn install(
+        &self,
+        bundle: Bundle,
+        bytes: ModelBytes,
+        preference: Preference,
+    ) -> Result<(), String> {
         let Bundle { model, tokenizer } = bundle;
-        let probe = Probe::new(&tokenizer, PROBE_LEN, PROBE_SEED, model.config.n_positions);
+        let context = model.config.n_positions;
+        let probe = Probe::new(&tokenizer, PROBE_LEN, PROBE_SEED, context);
         let gpu = Gpu::start(&model).await;
         // the page keeps no weights: the GPU has its copy, the worker gets its own
         drop(model);
@@ -174,19 +134,26 @@ impl EngineHandle {
                 .map(|id| tokenizer.display_id(id))
                 .collect(),
         )));
-        let engine = Engine::new(gpu, cpu, *self.0.preference.borrow());
+        let engine = Engine::new(gpu, cpu, preference);
         let backend = engine.backend();
         let dispatch = self.0.dispatch.clone();
+        let installed = self.0.installed.get() + 1;
+        self.0.installed.set(installed);
+        // numbered after the old runner's, so the new model's results come after its
+        let after = self.current().map_or(0, |r| r.last_number());
         let runner = Runner::new(
-            PageEngine::new(tokenizer, engine),
+            PageEngine::new(tokenizer, engine, context),
+            after,
             move |generation, out| {
                 dispatch.dispatch(match out {
                     Outcome::Shown(mut s) => {
                         s.generation = generation;
+                        s.engine = installed;
                         s.result_at = now();
                         Action::Result(s)
                     }
-                    Outcome::Error { text, error } => Action::RunError { text, error },
+                    Outcome::Error(error) => Action::RunError(error),
+                    Outcome::ContextFull(nonce) => Action::ContextFull(nonce),
                     Outcome::Probe(p) => Action::Probe(p.map(Rc::new)),
                     Outcome::Lens(l) => Action::Lens(Rc::new(l)),
                     // the job handed its result over itself
@@ -197,11 +164,10 @@ impl EngineHandle {
         if let Some(old) = self.0.runner.borrow_mut().replace(runner) {
             old.retire();
         }
+        // the state's request runs on the new engines (`use_engine`'s effect)
         self.0
             .dispatch
-            .dispatch(Action::Model(ModelAction::BackendReady(backend)));
-        let opts = self.0.opts.borrow().clone();
-        self.rerun(opts);
+            .dispatch(Action::Model(ModelAction::EngineReady(backend, installed)));
         // the head-role probe runs once the text's result is in
         if let Some(r) = self.current() {
             if let (_, Some(d)) = r.submit_background(Job::Probe(probe)) {
@@ -213,21 +179,21 @@ impl EngineHandle {
 
     /// Reads the user's files, validates them as a model and, only if that succeeds, replaces
     /// the current model. The current model keeps running meanwhile and after any error.
-    pub async fn load_own(self, files: Vec<web_sys::File>, keep: bool) {
+    pub async fn load_own(self, files: Vec<web_sys::File>, keep: bool, preference: Preference) {
         let d = self.0.dispatch.clone();
         let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
         let (bytes, name) = match loader::read_own(&files, &status).await {
             Ok(x) => x,
             Err(o) => return status(o),
         };
-        self.load_bytes(bytes, name, keep).await
+        self.load_bytes(bytes, name, keep, preference).await
     }
 
     /// Loads the model kept on this device (`kept`).
-    pub async fn load_kept(self) {
+    pub async fn load_kept(self, preference: Preference) {
         let d = self.0.dispatch.clone();
         match crate::kept::load().await {
-            Ok(Some((bytes, name))) => self.load_bytes(bytes, name, false).await,
+            Ok(Some((bytes, name))) => self.load_bytes(bytes, name, false, preference).await,
             Ok(None) => d.dispatch(Action::Model(ModelAction::Kept(None))),
             Err(e) => d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Failed(e)))),
         }
@@ -245,7 +211,13 @@ impl EngineHandle {
 
     /// Validates and installs a model's files; keeps them on this device first when asked
     /// (a bundle that fails to validate is never kept).
-    async fn load_bytes(self, bytes: loader::ModelBytes, name: String, keep: bool) {
+    async fn load_bytes(
+        self,
+        bytes: loader::ModelBytes,
+        name: String,
+        keep: bool,
+        preference: Preference,
+    ) {
         let d = self.0.dispatch.clone();
         let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
         let bundle = match loader::validate(&bytes, |done, total| {
@@ -263,7 +235,7 @@ impl EngineHandle {
                 .dispatch
                 .dispatch(Action::Model(ModelAction::Kept(Some(k))));
         }
-        if let Err(e) = self.install(bundle, bytes).await {
+        if let Err(e) = self.install(bundle, bytes, preference).await {
             return status(OwnLoad::Failed(e));
         }
         self.0
@@ -282,7 +254,7 @@ fn model_info(bundle: &Bundle) -> ModelInfo {
     }
 }
 
-async fn start(handle: EngineHandle) {
+async fn start(handle: EngineHandle, preference: Preference) {
     let d = handle.0.dispatch.clone();
     let fail = |e: String| d.dispatch(Action::Model(ModelAction::LoadFailed(e)));
     let progress = {
@@ -307,7 +279,7 @@ async fn start(handle: EngineHandle) {
             }
         });
     }
-    if let Err(e) = handle.install(bundle, bytes).await {
+    if let Err(e) = handle.install(bundle, bytes, preference).await {
         return fail(e);
     }
     let (gpu, cpu) = (handle.clone(), handle.clone());
@@ -317,36 +289,43 @@ async fn start(handle: EngineHandle) {
     });
 }
 
-/// The page's engine: starts loading the bundled model on first render. `text` and
-/// `preference` are the page's starting values (from the URL).
+/// The page's engine: starts loading the bundled model on first render, and runs the page's
+/// request whenever it changes (or new engines start): the state's `request()`, the number
+/// of the engines running (`ModelStatus::engines`), the result on screen (which engines
+/// computed it, and what it answers) and the time of the input event that asked.
 #[hook]
 pub fn use_engine(
     dispatch: UseReducerDispatcher<State>,
-    text: &str,
-    opts: AttentionOptions,
-    preference: Preference,
-    compare: Option<String>,
+    request: Request,
+    engines: u64,
+    shown: Option<(u64, Rc<Request>)>,
+    input_at: Option<f64>,
 ) -> (EngineHandle, Labels) {
     let vocab = use_state(|| Labels(Rc::new(Vec::new())));
     let handle = {
         let setter = vocab.setter();
-        let text = text.to_string();
         use_memo((), move |_| {
             EngineHandle(Rc::new(Inner {
                 dispatch,
                 vocab: setter,
                 runner: RefCell::new(None),
-                text: RefCell::new(text),
-                opts: RefCell::new(opts),
-                preference: RefCell::new(preference),
-                compare: RefCell::new(compare),
+                installed: Cell::new(0),
             }))
         })
     };
     {
         let handle = (*handle).clone();
+        let preference = request.preference;
         use_effect_with((), move |_| {
-            wasm_bindgen_futures::spawn_local(start(handle));
+            wasm_bindgen_futures::spawn_local(start(handle, preference));
+        });
+    }
+    {
+        let handle = (*handle).clone();
+        use_effect_with((request, engines), move |(request, engines)| {
+            let shown = shown.filter(|(e, _)| e == engines);
+            let at = input_at.unwrap_or_else(now);
+            handle.ask(request, shown.as_ref().map(|(_, r)| &**r), at);
         });
     }
     ((*handle).clone(), (*vocab).clone())

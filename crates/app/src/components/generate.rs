@@ -1,80 +1,29 @@
-//! The Generate control: appends up to 64 tokens one by one, each chosen from the result on
-//! screen by `attnlab_model::sample::Sampling` (greedy, or sampled with an output temperature
-//! and top-k / top-p from a seed) and run as the next request, so every step is seen as it
-//! lands. The appended ids are kept exactly (`EngineHandle::submit_generated`), which makes
-//! a run the CLI's `attnlab generate` with the same settings. It stops when asked, when the
-//! text fills the context (and says so), or when the text is changed meanwhile.
-
-use std::rc::Rc;
+//! The Generate control: asks for up to 64 tokens appended one by one, each chosen by
+//! `attnlab_model::sample::Sampling` (greedy, or sampled with an output temperature and
+//! top-k / top-p from a seed). The engine runs the generation (`state::GenAsk`, run by
+//! `engine::page`), each step shown as it lands, its ids kept exactly, which makes a run the
+//! CLI's `attnlab generate` with the same settings. It stops when asked, when the text fills
+//! the context (and says so), or when the text or the options change meanwhile. This form
+//! holds only its fields as typed; where a run stands is the state's (`GenRun`).
 
 use attnlab_model::sample::Sampling;
-use attnlab_model::TokenInfo;
 use yew::prelude::*;
 
-use super::{target_as, TraceRef};
+use super::target_as;
 use crate::i18n::{Key, Lang};
-use crate::state::{GenSettings, GEN_MAX_STEPS};
+use crate::state::{GenRun, GenSettings, GenStatus, GEN_MAX_STEPS};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub lang: Lang,
-    pub trace: TraceRef,
-    /// Every token of the text on screen (also any dropped to fit the context).
-    pub tokens: Rc<Vec<TokenInfo>>,
-    /// The text on screen.
-    pub text: AttrValue,
-    pub generation: u64,
     /// The model's context length.
     pub context: usize,
-    /// Set when the result on screen is itself a generation's step: the text it started from
-    /// and the ids appended to it (a new run continues from exactly those ids).
-    #[prop_or_default]
-    pub generated: Option<Rc<(String, Vec<u32>)>>,
     pub settings: GenSettings,
+    /// The latest generation, and where it stands (None: none yet).
+    pub run: Option<GenRun>,
     pub on_settings: Callback<GenSettings>,
-    /// Runs (the text the generation started from, the tokens appended so far).
-    pub on_step: Callback<(String, Vec<u32>)>,
-}
-
-/// A generation under way.
-#[derive(Clone)]
-struct Run {
-    /// The text the ids are appended to, and the ids appended before this run (a run that
-    /// continues a generated result keeps them exactly, not re-tokenized).
-    base: String,
-    prefix: Vec<u32>,
-    /// Every id of the result the run started from, then the ids this run appended.
-    base_ids: Vec<u32>,
-    appended: Vec<u32>,
-    total: usize,
-    sampling: Sampling,
-    /// Over (done, stopped, cut): kept for what it appended (`data-ids`) until the next run.
-    ended: bool,
-}
-
-impl Run {
-    /// What the next request runs: the base text and every id appended to it.
-    fn step(&self) -> (String, Vec<u32>) {
-        let mut ids = self.prefix.clone();
-        ids.extend(&self.appended);
-        (self.base.clone(), ids)
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Status {
-    Idle,
-    /// Started while the text box was ahead of the result: it begins with that text's result.
-    Waiting,
-    Running {
-        done: usize,
-        total: usize,
-    },
-    Done(usize),
-    Stopped(usize),
-    Context(usize),
-    ContextFull,
-    Changed(usize),
+    /// Generate (true) or stop (false).
+    pub on_run: Callback<bool>,
 }
 
 /// The form's fields as typed.
@@ -165,166 +114,22 @@ impl Fields {
     }
 }
 
-/// The next token after the last position of `trace`, at generation step `step`.
-fn choose(trace: &attnlab_model::Trace, sampling: &Sampling, step: usize) -> u32 {
-    sampling.choose(trace.last_logits(), step)
-}
-
-/// The main text box's value (it may be ahead of the result on screen while a text runs).
-fn text_box() -> Option<String> {
-    use wasm_bindgen::JsCast;
-    let el = web_sys::window()?.document()?.get_element_by_id("text")?;
-    Some(el.dyn_into::<web_sys::HtmlTextAreaElement>().ok()?.value())
-}
-
-/// The result on screen, as a run starts from it.
-#[derive(Clone)]
-struct Origin {
-    trace: TraceRef,
-    tokens: Rc<Vec<TokenInfo>>,
-    text: AttrValue,
-    generated: Option<Rc<(String, Vec<u32>)>>,
-    context: usize,
-}
-
-impl Origin {
-    fn of(p: &Props) -> Origin {
-        Origin {
-            trace: p.trace.clone(),
-            tokens: p.tokens.clone(),
-            text: p.text.clone(),
-            generated: p.generated.clone(),
-            context: p.context,
-        }
-    }
-
-    /// Whether the text box holds this result's text (it may be ahead while a text runs).
-    fn is_current(&self) -> bool {
-        text_box().is_none_or(|t| t == self.text.as_str())
-    }
-
-    /// A run of `settings` from here: its first token chosen, or why none fits.
-    fn begin(&self, settings: &GenSettings) -> Result<Run, Status> {
-        if self.tokens.len() >= self.context {
-            return Err(Status::ContextFull);
-        }
-        let (base, prefix) = match &self.generated {
-            Some(g) => (g.0.clone(), g.1.clone()),
-            None => (self.text.to_string(), Vec::new()),
-        };
-        Ok(Run {
-            base,
-            prefix,
-            base_ids: self.tokens.iter().map(|t| t.id).collect(),
-            appended: vec![choose(&self.trace.0, &settings.sampling, 0)],
-            total: settings.steps,
-            sampling: settings.sampling.clone(),
-            ended: false,
-        })
-    }
-}
-
 #[function_component]
 pub fn Generate(props: &Props) -> Html {
     let lang = props.lang;
     let fields = use_state(|| Fields::of(&props.settings));
-    let run = use_mut_ref(|| None::<Run>);
-    // a Generate pressed while the text box was ahead of the result on screen
-    let pending = use_mut_ref(|| None::<GenSettings>);
-    let status = use_state(|| Status::Idle);
-    let launch = {
-        let (run, status, on_step) = (run.clone(), status.clone(), props.on_step.clone());
-        move |r: Result<Run, Status>| match r {
-            Ok(r) => {
-                status.set(Status::Running {
-                    done: 1,
-                    total: r.total,
-                });
-                on_step.emit(r.step());
-                *run.borrow_mut() = Some(r);
-            }
-            Err(s) => status.set(s),
-        }
-    };
-    // each new result: the next step of a generation under way (or the start it waited for)
-    {
-        let (run, pending, status, on_step) = (
-            run.clone(),
-            pending.clone(),
-            status.clone(),
-            props.on_step.clone(),
-        );
-        let (launch, origin) = (launch.clone(), Origin::of(props));
-        use_effect_with(props.generation, move |_| {
-            // a start that waited for the text box's result (the box is read only then)
-            if pending.borrow().is_some() && origin.is_current() {
-                if let Some(s) = pending.borrow_mut().take() {
-                    return launch(origin.begin(&s));
-                }
-            }
-            let mut slot = run.borrow_mut();
-            let Some(r) = slot.as_mut().filter(|r| !r.ended) else {
-                return;
-            };
-            let n = r.appended.len();
-            // the result on screen is the run's: where it started, then what it appended
-            let ours = origin.tokens.iter().map(|t| t.id).eq(r
-                .base_ids
-                .iter()
-                .chain(&r.appended)
-                .copied());
-            let end = if !ours {
-                Some(Status::Changed(n))
-            } else if n == r.total {
-                Some(Status::Done(n))
-            } else if origin.tokens.len() >= origin.context {
-                Some(Status::Context(n))
-            } else {
-                None
-            };
-            if let Some(st) = end {
-                r.ended = true;
-                status.set(st);
-            } else {
-                r.appended.push(choose(&origin.trace.0, &r.sampling, n));
-                status.set(Status::Running {
-                    done: n + 1,
-                    total: r.total,
-                });
-                on_step.emit(r.step());
-            }
-        });
-    }
+    let status = props
+        .run
+        .as_ref()
+        .map_or(GenStatus::Idle, |r| r.status.clone());
     let parsed = fields.parse();
-    let running = matches!(*status, Status::Running { .. } | Status::Waiting);
+    let running = matches!(status, GenStatus::Running { .. });
     let toggle = {
-        let (run, stop_pending, stop_status) = (run.clone(), pending.clone(), status.clone());
-        let (pending, status) = (pending.clone(), status.clone());
-        let settings = parsed.clone();
-        let origin = Origin::of(props);
-        let start = move || match settings.clone() {
-            Ok(s) if origin.is_current() => launch(origin.begin(&s)),
-            // the text typed last has not run yet: start from its result
-            Ok(s) => {
-                *pending.borrow_mut() = Some(s);
-                status.set(Status::Waiting);
-            }
-            Err(_) => {}
-        };
+        let on_run = props.on_run.clone();
+        let ok = parsed.is_ok();
         Callback::from(move |_: MouseEvent| {
-            if running {
-                stop_pending.borrow_mut().take();
-                let n = run
-                    .borrow_mut()
-                    .as_mut()
-                    .filter(|r| !r.ended)
-                    .map_or(0, |r| {
-                        r.ended = true;
-                        r.appended.len()
-                    });
-                stop_status.set(Status::Stopped(n));
-            } else {
-                start();
+            if running || ok {
+                on_run.emit(!running);
             }
         })
     };
@@ -343,38 +148,37 @@ pub fn Generate(props: &Props) -> Html {
             fields.set(f);
         })
     };
-    let (state_code, message) = match &*status {
-        Status::Idle => ("idle", String::new()),
-        Status::Waiting => ("running", Key::GenWaiting.text(lang).to_string()),
-        Status::Running { done, total } => (
+    let (state_code, message) = match &status {
+        GenStatus::Idle => ("idle", String::new()),
+        GenStatus::Running { done, total } => (
             "running",
             Key::GenRunning
                 .text(lang)
                 .replace("{n}", &done.to_string())
                 .replace("{total}", &total.to_string()),
         ),
-        Status::Done(n) => (
+        GenStatus::Done(n) => (
             "done",
             Key::GenDone.text(lang).replace("{n}", &n.to_string()),
         ),
-        Status::Stopped(n) => (
+        GenStatus::Stopped(n) => (
             "stopped",
             Key::GenStopped.text(lang).replace("{n}", &n.to_string()),
         ),
-        Status::Context(n) => (
+        GenStatus::Context(n) => (
             "context",
             Key::GenContext
                 .text(lang)
                 .replace("{n}", &n.to_string())
                 .replace("{ctx}", &props.context.to_string()),
         ),
-        Status::ContextFull => (
+        GenStatus::ContextFull => (
             "context",
             Key::GenContextFull
                 .text(lang)
                 .replace("{ctx}", &props.context.to_string()),
         ),
-        Status::Changed(n) => (
+        GenStatus::Changed(n) => (
             "changed",
             Key::GenTextChanged
                 .text(lang)
@@ -382,7 +186,7 @@ pub fn Generate(props: &Props) -> Html {
         ),
     };
     // what the last run appended (for the tests and the curious)
-    let ids_attr = run.borrow().as_ref().map_or_else(String::new, |r| {
+    let ids_attr = props.run.as_ref().map_or_else(String::new, |r| {
         r.appended
             .iter()
             .map(u32::to_string)

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use attnlab_model::roles::{self, Probe};
-use attnlab_model::{AttentionOptions, Tokenizer};
+use attnlab_model::{AttentionOptions, Tokenizer, Trace};
 use yew::prelude::*;
 
 use super::gpu::Gpu;
@@ -14,19 +14,18 @@ use super::worker_client::CpuWorker;
 use super::{Engine, Note};
 use crate::dom::{self};
 use crate::runner::Run;
-use crate::state::{LensResult, ProbeResult, Shown, Side};
+use crate::state::{GenAsk, GenEnd, Generated, LensResult, ProbeResult, Request, Shown, Side};
 
 /// A request of the page.
 pub enum Job {
-    /// A text and the options to run it with; `input_at` is `performance.now()` of the input
-    /// event, for the latency measurement.
-    Text {
-        text: String,
-        /// Tokens appended to `text` by a generation, kept exactly (not re-tokenized).
-        appended: Vec<u32>,
-        /// The second text, when comparing (run after the first, same options).
-        b: Option<String>,
-        opts: AttentionOptions,
+    /// The request: its text, the second text, the options; `input_at` is
+    /// `performance.now()` of the input event, for the latency measurement.
+    Text { asked: Rc<Request>, input_at: f64 },
+    /// A generation's step: `asked` (its `generate` set) with the ids this run appended so
+    /// far (none yet: the first step chooses one from the text's own result).
+    Generate {
+        asked: Rc<Request>,
+        run: Vec<u32>,
         input_at: f64,
     },
     /// The head-role probe of a newly loaded model (run in the background, default options).
@@ -49,11 +48,10 @@ pub enum Job {
 
 pub enum Outcome {
     Shown(Shown),
-    /// No result for `text`: why ("" for an empty text).
-    Error {
-        text: String,
-        error: String,
-    },
+    /// No result for the text: why ("" for an empty text).
+    Error(String),
+    /// The generation `nonce` appended nothing: the text already fills the context.
+    ContextFull(u64),
     Probe(Result<ProbeResult, String>),
     Lens(LensResult),
     /// Handed over by the job itself (the whole trace of an export).
@@ -64,16 +62,30 @@ pub enum Outcome {
 pub struct PageEngine {
     pub tokenizer: Tokenizer,
     pub engine: Engine<Gpu, CpuWorker>,
+    /// The model's context length (a generation stops there).
+    context: usize,
     /// Notes of results that came too late to be shown, for the next one.
     carried: RefCell<Vec<Note>>,
+    /// The last text run: a generation's first token is chosen from it when it starts from
+    /// that text.
+    last: RefCell<Option<LastRun>>,
+}
+
+/// A text's ids and options, and its trace.
+struct LastRun {
+    ids: Vec<u32>,
+    opts: AttentionOptions,
+    trace: Rc<Trace>,
 }
 
 impl PageEngine {
-    pub fn new(tokenizer: Tokenizer, engine: Engine<Gpu, CpuWorker>) -> PageEngine {
+    pub fn new(tokenizer: Tokenizer, engine: Engine<Gpu, CpuWorker>, context: usize) -> Self {
         PageEngine {
             tokenizer,
             engine,
+            context,
             carried: RefCell::new(Vec::new()),
+            last: RefCell::new(None),
         }
     }
 
@@ -107,63 +119,113 @@ impl PageEngine {
         }
     }
 
-    async fn run_text(
-        &self,
-        text: &str,
-        appended: &[u32],
-        b: Option<&str>,
-        opts: &AttentionOptions,
-        input_at: f64,
-    ) -> Outcome {
-        let error = |error: String| Outcome::Error {
-            text: text.to_string(),
-            error,
-        };
-        let base = text;
-        let (text, tokens) = match self.tokenizer.continue_with(text, appended) {
+    /// Runs the request's text with `run` appended (a generation's ids so far, if any).
+    async fn run_text(&self, asked: &Rc<Request>, run: Option<&[u32]>, input_at: f64) -> Outcome {
+        let mut appended = asked.appended.to_vec();
+        appended.extend(run.unwrap_or_default());
+        let (text, tokens) = match self.tokenizer.continue_with(&asked.text, &appended) {
             Ok(t) => t,
-            Err(e) => return error(e.to_string()),
+            Err(e) => return Outcome::Error(e.to_string()),
         };
-        let text = text.as_str();
         if tokens.is_empty() {
-            return error(String::new());
+            return Outcome::Error(String::new());
         }
         let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
-        let reply = match self.engine.forward(&ids, opts).await {
+        let opts = &asked.opts;
+        let mut reply = match self.engine.forward(&ids, opts).await {
             Ok(r) => r,
-            Err(e) => return error(e),
+            Err(e) => return Outcome::Error(e),
         };
-        let b = match b {
+        *self.last.borrow_mut() = Some(LastRun {
+            ids,
+            opts: opts.clone(),
+            trace: reply.trace.clone(),
+        });
+        let b = match &asked.compare {
             Some(b) => Some(Rc::new(self.run_side(b, opts).await)),
             None => None,
         };
+        // notes of results not shown come first
         let mut notes = std::mem::take(&mut *self.carried.borrow_mut());
-        notes.extend(reply.notes);
-        let cpu_because = notes.iter().rev().find_map(|n| match n {
+        notes.append(&mut reply.notes);
+        reply.notes = notes;
+        let cpu_because = reply.notes.iter().rev().find_map(|n| match n {
             Note::TooLong(e) if !reply.ran_on_gpu => Some(e.clone()),
             _ => None,
         });
+        // a generation's step answers the request for exactly its ids
+        let (asked, generated) = match (run, &asked.generate) {
+            (Some(run), Some(ask)) => {
+                let end = if run.len() >= ask.steps {
+                    Some(GenEnd::Done)
+                } else if tokens.len() >= self.context {
+                    Some(GenEnd::Context)
+                } else {
+                    None
+                };
+                let step = Request {
+                    appended: Rc::new(appended.clone()),
+                    ..(**asked).clone()
+                };
+                let g = Generated {
+                    nonce: ask.nonce,
+                    base: asked.text.clone(),
+                    ids: appended,
+                    done: run.len(),
+                    end,
+                };
+                (Rc::new(step), Some(Rc::new(g)))
+            }
+            _ => (asked.clone(), None),
+        };
         Outcome::Shown(Shown {
             generation: 0,
-            text: text.to_string(),
-            tokens: Rc::new(tokens),
+            engine: 0,
+            asked,
+            text,
             roles: Rc::new(roles::text_scores(&reply.trace)),
+            tokens: Rc::new(tokens),
             b,
-            trace: reply.trace,
             cpu_because,
-            baseline: reply.baseline,
-            forward_ms: reply.forward_ms,
-            engine_ms: reply.engine_ms,
-            incremental: reply.incremental,
-            ran_on_gpu: reply.ran_on_gpu,
-            backend: reply.backend,
-            notes,
+            run: reply,
             input_at,
             result_at: 0.0,
-            generated: (!appended.is_empty())
-                .then(|| Rc::new((base.to_string(), appended.to_vec()))),
-            complete: reply.complete,
+            generated,
         })
+    }
+
+    /// A generation's first step: the first token chosen from the text's own result (the
+    /// one on screen, else run now), then the text with it run; or why none fits.
+    async fn first_step(&self, asked: &Rc<Request>, ask: &GenAsk, input_at: f64) -> Outcome {
+        let tokens = match self.tokenizer.continue_with(&asked.text, &asked.appended) {
+            Ok((_, t)) => t,
+            Err(e) => return Outcome::Error(e.to_string()),
+        };
+        if tokens.is_empty() {
+            return Outcome::Error(String::new());
+        }
+        if tokens.len() >= self.context {
+            return Outcome::ContextFull(ask.nonce);
+        }
+        let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
+        let cached = self
+            .last
+            .borrow()
+            .as_ref()
+            .filter(|l| l.ids == ids && l.opts == asked.opts)
+            .map(|l| l.trace.clone());
+        let trace = match cached {
+            Some(t) => t,
+            None => match self.engine.forward(&ids, &asked.opts).await {
+                Ok(r) => {
+                    self.carried.borrow_mut().extend(r.notes);
+                    r.trace
+                }
+                Err(e) => return Outcome::Error(e),
+            },
+        };
+        let first = ask.sampling.choose(trace.last_logits(), 0);
+        self.run_text(asked, Some(&[first]), input_at).await
     }
 
     async fn run_lens(&self, rows: &[f32]) -> Result<Rc<Vec<f32>>, String> {
@@ -202,17 +264,22 @@ impl Run for PageEngine {
 
     async fn run(&self, job: &Job) -> Outcome {
         match job {
-            Job::Text {
-                text,
-                appended,
-                b,
-                opts,
-                input_at,
-            } => {
+            Job::Text { asked, input_at } => {
                 // idle work (off-screen views catching up, the URL) waits until this is in
                 let _awaiting = dom::awaiting_result();
-                self.run_text(text, appended, b.as_deref(), opts, *input_at)
-                    .await
+                self.run_text(asked, None, *input_at).await
+            }
+            Job::Generate {
+                asked,
+                run,
+                input_at,
+            } => {
+                let _awaiting = dom::awaiting_result();
+                match (&asked.generate, run.is_empty()) {
+                    (Some(ask), true) => self.first_step(asked, ask, *input_at).await,
+                    (Some(_), false) => self.run_text(asked, Some(run), *input_at).await,
+                    (None, _) => self.run_text(asked, None, *input_at).await,
+                }
             }
             Job::Probe(probe) => Outcome::Probe(self.run_probe(probe).await),
             Job::Full { ids, opts, done } => {
@@ -227,11 +294,31 @@ impl Run for PageEngine {
         }
     }
 
+    /// A generation's step that did not end is followed by the next: its token chosen from
+    /// the step's result.
+    fn then(&self, job: &Job, out: &Outcome) -> Option<Job> {
+        let (Job::Generate { asked, .. }, Outcome::Shown(s)) = (job, out) else {
+            return None;
+        };
+        let (ask, g) = (asked.generate.as_ref()?, s.generated.as_ref()?);
+        if g.end.is_some() {
+            return None;
+        }
+        let mut run = g.ids[g.ids.len() - g.done..].to_vec();
+        run.push(ask.sampling.choose(s.run.trace.last_logits(), g.done));
+        Some(Job::Generate {
+            asked: asked.clone(),
+            run,
+            input_at: dom::now(),
+        })
+    }
+
     fn dropped(&self, out: Outcome) {
         if let Outcome::Shown(s) = out {
             // a notice (the GPU failed, the worker restarted) is shown with the next result
             self.carried.borrow_mut().extend(
-                s.notes
+                s.run
+                    .notes
                     .into_iter()
                     .filter(|n| !matches!(n, Note::TooLong(_))),
             );

@@ -22,6 +22,7 @@ pub const LESSON_SENTENCE: &str = "나는 어제 산 커피를 오늘 마셨다"
 
 mod interventions;
 mod model;
+mod request;
 mod results;
 #[cfg(test)]
 mod tests;
@@ -29,8 +30,11 @@ mod view;
 
 pub use interventions::{InterventionAction, Interventions, TAU_MAX, TAU_MIN};
 pub use model::{Load, ModelAction, ModelInfo, ModelStatus, Notice};
+pub use request::{
+    plan, GenAsk, GenEnd, GenRun, GenSettings, GenStatus, Generated, Plan, Request, GEN_MAX_STEPS,
+};
 pub use results::{LensResult, ProbeResult, Results, Shown, Side};
-pub use view::{GenSettings, Pin, View, ViewAction, GEN_MAX_STEPS};
+pub use view::{Pin, View, ViewAction};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
@@ -50,6 +54,8 @@ impl State {
             display: crate::display::Display::new(),
             view: View {
                 text: LESSON_SENTENCE.into(),
+                exact: None,
+                input_at: None,
                 layer: 0,
                 head: 0,
                 query: None,
@@ -63,6 +69,7 @@ impl State {
                 flow: Method::Raw,
                 auto_head: true,
                 gen: GenSettings::default(),
+                gen_run: None,
             },
             interventions: Interventions {
                 variant: Variant::Scaled,
@@ -82,7 +89,7 @@ impl State {
                 notice: None,
                 own: OwnLoad::Idle,
                 kept: None,
-                model_id: 0,
+                engines: 0,
                 url_notices: Vec::new(),
             },
             results: Results::default(),
@@ -94,9 +101,37 @@ impl State {
         self.interventions.options()
     }
 
+    /// What the page asks the engine now: the text (as generated, when it is a
+    /// generation's), the second text, the options, the backend, a generation under way.
+    pub fn request(&self) -> Request {
+        let v = &self.view;
+        let (text, appended, generate) = match v.gen_run.as_ref().filter(|g| g.running()) {
+            Some(g) => (g.from.0.clone(), g.from.1.clone(), Some(g.ask.clone())),
+            None => match &v.exact {
+                Some(e) => (e.0.clone(), e.1.clone(), None),
+                None => (v.text.clone(), Vec::new(), None),
+            },
+        };
+        Request {
+            text,
+            appended: Rc::new(appended),
+            compare: v.compare.clone(),
+            opts: self.options(),
+            preference: self.model.preference,
+            generate,
+        }
+    }
+
+    /// A generation under way ends (`why`, given the tokens it appended).
+    fn stop_generation(&mut self, why: fn(usize) -> GenStatus) {
+        if let Some(g) = self.view.gen_run.as_mut().filter(|g| g.running()) {
+            g.status = why(g.appended.len());
+        }
+    }
+
     /// The query token the views use: the picked one if it still exists, else the last.
     pub fn query_index(&self) -> Option<usize> {
-        let t = self.results.shown.as_ref()?.trace.dims.t;
+        let t = self.results.shown.as_ref()?.run.trace.dims.t;
         Some(self.view.query.filter(|&q| q < t).unwrap_or(t - 1))
     }
 
@@ -118,11 +153,22 @@ impl State {
             }
             ViewAction::FocusCell(c) => v.cell = c,
             ViewAction::SetLesson(l) => v.lesson = l.map(|i| i.min(LESSON_SECTIONS - 1)),
-            ViewAction::Preset(text) => {
+            ViewAction::Type(text, at) => {
+                if v.text != text {
+                    v.text = text;
+                    v.exact = None;
+                    v.input_at = Some(at);
+                    self.stop_generation(GenStatus::Changed);
+                }
+            }
+            ViewAction::Preset(text, at) => {
                 v.preset_n += 1;
                 v.query = None;
                 v.pin = None;
                 v.text = text;
+                v.exact = None;
+                v.input_at = Some(at);
+                self.stop_generation(GenStatus::Changed);
             }
             ViewAction::FilterRole(r) => v.role_filter = r,
             ViewAction::SetFlow(m) => v.flow = m,
@@ -131,23 +177,38 @@ impl State {
                     v.gen = g;
                 }
             }
-            ViewAction::SetCompare(b) => {
-                if let Some(b) = &b {
-                    v.compare_last = b.clone();
-                }
-                v.compare = b;
+            ViewAction::SetCompare(b) => self.set_compare(b),
+            ViewAction::ToggleCompare(on) => {
+                // B is the last second text; the first time, A with 커피 → 차 (the lesson's
+                // pair), else A itself
+                let b = on.then(
+                    || match (v.compare_last.is_empty(), v.text.contains("커피")) {
+                        (false, _) => v.compare_last.clone(),
+                        (true, true) => v.text.replacen("커피", "차", 1),
+                        (true, false) => v.text.clone(),
+                    },
+                );
+                self.set_compare(b);
             }
+            ViewAction::GenStart => {
+                if !v.gen_run.as_ref().is_some_and(|g| g.running()) {
+                    let run = GenRun::start(v.gen_run.as_ref(), &v.text, v.exact.as_ref(), &v.gen);
+                    v.gen_run = Some(run);
+                    v.input_at = None;
+                }
+            }
+            ViewAction::GenStop => self.stop_generation(GenStatus::Stopped),
             ViewAction::Pin(row) => {
                 let shown = self.results.shown.as_ref();
                 let token = row
                     .zip(shown)
-                    .filter(|(r, s)| *r < s.trace.dims.t)
-                    .map(|(r, s)| r + s.trace.dropped);
+                    .filter(|(r, s)| *r < s.run.trace.dims.t)
+                    .map(|(r, s)| r + s.run.trace.dropped);
                 let same = token.is_some() && v.pin.as_ref().map(|p| p.token) == token;
                 match (token, shown) {
                     (Some(tok), Some(s)) if !same => {
                         v.pin = Pin::of(&s.text, &s.tokens, tok);
-                        v.query = v.pin.as_ref().map(|p| p.token - s.trace.dropped);
+                        v.query = v.pin.as_ref().map(|p| p.token - s.run.trace.dropped);
                     }
                     // a row that is not there changes nothing
                     (None, _) if row.is_some() => {}
@@ -160,6 +221,19 @@ impl State {
                 }
             }
         }
+    }
+
+    fn set_compare(&mut self, b: Option<String>) {
+        let v = &mut self.view;
+        if v.compare == b {
+            return;
+        }
+        if let Some(b) = &b {
+            v.compare_last = b.clone();
+        }
+        v.compare = b;
+        v.input_at = None;
+        self.stop_generation(GenStatus::Stopped);
     }
 
     fn reduce_model(&mut self, a: ModelAction) {
@@ -183,10 +257,19 @@ impl State {
                     m.url_notices.push(format!("ablate={l}.{h}"));
                 }
                 m.info = Some(info);
-                m.model_id += 1;
             }
-            ModelAction::BackendReady(b) => m.backend = b,
-            ModelAction::SetPreference(p) => m.preference = p,
+            ModelAction::EngineReady(b, n) => {
+                m.backend = b;
+                m.engines = n;
+                self.stop_generation(GenStatus::Stopped);
+            }
+            ModelAction::SetPreference(p) => {
+                if m.preference != p {
+                    m.preference = p;
+                    self.view.input_at = None;
+                    self.stop_generation(GenStatus::Stopped);
+                }
+            }
             ModelAction::Own(o) => m.own = o,
             ModelAction::Kept(k) => m.kept = k,
             ModelAction::OwnLoaded(info, name) => {
@@ -198,9 +281,11 @@ impl State {
                 self.view.layer = 0;
                 self.view.head = 0;
                 self.view.auto_head = true;
+                // the ids of a generation are the old tokenizer's: the text is tokenized anew
+                self.view.exact = None;
+                self.view.gen_run = None;
                 self.interventions.ablate.clear();
                 m.info = Some(info);
-                m.model_id += 1;
                 m.own = OwnLoad::Loaded(name);
             }
         }
@@ -215,12 +300,22 @@ impl State {
         {
             return; // stale: a newer result is already on screen
         }
+        if let Some(g) = &shown.generated {
+            let run = self.view.gen_run.as_mut().filter(|r| r.running());
+            if !run.is_some_and(|r| r.land(g)) {
+                return; // a step of a generation stopped meanwhile
+            }
+            // the text box shows the text with the token that landed
+            self.view.text = shown.text.clone();
+            self.view.exact = Some(Rc::new((g.base.clone(), g.ids.clone())));
+            self.view.preset_n += 1;
+        }
         if let Some((i, j)) = self.view.cell {
-            let t = shown.trace.dims.t;
+            let t = shown.run.trace.dims.t;
             self.view.cell = (i < t && j < t).then_some((i, j));
         }
-        self.model.backend = shown.backend.clone();
-        for n in &shown.notes {
+        self.model.backend = shown.run.backend.clone();
+        for n in &shown.run.notes {
             match n {
                 Note::GpuFailed(e) => self.model.notice = Some(Notice::GpuFailed(e.clone())),
                 Note::WorkerRestarted(e) => {
@@ -229,13 +324,9 @@ impl State {
                 Note::TooLong(_) => {}
             }
         }
-        self.view.text = shown.text.clone();
-        if shown.generated.is_some() {
-            self.view.preset_n += 1; // the text box shows the token that landed
-        }
         if self.view.auto_head {
             // (a text too short to say leaves the choice to the next result)
-            let d = shown.trace.dims;
+            let d = shown.run.trace.dims;
             if let Some((l, h)) = crate::lesson::clearest_head(&shown.roles, d.n_head) {
                 (self.view.layer, self.view.head) = (l, h);
                 self.view.auto_head = false;
@@ -243,7 +334,7 @@ impl State {
         }
         // the pin follows its token while the text before it is unchanged, else it goes
         if let Some(pin) = &self.view.pin {
-            let row = pin.token.checked_sub(shown.trace.dropped);
+            let row = pin.token.checked_sub(shown.run.trace.dropped);
             match row.filter(|_| pin.holds(&shown.text, &shown.tokens)) {
                 Some(r) => self.view.query = Some(r),
                 None => {
@@ -251,10 +342,6 @@ impl State {
                     self.view.query = None;
                 }
             }
-        }
-        if let (Some(_), Some(b)) = (&self.view.compare, &shown.b) {
-            self.view.compare = Some(b.text.clone());
-            self.view.compare_last = b.text.clone();
         }
         self.results.shown = Some(shown);
         self.results.error = None;
@@ -271,11 +358,10 @@ pub enum Action {
     Model(ModelAction),
     /// A result arrived (one render: the text, the result, the backend and its notes).
     Result(Shown),
-    /// The text produced no result: the text and why ("" for an empty text).
-    RunError {
-        text: String,
-        error: String,
-    },
+    /// The text produced no result: why ("" for an empty text).
+    RunError(String),
+    /// The generation `nonce` appended nothing: the text already fills the context.
+    ContextFull(u64),
     /// The loaded model's head-role probe finished (or failed).
     Probe(Result<Rc<ProbeResult>, String>),
     /// A logit lens arrived.
@@ -309,13 +395,27 @@ impl Reducible for State {
                     s.display.embed = Some(Solo::Lesson(i));
                 }
             }
-            Action::Intervene(a) => s.interventions.reduce(a),
+            Action::Intervene(a) => {
+                let before = s.options();
+                s.interventions.reduce(a);
+                if s.options() != before {
+                    s.view.input_at = None;
+                    s.stop_generation(GenStatus::Stopped);
+                }
+            }
             Action::Model(a) => s.reduce_model(a),
             Action::Result(shown) => s.show(shown),
-            Action::RunError { text, error } => {
-                s.view.text = text;
+            Action::RunError(error) => {
+                s.stop_generation(GenStatus::Stopped);
                 s.results.shown = None;
                 s.results.error = Some(error);
+            }
+            Action::ContextFull(nonce) => {
+                if let Some(g) = s.view.gen_run.as_mut() {
+                    if g.running() && g.ask.nonce == nonce {
+                        g.status = GenStatus::ContextFull;
+                    }
+                }
             }
             Action::Probe(p) => s.results.probe = Some(p),
             Action::Lens(l) => {

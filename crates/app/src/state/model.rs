@@ -41,8 +41,9 @@ pub struct ModelStatus {
     pub own: OwnLoad,
     /// A model of the user's kept on this device (`kept`), or why keeping one failed.
     pub kept: Option<Result<crate::kept::KeptInfo, String>>,
-    /// Counts the models loaded: a new one re-runs the text.
-    pub model_id: u32,
+    /// Which engines run (the `n`th installed, a model loaded, bundled or the user's): new
+    /// ones run the request again.
+    pub engines: u64,
     /// URL parameters that were ignored (shown as plain text).
     pub url_notices: Vec<String>,
 }
@@ -54,7 +55,8 @@ pub enum ModelAction {
     },
     LoadFailed(String),
     Loaded(ModelInfo),
-    BackendReady(Backend),
+    /// The engines of a model are running, on this backend: the `n`th installed.
+    EngineReady(Backend, u64),
     SetPreference(Preference),
     Own(OwnLoad),
     /// What is kept on this device now (None: nothing), or why keeping failed.

@@ -6,43 +6,36 @@ use std::rc::Rc;
 use attnlab_model::roles::Scores;
 use attnlab_model::{TokenInfo, Trace};
 
-use crate::engine::{Backend, Note};
+use super::request::{Generated, Request};
+use crate::engine::Reply;
 
-/// One forward pass's result as shown on the page.
+/// One forward pass's result as shown on the page: what the engine answered (`run`: the
+/// trace, the backend, its timings) with the page's side of it (the text, its tokens, the
+/// heads' roles).
 #[derive(Clone, Debug)]
 pub struct Shown {
     /// The runner's request number (increases with every request).
     pub generation: u64,
+    /// Which engines computed it (`ModelStatus::engines`), and the request it answers.
+    pub engine: u64,
+    pub asked: Rc<Request>,
     pub text: String,
     pub tokens: Rc<Vec<TokenInfo>>,
-    pub trace: Rc<Trace>,
-    /// The text roles of every head in `trace` (`layer * n_head + head`).
+    /// The engine's answer: the trace, its baseline, where it ran, how long it took.
+    pub run: Reply,
+    /// The text roles of every head in the trace (`layer * n_head + head`).
     pub roles: Rc<Vec<Scores>>,
     /// The second text's run, when comparing.
     pub b: Option<Rc<Side>>,
     /// Why this result was computed on the CPU although the GPU engine runs (a text longer
     /// than a big model's GPU buffers hold).
     pub cpu_because: Option<String>,
-    /// The unmodified model's trace for the same tokens, when an intervention is on.
-    pub baseline: Option<Rc<Trace>>,
-    pub forward_ms: f64,
-    /// The forward alone, without the transfer (the CPU worker's own clock).
-    pub engine_ms: Option<f64>,
-    pub incremental: bool,
-    pub ran_on_gpu: bool,
-    /// The backend after this request, and what else happened on the way.
-    pub backend: Backend,
-    pub notes: Vec<Note>,
     /// `performance.now()` of the input event this answers, and of the result's arrival,
     /// for the latency measurement.
     pub input_at: f64,
     pub result_at: f64,
-    /// A step of a generation: the text it started from and exactly the ids appended to it
-    /// (the text box shows the text with the token that landed).
-    pub generated: Option<Rc<(String, Vec<u32>)>>,
-    /// Every field of `trace` is there (a CPU result carries only what the views read; the
-    /// whole-Trace export asks for the rest).
-    pub complete: bool,
+    /// A step of a generation (the text box shows the text with the token that landed).
+    pub generated: Option<Rc<Generated>>,
 }
 
 /// The logit lens of a result: every stage's next-token distribution at one position, as
@@ -90,7 +83,7 @@ impl PartialEq for Side {
 
 impl PartialEq for Shown {
     fn eq(&self, other: &Self) -> bool {
-        self.generation == other.generation && Rc::ptr_eq(&self.trace, &other.trace)
+        self.generation == other.generation && Rc::ptr_eq(&self.run.trace, &other.run.trace)
     }
 }
 

@@ -4,32 +4,22 @@
 use attnlab_model::flow::Method;
 use attnlab_model::roles::Role;
 use attnlab_model::TokenInfo;
+use std::rc::Rc;
 
-/// The generation settings (the Generate control; in the URL). `steps` tokens are appended
-/// one by one, each chosen by `attnlab_model::sample::Sampling` from these settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GenSettings {
-    pub steps: usize,
-    pub sampling: attnlab_model::sample::Sampling,
-}
-
-/// The most tokens one Generate appends.
-pub const GEN_MAX_STEPS: usize = 64;
-
-impl Default for GenSettings {
-    fn default() -> Self {
-        GenSettings {
-            steps: 8,
-            sampling: attnlab_model::sample::Sampling::default(),
-        }
-    }
-}
+use super::request::{GenRun, GenSettings};
 
 /// What the user looks at: the text and what is selected in it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct View {
-    /// The text of the result on screen (the text box may be ahead of it while typing).
+    /// The text in the text box: typed, put there by the page (a preset), or a generation's
+    /// step as it landed.
     pub text: String,
+    /// When the text is a generation's: the text it started from and the ids it appended,
+    /// run exactly as generated (not re-tokenized).
+    pub exact: Option<Rc<(String, Vec<u32>)>>,
+    /// `performance.now()` of the input event that changed the text last, until something
+    /// else changes the request (None: the request's own time), for the latency measurement.
+    pub input_at: Option<f64>,
     pub layer: usize,
     pub head: usize,
     /// The token picked for the weighted-sum and next-token views (None: the last one).
@@ -56,6 +46,8 @@ pub struct View {
     pub auto_head: bool,
     /// How the Generate control samples.
     pub gen: GenSettings,
+    /// The latest generation, and where it stands.
+    pub gen_run: Option<GenRun>,
 }
 
 /// A pinned query: the token's index in the text's tokens and the text up to its end.
@@ -91,13 +83,21 @@ pub enum ViewAction {
     FocusCell(Option<(usize, usize)>),
     /// Open a lesson section (0-based), or close lesson mode.
     SetLesson(Option<usize>),
-    /// Put a text in the text box (a lesson preset).
-    Preset(String),
+    /// The text box's text, typed, and `performance.now()` of the input event.
+    Type(String, f64),
+    /// Put a text in the text box (a lesson preset, a next token clicked) and run it.
+    Preset(String, f64),
     FilterRole(Option<Role>),
     /// Compare with a second text (its starting value), or stop comparing.
     SetCompare(Option<String>),
+    /// Comparing on (with the last second text; the first time, the text with 커피 → 차,
+    /// the lesson's pair) or off.
+    ToggleCompare(bool),
     SetFlow(Method),
     /// Pin a query row of the run on screen (a second pin of the same row, or None, unpins).
     Pin(Option<usize>),
     SetGen(GenSettings),
+    /// Generate from the text in the box with the settings (`gen`), or stop generating.
+    GenStart,
+    GenStop,
 }
