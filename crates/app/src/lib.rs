@@ -11,6 +11,7 @@ pub mod engine;
 pub mod export;
 pub mod i18n;
 pub mod kept;
+pub mod layout;
 pub mod lesson;
 pub mod lesson_text;
 pub mod loader;

@@ -32,7 +32,7 @@ pub fn FlowStrip(props: &Props) -> Html {
         |(tr, q, m)| {
             let q = (*q).min(tr.0.dims.t - 1);
             let rows = match m {
-                Method::Rollout => flow::rollout_rows(&super::rollout(tr), tr.0.dims.t, q),
+                Method::Rollout => flow::rollout_rows(&tr.rollout(), tr.0.dims.t, q),
                 _ => flow::strip(&tr.0, q, *m),
             };
             Floats(Rc::new(rows.concat()))

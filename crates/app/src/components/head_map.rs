@@ -47,7 +47,7 @@ fn shown(sel: &HeadSel, method: Method) -> Vec<f32> {
     match method {
         Method::Raw => sel.view().weights.to_vec(),
         Method::Value => flow::value_weighted(tr, sel.layer, sel.head),
-        Method::Rollout => super::rollout(&sel.trace)[sel.layer].clone(),
+        Method::Rollout => sel.trace.rollout()[sel.layer].clone(),
     }
 }
 

@@ -160,9 +160,23 @@ pub fn on_checked(cb: &yew::Callback<bool>) -> yew::Callback<web_sys::Event> {
     })
 }
 
-/// A shared Trace, equal only to itself.
+/// A shared Trace, equal only to itself, with its attention rollout computed the first time
+/// a view asks (the head map and the flow strip both show it: T² per layer, once).
 #[derive(Clone, Debug)]
-pub struct TraceRef(pub Rc<Trace>);
+pub struct TraceRef(pub Rc<Trace>, Rc<std::cell::OnceCell<Rc<Vec<Vec<f32>>>>>);
+
+impl TraceRef {
+    pub fn new(trace: Rc<Trace>) -> TraceRef {
+        TraceRef(trace, Rc::default())
+    }
+
+    /// Every layer's attention rollout (`attnlab_model::flow::rollout`).
+    pub fn rollout(&self) -> Rc<Vec<Vec<f32>>> {
+        self.1
+            .get_or_init(|| Rc::new(attnlab_model::flow::rollout(&self.0)))
+            .clone()
+    }
+}
 
 impl PartialEq for TraceRef {
     fn eq(&self, other: &Self) -> bool {
@@ -202,30 +216,6 @@ impl HeadSel {
     }
 }
 
-/// A trace (weakly held) and its rollout, one matrix per layer.
-type RolloutOf = (std::rc::Weak<Trace>, Rc<Vec<Vec<f32>>>);
-
-thread_local! {
-    /// The last trace's rollout (the head map and the flow strip both show it).
-    static ROLLOUT: std::cell::RefCell<Option<RolloutOf>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Every layer's attention rollout of `trace` (`attnlab_model::flow::rollout`), computed
-/// once per trace however many views show it (T² per layer: a view each would do it twice).
-pub fn rollout(trace: &TraceRef) -> Rc<Vec<Vec<f32>>> {
-    ROLLOUT.with(|c| {
-        let mut c = c.borrow_mut();
-        if let Some((of, r)) = c.as_ref() {
-            if std::ptr::eq(of.as_ptr(), Rc::as_ptr(&trace.0)) && of.strong_count() > 0 {
-                return r.clone();
-            }
-        }
-        let r = Rc::new(attnlab_model::flow::rollout(&trace.0));
-        *c = Some((Rc::downgrade(&trace.0), r.clone()));
-        r
-    })
-}
-
 /// A shared matrix of numbers, equal only to itself.
 #[derive(Clone, Debug)]
 pub struct Floats(pub Rc<Vec<f32>>);
@@ -248,19 +238,19 @@ mod tests {
     fn the_rollout_is_computed_once_per_trace() {
         let model = random_model(&tiny_config(LnPlacement::Post), 2, 0.5);
         let run = |ids: &[u32]| {
-            TraceRef(Rc::new(
+            TraceRef::new(Rc::new(
                 forward(&model, ids, &AttentionOptions::default()).unwrap(),
             ))
         };
         let a = run(&[1, 2, 3]);
-        let first = rollout(&a);
+        let first = a.rollout();
         assert!(
-            Rc::ptr_eq(&first, &rollout(&a)),
+            Rc::ptr_eq(&first, &a.clone().rollout()),
             "the second view gets the same numbers"
         );
         assert_eq!(*first, attnlab_model::flow::rollout(&a.0));
         let b = run(&[1, 2, 3, 4]);
-        let other = rollout(&b);
+        let other = b.rollout();
         assert!(
             !Rc::ptr_eq(&first, &other),
             "another trace, its own rollout"

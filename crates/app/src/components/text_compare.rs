@@ -121,7 +121,7 @@ pub fn TextCompare(props: &Props) -> Html {
                 html! {
                     <figure class="compare-side">
                         <figcaption>{ format!("{name}: {}", labels.join(" · ")) }</figcaption>
-                        <MiniMap trace={TraceRef(tr.clone())} layer={l} head={h} class="compare-map" />
+                        <MiniMap trace={TraceRef::new(tr.clone())} layer={l} head={h} class="compare-map" />
                     </figure>
                 }
             };

@@ -49,6 +49,7 @@ pub fn count(name: &str, by: f64) {
 }
 
 thread_local! {
+    /// The count `stale_views` keeps (and mirrors in `window.__attnlab.stale`).
     static STALE: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
 }
 

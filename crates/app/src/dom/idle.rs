@@ -11,10 +11,10 @@ use super::js::now;
 type Queued = (u32, Box<dyn FnOnce()>);
 
 thread_local! {
-    /// What waits for idle time, in order.
+    /// The page's idle queue (`when_idle`): what waits for idle time, in order.
     static IDLE: std::cell::RefCell<std::collections::VecDeque<Queued>> =
         const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
-    /// How many results are being computed (see `AwaitingResult`).
+    /// How many results are being computed: the live `AwaitingResult`s.
     static AWAITING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 

@@ -21,10 +21,20 @@ const URL_EVERY_MS: f64 = 300.0;
 /// The longest a due URL write waits for idle time once it is first in the idle queue.
 const URL_IDLE_MS: u32 = 1000;
 
+/// The page's one URL writer (`replace_hash_soon`): the fragment waiting to be written,
+/// and when the URL was last written (`performance.now()`).
+struct UrlWriter {
+    waiting: Option<String>,
+    written_at: f64,
+}
+
 thread_local! {
-    /// The fragment waiting to be written, and when the URL was last written.
-    static URL: std::cell::RefCell<(Option<String>, f64)> =
-        const { std::cell::RefCell::new((None, f64::NEG_INFINITY)) };
+    static URL: std::cell::RefCell<UrlWriter> = const {
+        std::cell::RefCell::new(UrlWriter {
+            waiting: None,
+            written_at: f64::NEG_INFINITY,
+        })
+    };
 }
 
 /// Replaces the URL's fragment soon, off the keystroke's path: at idle time, at most once per
@@ -33,15 +43,15 @@ thread_local! {
 pub fn replace_hash_soon(fragment: &str) {
     let first = URL.with(|u| {
         let mut u = u.borrow_mut();
-        let first = u.0.is_none();
-        u.0 = Some(fragment.to_string());
+        let first = u.waiting.is_none();
+        u.waiting = Some(fragment.to_string());
         first
     });
     if !first {
         return; // a write is scheduled; it takes the newest fragment
     }
     stale_views(1);
-    let last = URL.with(|u| u.borrow().1);
+    let last = URL.with(|u| u.borrow().written_at);
     let wait = (last + URL_EVERY_MS - now()).max(0.0);
     // after the wait, at the next idle time: a write costs milliseconds with a long text in
     // the fragment, and must not hold up a result
@@ -49,8 +59,8 @@ pub fn replace_hash_soon(fragment: &str) {
         when_idle(URL_IDLE_MS, || {
             let frag = URL.with(|u| {
                 let mut u = u.borrow_mut();
-                u.1 = now();
-                u.0.take()
+                u.written_at = now();
+                u.waiting.take()
             });
             if let Some(f) = frag {
                 replace_hash(&f);

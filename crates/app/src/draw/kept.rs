@@ -9,7 +9,8 @@ use super::cell_image::CellImage;
 use super::colour::Scale;
 
 /// The off-screen images the drawings keep: one for the large heatmap's cells, one for the
-/// all-heads grid (kept apart so that neither lays the other out anew every keystroke).
+/// all-heads grid (kept apart so that neither lays the other out anew every keystroke). The
+/// page has one of each, held in this module's `KEPT` and reached by `draw_kept`.
 #[derive(Clone, Copy)]
 pub enum Kept {
     Heatmap = 0,
