@@ -40,6 +40,8 @@ pub enum Error {
     Options(String),
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    #[error("GGUF file: {0}")]
+    Gguf(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -16,6 +16,7 @@ pub mod field;
 pub mod flow;
 pub mod forward;
 pub mod gemm;
+pub mod gguf;
 pub mod layout;
 pub mod lens;
 pub mod roles;
