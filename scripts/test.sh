@@ -3,7 +3,8 @@
 # check, clippy, the whole workspace's tests (GPU tests on
 # Mesa's lavapipe Vulkan driver; a missing adapter is a failure), the wasm32 builds, the GPU
 # engine's parity tests on WebGPU in headless Chromium, the ONNX export's check against the
-# CLI (onnxruntime), and the app's end-to-end tests in
+# CLI (onnxruntime), the GGUF reader on a real model (SmolLM2-135M, fetched once), and the
+# app's end-to-end tests in
 # headless Chromium with and without WebGPU. Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,9 @@ log "the ONNX export against the CLI (onnxruntime, natively)"
 cargo build -p attnlab-cli --locked
 ensure_onnx_tools
 tools/onnx/run_all.sh
+log "the GGUF reader on SmolLM2-135M, against gguf-py's reading of the same file"
+ensure_smollm2
+cargo test -p attnlab-model --locked --test smollm2 -- --ignored
 build_app
 log "the app end to end in headless Chromium (WebGPU and CPU), against the CLI's numbers"
 cargo build -p attnlab-cli --locked

