@@ -136,3 +136,27 @@ fn a_cut_or_damaged_file_is_an_error_never_a_panic() {
         .to_string()
         .contains("not a GGUF file"));
 }
+
+#[test]
+fn a_tokenizer_llama_cpp_splits_otherwise_is_refused_by_name() {
+    // the fixture of every metadata type has no tokenizer at all
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/quants.gguf"
+    ))
+    .unwrap();
+    let g = Gguf::parse(&bytes).unwrap();
+    let e = attnlab_model::gguf::tokenizer::tokenizer_json(&g)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("tokenizer.ggml.model is None"), "{e}");
+    let mut g = g;
+    g.metadata
+        .insert("tokenizer.ggml.model".into(), Value::Str("gpt2".into()));
+    g.metadata
+        .insert("tokenizer.ggml.pre".into(), Value::Str("llama-bpe".into()));
+    let e = attnlab_model::gguf::tokenizer::tokenizer_json(&g)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`llama-bpe` is not read yet"), "{e}");
+}

@@ -138,3 +138,31 @@ fn smollm2_reads_as_gguf_py_reads_it() {
         );
     }
 }
+
+/// The tokenizer built from the file's metadata (`gguf::tokenizer`) against llama.cpp's own
+/// tokenization of the same file (`tests/data/smollm2-llamacpp.json`, written by
+/// `tools/llama_cpp/smollm2_reference.py`): Korean, English, digits one by one, runs of
+/// spaces, tabs and newlines, emoji, the chat tokens, code.
+#[test]
+#[ignore = "needs SmolLM2-135M-Instruct.Q4_1.gguf (the test command fetches it)"]
+fn smollm2_tokenizes_as_llama_cpp_does() {
+    let bytes = model();
+    let g = Gguf::parse(&bytes).unwrap();
+    let json = attnlab_model::gguf::tokenizer::tokenizer_json(&g).unwrap();
+    let tok = attnlab_model::Tokenizer::from_bytes(json.as_bytes()).unwrap();
+    assert_eq!(tok.vocab_size(), 49152);
+    let want: Json = serde_json::from_str(include_str!("data/smollm2-llamacpp.json")).unwrap();
+    let texts = want["tokens"].as_object().unwrap();
+    assert!(texts.len() >= 8);
+    for (text, ids) in texts {
+        let ids: Vec<u32> = ids
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(tok.ids(text).unwrap(), ids, "{text:?}");
+        // and back: the ids spell the text
+        assert_eq!(tok.spell(&ids).unwrap(), *text, "{text:?} spelled back");
+    }
+}

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 
 pub mod dequant;
 mod ggml_type;
+pub mod tokenizer;
 
 pub use ggml_type::GgmlType;
 

@@ -1,0 +1,136 @@
+//! A Hugging Face `tokenizer.json` built from a GGUF file's tokenizer metadata, so that a
+//! GGUF model is tokenized by the same `tokenizers` crate as every other model.
+//!
+//! GGUF stores a byte-level BPE tokenizer (`tokenizer.ggml.model` = "gpt2") as its tokens (in
+//! the byte-level alphabet, "Ġ" for a space), their types and its merges in rank order; how a
+//! text is split before BPE is named by `tokenizer.ggml.pre`, whose meaning is llama.cpp's
+//! (src/llama-vocab.cpp). Read here: "gpt2"/"default" (GPT-2's split) and the StarCoder
+//! family, SmolLM's among them ("smollm": every digit alone, then GPT-2's split). Any other is
+//! refused by name rather than tokenized differently from llama.cpp.
+
+use serde_json::{json, Value as Json};
+
+use super::{Gguf, Value};
+use crate::error::{Error, Result};
+
+/// `tokenizer.ggml.token_type` of a control token (`<|im_start|>`): a special added token.
+const CONTROL: i64 = 3;
+/// … of a user-defined token: an added token, not special.
+const USER_DEFINED: i64 = 4;
+
+/// The pre-tokenizers that split like GPT-2 after putting every digit alone.
+const DIGITS_THEN_GPT2: &[&str] = &[
+    "smollm",
+    "starcoder",
+    "refact",
+    "codeshell",
+    "command-r",
+    "exaone",
+];
+
+fn bad(message: String) -> Error {
+    Error::Tokenizer(format!("GGUF tokenizer: {message}"))
+}
+
+fn strings<'a>(g: &'a Gguf, key: &str) -> Result<Vec<&'a str>> {
+    let list = g
+        .get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad(format!("`{key}` is missing or not a list")))?;
+    list.iter()
+        .map(|v| {
+            v.as_str()
+                .ok_or_else(|| bad(format!("`{key}` holds a non-string")))
+        })
+        .collect()
+}
+
+fn integer(v: &Value) -> Option<i64> {
+    match *v {
+        Value::I8(x) => Some(x.into()),
+        Value::I16(x) => Some(x.into()),
+        Value::I32(x) => Some(x.into()),
+        Value::I64(x) => Some(x),
+        _ => v.as_u64().and_then(|x| i64::try_from(x).ok()),
+    }
+}
+
+/// The `tokenizer.json` (as text) of the GGUF file's tokenizer.
+pub fn tokenizer_json(g: &Gguf) -> Result<String> {
+    let model = g.get("tokenizer.ggml.model").and_then(Value::as_str);
+    if model != Some("gpt2") {
+        return Err(bad(format!(
+            "tokenizer.ggml.model is {model:?}; only byte-level BPE (\"gpt2\") is read"
+        )));
+    }
+    let pre = g
+        .get("tokenizer.ggml.pre")
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true});
+    let pre_tokenizer = match pre {
+        "default" | "gpt2" => byte_level.clone(),
+        p if DIGITS_THEN_GPT2.contains(&p) => json!({
+            "type": "Sequence",
+            "pretokenizers": [{"type": "Digits", "individual_digits": true}, byte_level.clone()]
+        }),
+        p => {
+            return Err(bad(format!(
+                "the pre-tokenizer `{p}` is not read yet (read: default, gpt2, {})",
+                DIGITS_THEN_GPT2.join(", ")
+            )))
+        }
+    };
+    let tokens = strings(g, "tokenizer.ggml.tokens")?;
+    let merges = strings(g, "tokenizer.ggml.merges")?;
+    let types: Vec<i64> = match g.get("tokenizer.ggml.token_type").and_then(Value::as_array) {
+        Some(t) if t.len() == tokens.len() => t.iter().map(|v| integer(v).unwrap_or(1)).collect(),
+        Some(t) => {
+            return Err(bad(format!(
+                "{} token types for {} tokens",
+                t.len(),
+                tokens.len()
+            )))
+        }
+        None => vec![1; tokens.len()],
+    };
+    for m in &merges {
+        if m.split(' ').count() != 2 {
+            return Err(bad(format!("the merge `{m}` is not two tokens")));
+        }
+    }
+    let vocab: serde_json::Map<String, Json> = tokens
+        .iter()
+        .enumerate()
+        .map(|(id, t)| (t.to_string(), json!(id)))
+        .collect();
+    if vocab.len() != tokens.len() {
+        return Err(bad("a token is there twice".into()));
+    }
+    let added: Vec<Json> = tokens
+        .iter()
+        .zip(&types)
+        .enumerate()
+        .filter(|(_, (_, &ty))| ty == CONTROL || ty == USER_DEFINED)
+        .map(|(id, (t, &ty))| {
+            json!({"id": id, "content": t, "single_word": false, "lstrip": false,
+                   "rstrip": false, "normalized": false, "special": ty == CONTROL})
+        })
+        .collect();
+    let tokenizer = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": added,
+        "normalizer": null,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": true},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+        "model": {
+            "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+            "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
+            "ignore_merges": false, "vocab": vocab, "merges": merges
+        }
+    });
+    Ok(tokenizer.to_string())
+}
