@@ -106,33 +106,14 @@ pub fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
     }
 }
 
-/// d, dmin (f16), 12 bytes of scales, 128 bytes of 4-bit values. Sub-block s (32 elements)
-/// reads the low nibbles (s even) or high nibbles (s odd) of bytes 32·(s/2) .. +32;
-/// y = d·scale·q − dmin·min.
-fn q4_k(b: &[u8], y: &mut [f32]) {
+/// Q4_K and Q5_K: d, dmin (f16), 12 bytes of scales, then (Q5_K) 32 bytes `qh` of fifth
+/// bits, then 128 bytes `qs` of 4-bit values. Sub-block s (32 elements) reads the low nibbles
+/// (s even) or high nibbles (s odd) of `qs` bytes 32·(s/2) .. +32, and bit s of `qh` byte l is
+/// element 32·s + l's fifth bit; y = d·scale·q − dmin·min.
+fn k_quant(b: &[u8], qs: &[u8], qh: Option<&[u8]>, y: &mut [f32]) {
     let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
-    let (scales, qs) = (&b[4..16], &b[16..144]);
     for s in 0..8 {
-        let (sc, m) = scale_min_k4(s, scales);
-        let (ds, ms) = (d * sc as f32, dmin * m as f32);
-        let bytes = &qs[32 * (s / 2)..32 * (s / 2) + 32];
-        for l in 0..32 {
-            let q = if s % 2 == 0 {
-                bytes[l] & 0x0F
-            } else {
-                bytes[l] >> 4
-            };
-            y[32 * s + l] = ds * q as f32 - ms;
-        }
-    }
-}
-
-/// As Q4_K with a fifth bit: bit s of byte l of the 32 `qh` bytes is element 32·s + l's.
-fn q5_k(b: &[u8], y: &mut [f32]) {
-    let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
-    let (scales, qh, qs) = (&b[4..16], &b[16..48], &b[48..176]);
-    for s in 0..8 {
-        let (sc, m) = scale_min_k4(s, scales);
+        let (sc, m) = scale_min_k4(s, &b[4..16]);
         let (ds, ms) = (d * sc as f32, dmin * m as f32);
         let bytes = &qs[32 * (s / 2)..32 * (s / 2) + 32];
         for l in 0..32 {
@@ -141,10 +122,18 @@ fn q5_k(b: &[u8], y: &mut [f32]) {
             } else {
                 bytes[l] >> 4
             };
-            let q = low | ((qh[l] >> s) & 1) << 4;
+            let q = low | qh.map_or(0, |h| ((h[l] >> s) & 1) << 4);
             y[32 * s + l] = ds * q as f32 - ms;
         }
     }
+}
+
+fn q4_k(b: &[u8], y: &mut [f32]) {
+    k_quant(b, &b[16..144], None, y)
+}
+
+fn q5_k(b: &[u8], y: &mut [f32]) {
+    k_quant(b, &b[48..176], Some(&b[16..48]), y)
 }
 
 /// 128 bytes of low 4 bits, 64 bytes of high 2 bits, 16 signed scales, d (f16, last). Each
