@@ -160,3 +160,48 @@ fn a_tokenizer_llama_cpp_splits_otherwise_is_refused_by_name() {
         .to_string();
     assert!(e.contains("`llama-bpe` is not read yet"), "{e}");
 }
+
+/// A quantized matrix stays as small as its file and multiplies as its dequantized f32 copy
+/// does (`QMatrix::matmul_t`, which dequantizes a tile of rows at a time).
+#[test]
+fn a_quantized_matrix_keeps_its_blocks_and_multiplies_as_its_values() {
+    use attnlab_model::qmatrix::{QMatrix, Storage};
+    let bytes = fixture();
+    let g = Gguf::parse(&bytes).unwrap();
+    for ty in GgmlType::READ {
+        let t = g.tensor(&format!("q.{}", ty.name())).unwrap();
+        let q = QMatrix::from_gguf(&g, &bytes, t).unwrap();
+        let values = g.read(&bytes, t).unwrap();
+        let (rows, cols) = (q.rows, q.cols);
+        assert_eq!((rows, cols), (2, t.shape[1]));
+        if ty == GgmlType::F32 {
+            assert!(matches!(q.storage, Storage::F32(_)));
+        } else {
+            assert_eq!(
+                q.size(),
+                t.len,
+                "{}: the file's bytes, not f32 values",
+                ty.name()
+            );
+        }
+        let m = 3;
+        let x: Vec<f32> = (0..m * cols)
+            .map(|i| ((i * 7919) % 13) as f32 / 13.0 - 0.5)
+            .collect();
+        let mut y = vec![0f32; m * rows];
+        q.matmul_t(&x, m, &mut y);
+        for i in 0..m {
+            for r in 0..rows {
+                let want: f64 = (0..cols)
+                    .map(|c| x[i * cols + c] as f64 * values[r * cols + c] as f64)
+                    .sum();
+                let got = y[i * rows + r] as f64;
+                assert!(
+                    (got - want).abs() <= 1e-4 * want.abs().max(1.0),
+                    "{} y[{i}][{r}] = {got}, want {want}",
+                    ty.name()
+                );
+            }
+        }
+    }
+}

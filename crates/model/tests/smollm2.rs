@@ -166,3 +166,49 @@ fn smollm2_tokenizes_as_llama_cpp_does() {
         assert_eq!(tok.spell(&ids).unwrap(), *text, "{text:?} spelled back");
     }
 }
+
+/// SmolLM2's matrices kept as blocks hold no more than the file (an f32 copy would be about
+/// 5.6 times as large), and a Q4_1 matrix of many row tiles multiplies as its f32 values do.
+#[test]
+#[ignore = "needs SmolLM2-135M-Instruct.Q4_1.gguf (the test command fetches it)"]
+fn smollm2_stays_compact_and_multiplies_as_its_values() {
+    use attnlab_model::qmatrix::QMatrix;
+    let bytes = model();
+    let g = Gguf::parse(&bytes).unwrap();
+    let (mut kept, mut as_f32) = (0usize, 0usize);
+    for t in g.tensors.iter().filter(|t| t.shape.len() == 2) {
+        kept += QMatrix::from_gguf(&g, &bytes, t).unwrap().size();
+        as_f32 += t.elements() * 4;
+    }
+    assert!(
+        kept <= bytes.len(),
+        "{kept} bytes kept for a {}-byte file",
+        bytes.len()
+    );
+    assert!(
+        as_f32 > 5 * kept,
+        "f32 would be {as_f32} bytes, kept {kept}"
+    );
+    let t = g.tensor("blk.0.ffn_gate.weight").unwrap();
+    let q = QMatrix::from_gguf(&g, &bytes, t).unwrap();
+    assert_eq!((q.rows, q.cols), (1536, 576));
+    let values = g.read(&bytes, t).unwrap();
+    let m = 2;
+    let x: Vec<f32> = (0..m * q.cols)
+        .map(|i| ((i * 31) % 17) as f32 / 17.0 - 0.5)
+        .collect();
+    let mut y = vec![0f32; m * q.rows];
+    q.matmul_t(&x, m, &mut y);
+    for i in 0..m {
+        for r in 0..q.rows {
+            let want: f64 = (0..q.cols)
+                .map(|c| x[i * q.cols + c] as f64 * values[r * q.cols + c] as f64)
+                .sum();
+            let got = y[i * q.rows + r] as f64;
+            assert!(
+                (got - want).abs() <= 1e-4 * want.abs().max(1.0),
+                "y[{i}][{r}] = {got}, want {want}"
+            );
+        }
+    }
+}
