@@ -19,6 +19,7 @@ pub mod gemm;
 pub mod gguf;
 pub mod layout;
 pub mod lens;
+pub mod llama;
 pub mod qmatrix;
 pub mod roles;
 pub mod sample;
