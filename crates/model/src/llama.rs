@@ -141,6 +141,16 @@ impl LlamaModel {
 
     /// The next-token logits after every position of `ids`, (T × vocabulary).
     pub fn logits(&self, ids: &[u32]) -> Result<Vec<f32>> {
+        self.logits_with(ids, |_, _, _| {})
+    }
+
+    /// `logits`, handing `visit(layer, head, weights)` every head's attention weights
+    /// (T × T, row = query, zero above the diagonal).
+    pub fn logits_with(
+        &self,
+        ids: &[u32],
+        mut visit: impl FnMut(usize, usize, &[f32]),
+    ) -> Result<Vec<f32>> {
         let c = &self.config;
         let (t, d, hd) = (ids.len(), c.n_embd, c.head_dim);
         if t == 0 {
@@ -170,8 +180,8 @@ impl LlamaModel {
         let (mut gate, mut up) = (vec![0f32; t * c.n_ff], vec![0f32; t * c.n_ff]);
         let group = c.n_head / c.n_kv_head.max(1);
         let scale = 1.0 / (hd as f32).sqrt();
-        let mut scores = vec![0f32; t];
-        for layer in &self.layers {
+        let mut weights = vec![0f32; t * t];
+        for (l, layer) in self.layers.iter().enumerate() {
             rms_norm(&h, &layer.attn_norm, d, c.rms_eps, &mut a);
             layer.q.matmul_t(&a, t, &mut q);
             layer.k.matmul_t(&a, t, &mut k);
@@ -182,6 +192,7 @@ impl LlamaModel {
                 let kv = head / group;
                 for i in 0..t {
                     let qi = &q[i * q_w + head * hd..i * q_w + (head + 1) * hd];
+                    let scores = &mut weights[i * t..(i + 1) * t];
                     for (j, s) in scores[..=i].iter_mut().enumerate() {
                         let kj = &k[j * kv_w + kv * hd..j * kv_w + (kv + 1) * hd];
                         *s = qi.iter().zip(kj).map(|(x, y)| x * y).sum::<f32>() * scale;
@@ -194,15 +205,19 @@ impl LlamaModel {
                         *s = (*s - m).exp();
                         z += *s;
                     }
+                    for s in &mut scores[..=i] {
+                        *s /= z;
+                    }
                     let oi = &mut o[i * q_w + head * hd..i * q_w + (head + 1) * hd];
                     oi.fill(0.0);
                     for (j, &w) in scores[..=i].iter().enumerate() {
                         let vj = &v[j * kv_w + kv * hd..j * kv_w + (kv + 1) * hd];
                         for (x, y) in oi.iter_mut().zip(vj) {
-                            *x += w / z * y;
+                            *x += w * y;
                         }
                     }
                 }
+                visit(l, head, &weights);
             }
             layer.o.matmul_t(&o, t, &mut out);
             h.iter_mut().zip(&out).for_each(|(x, y)| *x += y);
