@@ -38,9 +38,10 @@ log "the ONNX export against the CLI (onnxruntime, natively)"
 cargo build -p attnlab-cli --locked
 ensure_onnx_tools
 tools/onnx/run_all.sh
-log "the GGUF reader on SmolLM2-135M, against gguf-py's reading of the same file"
+log "SmolLM2-135M: the GGUF reader against gguf-py, the tokenizer and the Llama forward against llama.cpp, the CLI's predict"
 ensure_smollm2
 cargo test -p attnlab-model --locked --test smollm2 -- --ignored
+cargo test -p attnlab-cli --locked --test gguf -- --ignored
 build_app
 log "the app end to end in headless Chromium (WebGPU and CPU), against the CLI's numbers"
 cargo build -p attnlab-cli --locked

@@ -1,6 +1,7 @@
 //! `attnlab`: run the model from the command line and look at its attention.
 
 mod formation;
+mod gguf;
 mod heads;
 mod heatmap;
 mod output;
@@ -20,9 +21,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     about = "Look inside a small Transformer's self-attention"
 )]
 struct Cli {
-    /// Folder with config.json, model.safetensors and tokenizer.json
+    /// Folder with config.json, model.safetensors and tokenizer.json, or a llama-architecture
+    /// .gguf file (`predict` only, so far)
     /// [default: $ATTNLAB_MODEL, else the bundled model in assets/model]
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR|FILE.gguf")]
     model: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
@@ -246,6 +248,28 @@ fn read_text(text: String) -> Result<String, String> {
 
 fn run(cli: Cli) -> Result<(), String> {
     let dir = model_dir(cli.model)?;
+    if gguf::is_gguf(&dir) {
+        let mut out = std::io::stdout().lock();
+        return match cli.command {
+            Command::Predict {
+                text,
+                top,
+                format,
+                attn,
+            } => gguf::predict(
+                &mut out,
+                &dir,
+                &read_text(text)?,
+                top,
+                &attn.options(),
+                format == Format::Json,
+            ),
+            _ => Err(format!(
+                "{}: of the commands, only `predict` reads GGUF models so far",
+                dir.display()
+            )),
+        };
+    }
     let bundle = Bundle::load_dir(&dir)
         .map_err(|e| format!("loading the model from {}: {e}", dir.display()))?;
     let trace = |text: String, attn: &AttnArgs| {

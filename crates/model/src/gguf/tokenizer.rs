@@ -29,7 +29,7 @@ const DIGITS_THEN_GPT2: &[&str] = &[
 ];
 
 fn bad(message: String) -> Error {
-    Error::Tokenizer(format!("GGUF tokenizer: {message}"))
+    Error::Gguf(format!("tokenizer: {message}"))
 }
 
 fn strings<'a>(g: &'a Gguf, key: &str) -> Result<Vec<&'a str>> {
