@@ -230,12 +230,12 @@ impl LlamaModel {
             layer.down.matmul_t(&gate, t, &mut out);
             h.iter_mut().zip(&out).for_each(|(x, y)| *x += y);
         }
-        rms_norm(&h.clone(), &self.norm, d, c.rms_eps, &mut h);
+        rms_norm(&h, &self.norm, d, c.rms_eps, &mut a);
         let mut logits = vec![0f32; t * c.vocab_size];
         self.output
             .as_ref()
             .unwrap_or(&self.embed)
-            .matmul_t(&h, t, &mut logits);
+            .matmul_t(&a, t, &mut logits);
         Ok(logits)
     }
 }
@@ -255,10 +255,13 @@ pub fn rms_norm(x: &[f32], w: &[f32], d: usize, eps: f32, y: &mut [f32]) {
 pub fn rope(x: &mut [f32], heads: usize, hd: usize, theta: f32, pairs: RopePairs) {
     let width = heads * hd;
     let half = hd / 2;
+    let inv_freq: Vec<f32> = (0..half)
+        .map(|i| theta.powf(-2.0 * i as f32 / hd as f32))
+        .collect();
     for (p, row) in x.chunks_exact_mut(width).enumerate() {
         for head in row.chunks_exact_mut(hd) {
-            for i in 0..half {
-                let angle = p as f32 * theta.powf(-2.0 * i as f32 / hd as f32);
+            for (i, &f) in inv_freq.iter().enumerate() {
+                let angle = p as f32 * f;
                 let (sin, cos) = angle.sin_cos();
                 let (a, b) = match pairs {
                     RopePairs::Adjacent => (2 * i, 2 * i + 1),
