@@ -1,13 +1,12 @@
 //! A GGUF model (`--model FILE.gguf`, a llama-architecture file such as SmolLM2): so far
-//! `predict` reads it, through `attnlab_model::llama` and the tokenizer built from the file's
-//! metadata; the other commands say that they do not yet.
+//! `predict` and `heads` read it, through `attnlab_model::llama` and the tokenizer built from
+//! the file's metadata; the other commands say that they do not yet.
 
 use std::io::Write;
 use std::path::Path;
 
-use attnlab_model::gguf::{tokenizer::tokenizer_json, Gguf};
-use attnlab_model::llama::LlamaModel;
-use attnlab_model::{AttentionOptions, Tokenizer};
+use attnlab_model::llama::LlamaBundle;
+use attnlab_model::AttentionOptions;
 use serde_json::json;
 
 /// Whether `path` names a GGUF file (by its extension).
@@ -16,28 +15,22 @@ pub fn is_gguf(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
 }
 
+/// Reads a GGUF model and its tokenizer.
+pub fn load(path: &Path) -> Result<LlamaBundle, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    LlamaBundle::from_gguf_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// `predict` on a GGUF model: the `top` likeliest next tokens after `text`.
 pub fn predict(
     out: &mut impl Write,
-    path: &Path,
+    bundle: &LlamaBundle,
     text: &str,
     top: usize,
     opts: &AttentionOptions,
     json: bool,
 ) -> Result<(), String> {
-    if *opts != AttentionOptions::default() {
-        return Err(
-            "the attention options (τ, unscaled, no mask, ablate) do not apply to GGUF models yet"
-                .into(),
-        );
-    }
-    let where_ = |e: attnlab_model::Error| format!("{}: {e}", path.display());
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let g = Gguf::parse(&bytes).map_err(where_)?;
-    let tokenizer =
-        Tokenizer::from_bytes(tokenizer_json(&g).map_err(where_)?.as_bytes()).map_err(where_)?;
-    let model = LlamaModel::from_gguf(&g, &bytes).map_err(where_)?;
-    drop(bytes);
+    let LlamaBundle { model, tokenizer } = bundle;
     let tokens = tokenizer.encode(text).map_err(|e| e.to_string())?;
     let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
     let context = model.config.context;
@@ -47,7 +40,9 @@ pub fn predict(
             ids.len()
         ));
     }
-    let logits = model.logits(&ids).map_err(|e| e.to_string())?;
+    let logits = model
+        .logits_with(&ids, opts, |_, _, _| {})
+        .map_err(|e| e.to_string())?;
     let v = model.config.vocab_size;
     let last = &logits[(ids.len() - 1) * v..];
     let max = last.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));

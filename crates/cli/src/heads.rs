@@ -4,8 +4,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use attnlab_model::roles::{self, Probe, Report, Role};
-use attnlab_model::{AttentionOptions, Bundle};
+use attnlab_model::roles::{self, Probe, Report, Role, Subject};
+use attnlab_model::AttentionOptions;
 use serde_json::{json, Value};
 
 /// The lines of a corpus file: UTF-8 text, at least one non-empty line.
@@ -33,6 +33,19 @@ pub fn read_corpus(path: &Path) -> Result<Vec<String>, String> {
     Ok(lines)
 }
 
+/// The texts `heads` reads the text roles from: a corpus file's lines, one text (`-`: standard
+/// input), or none (the probe's roles only).
+pub fn texts(
+    text: Option<String>,
+    corpus: Option<std::path::PathBuf>,
+) -> Result<Vec<String>, String> {
+    Ok(match (text, corpus) {
+        (_, Some(path)) => read_corpus(&path)?,
+        (Some(text), None) => vec![crate::read_text(text)?],
+        (None, None) => Vec::new(),
+    })
+}
+
 /// A progress bar on stderr for long corpora (a redrawn line on a terminal, a line per
 /// tenth otherwise).
 fn progress(done: usize, total: usize) {
@@ -58,21 +71,21 @@ fn progress(done: usize, total: usize) {
 
 pub fn run(
     out: &mut impl Write,
-    bundle: &Bundle,
+    subject: &impl Subject,
     texts: &[String],
     probe_len: usize,
     seed: u64,
     opts: &AttentionOptions,
     json_out: bool,
 ) -> Result<(), String> {
-    let context = bundle.model.config.n_positions;
-    let probe = Probe::new(&bundle.tokenizer, probe_len, seed, context);
+    let context = subject.context();
+    let probe = Probe::new(subject.tokenizer(), probe_len, seed, context);
     if let Some(why) = &probe.clamped {
         eprintln!("note: {why}");
     }
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let report =
-        roles::measure(bundle, &refs, &probe, opts, progress).map_err(|e| e.to_string())?;
+        roles::measure(subject, &refs, &probe, opts, progress).map_err(|e| e.to_string())?;
     if report.truncated > 0 {
         eprintln!(
             "note: {} of {} texts were longer than the context: their start was dropped, keeping the last {context} tokens (as the page does)",
@@ -84,7 +97,7 @@ pub fn run(
         eprintln!("note: no text has two tokens or more; only the probe's roles are shown");
     }
     let text = if json_out {
-        serde_json::to_string_pretty(&to_json(bundle, &report)).map_err(|e| e.to_string())? + "\n"
+        serde_json::to_string_pretty(&to_json(subject, &report)).map_err(|e| e.to_string())? + "\n"
     } else {
         roles::markdown_table(&report.scores, report.n_head)
     };
@@ -101,7 +114,7 @@ fn number(v: Option<f32>) -> Value {
         .map_or(Value::Null, Value::from)
 }
 
-fn to_json(bundle: &Bundle, r: &Report) -> Value {
+fn to_json(subject: &impl Subject, r: &Report) -> Value {
     let heads: Vec<Value> = r
         .scores
         .iter()
@@ -125,7 +138,7 @@ fn to_json(bundle: &Bundle, r: &Report) -> Value {
         "texts": r.texts, "truncated": r.truncated, "context": r.context,
         "probe": {
             "tokens_per_copy": r.probe.half, "seed": r.probe.seed, "clamped": r.probe.clamped,
-            "tokens": r.probe.ids[..r.probe.half].iter().map(|&id| bundle.tokenizer.display_id(id)).collect::<Vec<_>>(),
+            "tokens": r.probe.ids[..r.probe.half].iter().map(|&id| subject.tokenizer().display_id(id)).collect::<Vec<_>>(),
         },
         "thresholds": thresholds,
         "heads": heads,

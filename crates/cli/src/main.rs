@@ -22,7 +22,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 )]
 struct Cli {
     /// Folder with config.json, model.safetensors and tokenizer.json, or a llama-architecture
-    /// .gguf file (`predict` only, so far)
+    /// .gguf file (`predict` and `heads`, so far)
     /// [default: $ATTNLAB_MODEL, else the bundled model in assets/model]
     #[arg(long, global = true, value_name = "DIR|FILE.gguf")]
     model: Option<PathBuf>,
@@ -249,6 +249,7 @@ fn read_text(text: String) -> Result<String, String> {
 fn run(cli: Cli) -> Result<(), String> {
     let dir = model_dir(cli.model)?;
     if gguf::is_gguf(&dir) {
+        let bundle = gguf::load(&dir)?;
         let mut out = std::io::stdout().lock();
         return match cli.command {
             Command::Predict {
@@ -258,14 +259,36 @@ fn run(cli: Cli) -> Result<(), String> {
                 attn,
             } => gguf::predict(
                 &mut out,
-                &dir,
+                &bundle,
                 &read_text(text)?,
                 top,
                 &attn.options(),
                 format == Format::Json,
             ),
+            Command::Heads {
+                text,
+                corpus,
+                probe_len,
+                seed,
+                format,
+                attn,
+            } => {
+                let c = &bundle.model.config;
+                let opts = attn.options();
+                opts.validate_for(c.n_layer, c.n_head)
+                    .map_err(|e| e.to_string())?;
+                heads::run(
+                    &mut out,
+                    &bundle,
+                    &heads::texts(text, corpus)?,
+                    probe_len,
+                    seed,
+                    &opts,
+                    format == HeadsFormat::Json,
+                )
+            }
             _ => Err(format!(
-                "{}: of the commands, only `predict` reads GGUF models so far",
+                "{}: of the commands, only `predict` and `heads` read GGUF models so far",
                 dir.display()
             )),
         };
@@ -414,11 +437,7 @@ fn run(cli: Cli) -> Result<(), String> {
             format,
             attn,
         } => {
-            let texts = match (text, corpus) {
-                (_, Some(path)) => heads::read_corpus(&path)?,
-                (Some(text), None) => vec![read_text(text)?],
-                (None, None) => Vec::new(),
-            };
+            let texts = heads::texts(text, corpus)?;
             let opts = attn.options();
             opts.validate(&bundle.model.config)
                 .map_err(|e| e.to_string())?;

@@ -1,6 +1,6 @@
-//! `attnlab --model FILE.gguf`: `predict` on SmolLM2-135M-Instruct (fetched by the test
-//! command: scripts/lib.sh `ensure_smollm2`), and clear refusals of what GGUF models do not
-//! do yet.
+//! `attnlab --model FILE.gguf`: `predict` and `heads` on SmolLM2-135M-Instruct (fetched by
+//! the test command: scripts/lib.sh `ensure_smollm2`), and clear refusals of what GGUF models
+//! do not do yet.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -68,14 +68,89 @@ fn predict_reads_a_gguf_model() {
         (Some(7042), Some("␣Paris"))
     );
     assert!(next[0]["prob"].as_f64().unwrap() > 0.5);
+    // the attention options act inside the forward: they change the prediction
+    let top = |extra: &[&str]| {
+        let mut args = vec!["predict", "The capital of France is", "--top", "1"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--format", "json"]);
+        let out = attnlab(&model, &args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["next"][0]["prob"].as_f64().unwrap()
+    };
+    let plain = top(&[]);
+    assert_eq!(top(&["--temperature", "1"]), plain);
+    for other in [
+        &["--temperature", "2"][..],
+        &["--no-scale"],
+        &["--no-mask"],
+        &["--ablate", "18.6,16.0"],
+    ] {
+        let p = top(other);
+        assert!((p - plain).abs() > 1e-3, "{other:?}: {p} against {plain}");
+    }
+    let out = attnlab(&model, &["predict", "x", "--ablate", "30.0"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot ablate head 30.0"));
     // what GGUF models do not do yet is refused, by name
     let out = attnlab(&model, &["trace", "x"]);
     assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("only `predict` and `heads` read GGUF models so far"));
+}
+
+/// `heads` on SmolLM2 names the heads an independent numpy forward of the same file found
+/// (issue 36): induction L18H6, L17H4, L17H3 and previous-token L16H0, L11H1, L2H1.
+#[test]
+#[ignore = "needs SmolLM2-135M-Instruct.Q4_1.gguf (the test command fetches it)"]
+fn heads_finds_smollm2s_induction_and_previous_token_heads() {
+    let text = "Which do you like better, coffee or tea? I like coffee better than tea, but my friend likes tea.";
+    let out = attnlab(&smollm2(), &["heads", text, "--format", "json"]);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("only `predict` reads GGUF models so far")
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    let out = attnlab(&model, &["predict", "x", "--temperature", "2"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("do not apply to GGUF models yet"));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let heads = doc["heads"].as_array().unwrap();
+    assert_eq!(heads.len(), 30 * 9);
+    let best = |role: &str| -> Vec<(String, f64)> {
+        let mut all: Vec<(String, f64)> = heads
+            .iter()
+            .map(|h| {
+                (
+                    format!("L{}H{}", h["layer"], h["head"]),
+                    h["scores"][role].as_f64().unwrap_or(0.0),
+                )
+            })
+            .collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1));
+        all.truncate(3);
+        all
+    };
+    let names = |v: &[(String, f64)]| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    let induction = best("induction");
+    assert_eq!(
+        names(&induction),
+        ["L18H6", "L17H4", "L17H3"],
+        "{induction:?}"
+    );
+    assert!(induction[0].1 > 0.75, "{induction:?}");
+    let previous = best("previous");
+    assert_eq!(names(&previous), ["L16H0", "L11H1", "L2H1"], "{previous:?}");
+    assert!(previous[0].1 > 0.65, "{previous:?}");
+    let role = |name: &str| {
+        heads
+            .iter()
+            .find(|h| format!("L{}H{}", h["layer"], h["head"]) == name)
+            .unwrap()["role"]
+            .clone()
+    };
+    assert_eq!(role("L18H6"), "induction");
+    assert_eq!(role("L16H0"), "previous");
 }
 
 #[test]
@@ -88,7 +163,7 @@ fn a_gguf_without_a_model_is_refused_clearly() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("quants.gguf") && err.contains("tokenizer.ggml.model"),
+        err.contains("quants.gguf") && err.contains("general.architecture is \"attnlab-fixture\""),
         "{err}"
     );
     let out = attnlab(&PathBuf::from("/nonexistent/model.gguf"), &["predict", "x"]);

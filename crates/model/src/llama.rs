@@ -4,8 +4,12 @@
 //! models will be checked against; `tests/smollm2.rs` checks it against llama.cpp's logits.
 
 use crate::error::{Error, Result};
-use crate::gguf::{Gguf, Value};
+use crate::gguf::tokenizer::tokenizer_json;
+use crate::gguf::{Gguf, TensorInfo, Value};
 use crate::qmatrix::QMatrix;
+use crate::roles::{HeadMaps, Subject};
+use crate::tokenizer::Tokenizer;
+use crate::trace::AttentionOptions;
 
 /// Which dimensions RoPE rotates together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,89 +70,190 @@ fn need_f(g: &Gguf, key: &str) -> Result<f32> {
         .ok_or_else(|| Error::Gguf(format!("`{key}` is missing or not a number")))
 }
 
-impl LlamaModel {
-    /// A llama-architecture GGUF file's model.
-    pub fn from_gguf(g: &Gguf, bytes: &[u8]) -> Result<LlamaModel> {
+fn bad(message: String) -> Error {
+    Error::Gguf(message)
+}
+
+impl LlamaConfig {
+    /// The hyperparameters of a llama-architecture GGUF file, checked for consistency.
+    pub fn from_gguf(g: &Gguf) -> Result<LlamaConfig> {
         let arch = g.get("general.architecture").and_then(Value::as_str);
         if arch != Some("llama") {
-            return Err(Error::Gguf(format!(
-                "general.architecture is {arch:?}; this reads \"llama\""
+            return Err(bad(format!(
+                "general.architecture is {}; this reads \"llama\"",
+                arch.map_or("missing".into(), |a| format!("\"{a}\""))
             )));
         }
         let n_embd = need_u(g, "llama.embedding_length")?;
         let n_head = need_u(g, "llama.attention.head_count")?;
-        let config = LlamaConfig {
-            n_layer: need_u(g, "llama.block_count")?,
+        let n_kv_head = need_u(g, "llama.attention.head_count_kv")?;
+        let n_layer = need_u(g, "llama.block_count")?;
+        if n_layer == 0 || n_embd == 0 || n_head == 0 || n_kv_head == 0 {
+            return Err(bad(format!(
+                "a block count, width or head count of 0 (llama.block_count {n_layer}, llama.embedding_length {n_embd}, llama.attention.head_count {n_head}, llama.attention.head_count_kv {n_kv_head})"
+            )));
+        }
+        if !n_embd.is_multiple_of(n_head) || !n_head.is_multiple_of(n_kv_head) {
+            return Err(bad(format!(
+                "{n_head} query heads do not divide the width {n_embd}, or {n_kv_head} key/value heads do not divide the {n_head} query heads"
+            )));
+        }
+        let head_dim = n_embd / n_head;
+        for key in ["llama.attention.key_length", "llama.attention.value_length"] {
+            if let Some(n) = g.get(key).and_then(Value::as_u64) {
+                if n != head_dim as u64 {
+                    return Err(bad(format!(
+                        "`{key}` is {n}; heads of another size than width / heads ({head_dim}) are not read yet"
+                    )));
+                }
+            }
+        }
+        if !head_dim.is_multiple_of(2) {
+            return Err(bad(format!(
+                "heads of {head_dim} dimensions: RoPE rotates pairs, an even size is needed"
+            )));
+        }
+        if g.get("llama.rope.scaling.type").is_some() || g.tensor("rope_freqs.weight").is_some() {
+            return Err(bad("RoPE scaling is not read yet".into()));
+        }
+        let rope_theta = need_f(g, "llama.rope.freq_base").unwrap_or(10_000.0);
+        let rms_eps = need_f(g, "llama.attention.layer_norm_rms_epsilon")?;
+        if !(rope_theta.is_finite() && rope_theta > 1.0 && rms_eps.is_finite() && rms_eps >= 0.0) {
+            return Err(bad(format!(
+                "llama.rope.freq_base {rope_theta} or llama.attention.layer_norm_rms_epsilon {rms_eps} is out of range"
+            )));
+        }
+        let context = need_u(g, "llama.context_length")?;
+        if context == 0 {
+            return Err(bad("llama.context_length is 0".into()));
+        }
+        let embed = g
+            .tensor("token_embd.weight")
+            .ok_or_else(|| bad("tensor `token_embd.weight` is missing".into()))?;
+        let vocab_size = match embed.shape[..] {
+            [v, d] if d == n_embd && v > 0 => v,
+            _ => {
+                return Err(bad(format!(
+                    "tensor `token_embd.weight` has shape {:?}; the metadata asks for [vocabulary, {n_embd}]",
+                    embed.shape
+                )))
+            }
+        };
+        if let Some(v) = g.get("llama.vocab_size").and_then(Value::as_u64) {
+            if v != vocab_size as u64 {
+                return Err(bad(format!(
+                    "llama.vocab_size is {v}, but `token_embd.weight` has {vocab_size} rows"
+                )));
+            }
+        }
+        Ok(LlamaConfig {
+            n_layer,
             n_embd,
             n_head,
-            n_kv_head: need_u(g, "llama.attention.head_count_kv")?,
-            head_dim: n_embd / n_head.max(1),
+            n_kv_head,
+            head_dim,
             n_ff: need_u(g, "llama.feed_forward_length")?,
-            vocab_size: 0,
-            context: need_u(g, "llama.context_length")?,
-            rope_theta: need_f(g, "llama.rope.freq_base").unwrap_or(10_000.0),
+            vocab_size,
+            context,
+            rope_theta,
             rope_pairs: RopePairs::Adjacent,
-            rms_eps: need_f(g, "llama.attention.layer_norm_rms_epsilon")?,
-        };
-        if g.get("llama.rope.scaling.type").is_some() || g.tensor("rope_freqs.weight").is_some() {
-            return Err(Error::Gguf("RoPE scaling is not read yet".into()));
+            rms_eps,
+        })
+    }
+}
+
+/// A GGUF file's model with the tokenizer its metadata describes.
+pub struct LlamaBundle {
+    pub model: LlamaModel,
+    pub tokenizer: Tokenizer,
+}
+
+impl LlamaBundle {
+    /// Reads a whole GGUF file: the header, the hyperparameters, the tokenizer (whose ids must
+    /// fit the embedding), then the weights — so that a malformed file is refused before any
+    /// weight is copied.
+    pub fn from_gguf_bytes(bytes: &[u8]) -> Result<LlamaBundle> {
+        let g = Gguf::parse(bytes)?;
+        let config = LlamaConfig::from_gguf(&g)?;
+        let tokenizer = Tokenizer::from_bytes(tokenizer_json(&g)?.as_bytes())?;
+        if tokenizer.vocab_size() > config.vocab_size {
+            return Err(bad(format!(
+                "the tokenizer has {} tokens, but `token_embd.weight` has {} rows",
+                tokenizer.vocab_size(),
+                config.vocab_size
+            )));
         }
-        let matrix = |name: &str| -> Result<QMatrix> {
+        let model = LlamaModel::from_gguf(&g, bytes)?;
+        Ok(LlamaBundle { model, tokenizer })
+    }
+}
+
+impl LlamaModel {
+    /// A llama-architecture GGUF file's model. Every tensor's shape is checked against the
+    /// metadata before its bytes are copied.
+    pub fn from_gguf(g: &Gguf, bytes: &[u8]) -> Result<LlamaModel> {
+        let config = LlamaConfig::from_gguf(g)?;
+        let c = &config;
+        let tensor = |name: &str, shape: &[usize]| -> Result<&TensorInfo> {
             let t = g
                 .tensor(name)
-                .ok_or_else(|| Error::MissingTensor { name: name.into() })?;
-            QMatrix::from_gguf(g, bytes, t)
+                .ok_or_else(|| bad(format!("tensor `{name}` is missing")))?;
+            if t.shape != shape {
+                return Err(bad(format!(
+                    "tensor `{name}` has shape {:?}; the metadata asks for {shape:?}",
+                    t.shape
+                )));
+            }
+            Ok(t)
         };
-        let vector = |name: &str| -> Result<Vec<f32>> {
-            let t = g
-                .tensor(name)
-                .ok_or_else(|| Error::MissingTensor { name: name.into() })?;
-            g.read(bytes, t)
+        let matrix = |name: &str, rows: usize, cols: usize| {
+            QMatrix::from_gguf(g, bytes, tensor(name, &[rows, cols])?)
         };
-        let layers = (0..config.n_layer)
+        let vector = |name: &str| g.read(bytes, tensor(name, &[c.n_embd])?);
+        let (d, q_w, kv_w) = (c.n_embd, c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
+        let layers = (0..c.n_layer)
             .map(|l| {
                 let n = |s: &str| format!("blk.{l}.{s}.weight");
                 Ok(LlamaLayer {
                     attn_norm: vector(&n("attn_norm"))?,
-                    q: matrix(&n("attn_q"))?,
-                    k: matrix(&n("attn_k"))?,
-                    v: matrix(&n("attn_v"))?,
-                    o: matrix(&n("attn_output"))?,
+                    q: matrix(&n("attn_q"), q_w, d)?,
+                    k: matrix(&n("attn_k"), kv_w, d)?,
+                    v: matrix(&n("attn_v"), kv_w, d)?,
+                    o: matrix(&n("attn_output"), d, q_w)?,
                     ffn_norm: vector(&n("ffn_norm"))?,
-                    gate: matrix(&n("ffn_gate"))?,
-                    up: matrix(&n("ffn_up"))?,
-                    down: matrix(&n("ffn_down"))?,
+                    gate: matrix(&n("ffn_gate"), c.n_ff, d)?,
+                    up: matrix(&n("ffn_up"), c.n_ff, d)?,
+                    down: matrix(&n("ffn_down"), d, c.n_ff)?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let embed = matrix("token_embd.weight")?;
+        let embed = matrix("token_embd.weight", c.vocab_size, d)?;
         let output = match g.tensor("output.weight") {
-            Some(_) => Some(matrix("output.weight")?),
+            Some(_) => Some(matrix("output.weight", c.vocab_size, d)?),
             None => None,
         };
-        let config = LlamaConfig {
-            vocab_size: embed.rows,
-            ..config
-        };
+        let norm = vector("output_norm.weight")?;
         Ok(LlamaModel {
             config,
             embed,
             layers,
-            norm: vector("output_norm.weight")?,
+            norm,
             output,
         })
     }
 
     /// The next-token logits after every position of `ids`, (T × vocabulary).
     pub fn logits(&self, ids: &[u32]) -> Result<Vec<f32>> {
-        self.logits_with(ids, |_, _, _| {})
+        self.logits_with(ids, &AttentionOptions::default(), |_, _, _| {})
     }
 
-    /// `logits`, handing `visit(layer, head, weights)` every head's attention weights
-    /// (T × T, row = query, zero above the diagonal).
+    /// `logits` with the attention options (scaling, τ, the causal mask, heads switched off),
+    /// handing `visit(layer, head, weights)` every head's attention weights (T × T, row =
+    /// query; zero above the diagonal with the mask on).
     pub fn logits_with(
         &self,
         ids: &[u32],
+        opts: &AttentionOptions,
         mut visit: impl FnMut(usize, usize, &[f32]),
     ) -> Result<Vec<f32>> {
         let c = &self.config;
@@ -156,6 +261,13 @@ impl LlamaModel {
         if t == 0 {
             return Err(Error::EmptyInput);
         }
+        if t > c.context {
+            return Err(Error::Options(format!(
+                "{t} tokens; the model's context is {}",
+                c.context
+            )));
+        }
+        opts.validate_for(c.n_layer, c.n_head)?;
         let mut h = vec![0f32; t * d];
         for (p, &id) in ids.iter().enumerate() {
             if id as usize >= c.vocab_size {
@@ -179,7 +291,7 @@ impl LlamaModel {
         let mut out = vec![0f32; t * d];
         let (mut gate, mut up) = (vec![0f32; t * c.n_ff], vec![0f32; t * c.n_ff]);
         let group = c.n_head / c.n_kv_head.max(1);
-        let scale = 1.0 / (hd as f32).sqrt();
+        let scale = opts.scale_factor(hd) / opts.temperature;
         let mut weights = vec![0f32; t * t];
         for (l, layer) in self.layers.iter().enumerate() {
             rms_norm(&h, &layer.attn_norm, d, c.rms_eps, &mut a);
@@ -190,27 +302,32 @@ impl LlamaModel {
             rope(&mut k, c.n_kv_head, hd, c.rope_theta, c.rope_pairs);
             for head in 0..c.n_head {
                 let kv = head / group;
+                let off = opts.ablate.contains(&(l, head));
                 for i in 0..t {
                     let qi = &q[i * q_w + head * hd..i * q_w + (head + 1) * hd];
+                    let keys = if opts.causal_mask { i + 1 } else { t };
                     let scores = &mut weights[i * t..(i + 1) * t];
-                    for (j, s) in scores[..=i].iter_mut().enumerate() {
+                    scores[keys..].fill(0.0);
+                    let scores = &mut scores[..keys];
+                    for (j, s) in scores.iter_mut().enumerate() {
                         let kj = &k[j * kv_w + kv * hd..j * kv_w + (kv + 1) * hd];
                         *s = qi.iter().zip(kj).map(|(x, y)| x * y).sum::<f32>() * scale;
                     }
-                    let m = scores[..=i]
-                        .iter()
-                        .fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+                    let m = scores.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
                     let mut z = 0.0;
-                    for s in &mut scores[..=i] {
+                    for s in scores.iter_mut() {
                         *s = (*s - m).exp();
                         z += *s;
                     }
-                    for s in &mut scores[..=i] {
+                    for s in scores.iter_mut() {
                         *s /= z;
                     }
                     let oi = &mut o[i * q_w + head * hd..i * q_w + (head + 1) * hd];
                     oi.fill(0.0);
-                    for (j, &w) in scores[..=i].iter().enumerate() {
+                    if off {
+                        continue;
+                    }
+                    for (j, &w) in scores.iter().enumerate() {
                         let vj = &v[j * kv_w + kv * hd..j * kv_w + (kv + 1) * hd];
                         for (x, y) in oi.iter_mut().zip(vj) {
                             *x += w * y;
@@ -272,5 +389,41 @@ pub fn rope(x: &mut [f32], heads: usize, hd: usize, theta: f32, pairs: RopePairs
                 head[b] = x1 * cos + x0 * sin;
             }
         }
+    }
+}
+
+impl LlamaModel {
+    /// Every head's attention weights of a run on `ids`.
+    pub fn maps(&self, ids: &[u32], opts: &AttentionOptions) -> Result<HeadMaps> {
+        let c = &self.config;
+        let n = ids.len() * ids.len();
+        let mut weights = vec![0f32; c.n_layer * c.n_head * n];
+        self.logits_with(ids, opts, |l, h, w| {
+            let at = (l * c.n_head + h) * n;
+            weights[at..at + n].copy_from_slice(w);
+        })?;
+        Ok(HeadMaps {
+            n_layer: c.n_layer,
+            n_head: c.n_head,
+            t: ids.len(),
+            causal: opts.causal_mask,
+            weights,
+        })
+    }
+}
+
+impl Subject for LlamaBundle {
+    type Maps = HeadMaps;
+    fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+    fn context(&self) -> usize {
+        self.model.config.context
+    }
+    fn heads(&self) -> (usize, usize) {
+        (self.model.config.n_layer, self.model.config.n_head)
+    }
+    fn run(&self, ids: &[u32], opts: &AttentionOptions) -> Result<HeadMaps> {
+        self.model.maps(ids, opts)
     }
 }

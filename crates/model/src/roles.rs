@@ -1,4 +1,6 @@
-//! Head roles: what each attention head does, as scores in [0, 1] computed from a [`Trace`].
+//! Head roles: what each attention head does, as scores in [0, 1] computed from the attention
+//! weights of a run ([`AttentionMaps`]: a [`Trace`], or [`HeadMaps`] from a model that keeps only
+//! the weights).
 //!
 //! Five roles are read from any text's attention weights `w` (row i = query i, column j =
 //! key j); each is a mean over the rows where it means something:
@@ -180,17 +182,89 @@ pub fn head_scores(weights: &[f32], t: usize, causal: bool) -> Scores {
     s
 }
 
-/// The text roles of every head of a trace, index `layer * n_head + head`.
-pub fn text_scores(trace: &Trace) -> Vec<Scores> {
-    let d = trace.dims;
-    let mut out = Vec::with_capacity(d.n_layer * d.n_head);
-    for l in 0..d.n_layer {
-        for h in 0..d.n_head {
-            out.push(head_scores(
-                trace.head(l, h).weights,
-                d.t,
-                trace.options.causal_mask,
-            ));
+/// Every head's attention weights of one run: what the roles are read from.
+pub trait AttentionMaps {
+    /// Layers, heads per layer, tokens run.
+    fn size(&self) -> (usize, usize, usize);
+    /// The (T, T) weights of head `head` of layer `layer` (row = query).
+    fn weights(&self, layer: usize, head: usize) -> &[f32];
+    /// Whether the causal mask was on.
+    fn causal(&self) -> bool;
+}
+
+impl AttentionMaps for Trace {
+    fn size(&self) -> (usize, usize, usize) {
+        (self.dims.n_layer, self.dims.n_head, self.dims.t)
+    }
+    fn weights(&self, layer: usize, head: usize) -> &[f32] {
+        self.head(layer, head).weights
+    }
+    fn causal(&self) -> bool {
+        self.options.causal_mask
+    }
+}
+
+/// The attention weights of every head of a run and nothing else, head after head:
+/// `weights[((layer * n_head + head) * t + query) * t + key]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeadMaps {
+    pub n_layer: usize,
+    pub n_head: usize,
+    pub t: usize,
+    pub causal: bool,
+    pub weights: Vec<f32>,
+}
+
+impl AttentionMaps for HeadMaps {
+    fn size(&self) -> (usize, usize, usize) {
+        (self.n_layer, self.n_head, self.t)
+    }
+    fn weights(&self, layer: usize, head: usize) -> &[f32] {
+        let n = self.t * self.t;
+        let at = (layer * self.n_head + head) * n;
+        &self.weights[at..at + n]
+    }
+    fn causal(&self) -> bool {
+        self.causal
+    }
+}
+
+/// A model with its tokenizer whose heads' roles can be measured: the bundled (GPT-2 layout)
+/// models and the Llama family.
+pub trait Subject {
+    type Maps: AttentionMaps;
+    fn tokenizer(&self) -> &Tokenizer;
+    /// The most tokens one run reads.
+    fn context(&self) -> usize;
+    /// Layers and heads per layer.
+    fn heads(&self) -> (usize, usize);
+    /// The attention weights of a run on `ids` (at most `context()` of them).
+    fn run(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Self::Maps>;
+}
+
+impl Subject for Bundle {
+    type Maps = Trace;
+    fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+    fn context(&self) -> usize {
+        self.model.config.n_positions
+    }
+    fn heads(&self) -> (usize, usize) {
+        (self.model.config.n_layer, self.model.config.n_head)
+    }
+    fn run(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace> {
+        forward(&self.model, ids, opts)
+    }
+}
+
+/// The text roles of every head of a run, index `layer * n_head + head`.
+pub fn text_scores(maps: &impl AttentionMaps) -> Vec<Scores> {
+    let (n_layer, n_head, t) = maps.size();
+    let mut out = Vec::with_capacity(n_layer * n_head);
+    for l in 0..n_layer {
+        for h in 0..n_head {
+            out.push(head_scores(maps.weights(l, h), t, maps.causal()));
         }
     }
     out
@@ -252,19 +326,19 @@ impl Probe {
         Probe::from_candidates(&tokenizer.probe_candidates(), len, seed, context)
     }
 
-    /// The induction and duplicate-token scores of every head in the probe's trace, index
+    /// The induction and duplicate-token scores of every head in the probe's run, index
     /// `layer * n_head + head`; `None` for a probe with no second copy.
-    pub fn scores(&self, trace: &Trace) -> Vec<Scores> {
-        let d = trace.dims;
+    pub fn scores(&self, maps: &impl AttentionMaps) -> Vec<Scores> {
+        let (n_layer, n_head, t) = maps.size();
         let n = self.half;
-        assert!(d.t >= 2 * n, "the trace is shorter than the probe");
-        let mut out = Vec::with_capacity(d.n_layer * d.n_head);
-        for l in 0..d.n_layer {
-            for h in 0..d.n_head {
-                let w = trace.head(l, h).weights;
+        assert!(t >= 2 * n, "the run is shorter than the probe");
+        let mut out = Vec::with_capacity(n_layer * n_head);
+        for l in 0..n_layer {
+            for h in 0..n_head {
+                let w = maps.weights(l, h);
                 let (mut ind, mut dup) = (0f64, 0f64);
                 for k in 0..n {
-                    let row = &w[(n + k) * d.t..(n + k + 1) * d.t];
+                    let row = &w[(n + k) * t..(n + k + 1) * t];
                     ind += row[k + 1] as f64;
                     dup += row[k] as f64;
                 }
@@ -346,33 +420,35 @@ pub fn corpus_lines(text: &str) -> Vec<&str> {
 }
 
 /// Runs every text (with `opts`) and the probe (always on the unmodified model, as the page
-/// runs it) through the CPU reference and reports the roles.
+/// runs it) through the model and reports the roles. A text longer than the context keeps its
+/// last `context` tokens, as the forward pass (and the page) does.
 /// `progress(done, total)` is called after each text.
 pub fn measure(
-    bundle: &Bundle,
+    subject: &impl Subject,
     texts: &[&str],
     probe: &Probe,
     opts: &AttentionOptions,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Report> {
-    let model = &bundle.model;
-    let context = model.config.n_positions;
+    let context = subject.context();
+    let (n_layer, n_head) = subject.heads();
     let (mut mean, mut truncated) = (Mean::default(), 0);
     for (i, text) in texts.iter().enumerate() {
-        let ids = bundle.tokenizer.ids(text)?;
+        let ids = subject.tokenizer().ids(text)?;
         if ids.len() > context {
-            truncated += 1; // the forward keeps the last `context` tokens
+            truncated += 1;
         }
         if ids.len() >= 2 {
-            mean.add(&text_scores(&forward(model, &ids, opts)?));
+            let kept = &ids[ids.len().saturating_sub(context)..];
+            mean.add(&text_scores(&subject.run(kept, opts)?));
         }
         progress(i + 1, texts.len());
     }
     // the probe measures the unmodified model, as the page runs it (once per model)
     let probe_scores = if probe.half > 0 {
-        probe.scores(&forward(model, &probe.ids, &AttentionOptions::default())?)
+        probe.scores(&subject.run(&probe.ids, &AttentionOptions::default())?)
     } else {
-        vec![Scores::default(); model.config.n_layer * model.config.n_head]
+        vec![Scores::default(); n_layer * n_head]
     };
     let text = mean.finish();
     let scores = probe_scores
@@ -382,7 +458,7 @@ pub fn measure(
         .collect();
     Ok(Report {
         scores,
-        n_head: model.config.n_head,
+        n_head,
         texts: mean.texts(),
         truncated,
         context,

@@ -39,6 +39,11 @@ impl Default for AttentionOptions {
 impl AttentionOptions {
     /// Rejects τ ≤ 0, a non-finite τ and heads outside the model.
     pub fn validate(&self, config: &Config) -> Result<()> {
+        self.validate_for(config.n_layer, config.n_head)
+    }
+
+    /// `validate` for a model of `n_layer` layers × `n_head` heads.
+    pub fn validate_for(&self, n_layer: usize, n_head: usize) -> Result<()> {
         let tau = self.temperature;
         if !(tau.is_finite() && tau > 0.0) {
             return Err(Error::Options(format!(
@@ -48,11 +53,10 @@ impl AttentionOptions {
         if let Some(&(l, h)) = self
             .ablate
             .iter()
-            .find(|&&(l, h)| l >= config.n_layer || h >= config.n_head)
+            .find(|&&(l, h)| l >= n_layer || h >= n_head)
         {
             return Err(Error::Options(format!(
-                "cannot ablate head {l}.{h}: the model has {} layers × {} heads",
-                config.n_layer, config.n_head
+                "cannot ablate head {l}.{h}: the model has {n_layer} layers × {n_head} heads"
             )));
         }
         Ok(())

@@ -149,7 +149,7 @@ fn a_tokenizer_llama_cpp_splits_otherwise_is_refused_by_name() {
     let e = attnlab_model::gguf::tokenizer::tokenizer_json(&g)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("tokenizer.ggml.model is None"), "{e}");
+    assert!(e.contains("tokenizer.ggml.model is missing"), "{e}");
     let mut g = g;
     g.metadata
         .insert("tokenizer.ggml.model".into(), Value::Str("gpt2".into()));

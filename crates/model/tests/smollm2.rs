@@ -322,12 +322,16 @@ fn smollm2_has_induction_and_previous_token_heads() {
     let ids: Vec<u32> = half.iter().chain(&half).copied().collect();
     let t = ids.len();
     let (mut induction, mut previous) = (Vec::new(), Vec::new());
-    m.logits_with(&ids, |l, h, w| {
-        let ind: f32 = (n..t).map(|i| w[i * t + (i - n + 1)]).sum::<f32>() / n as f32;
-        let prev: f32 = (1..t).map(|i| w[i * t + i - 1]).sum::<f32>() / (t - 1) as f32;
-        induction.push((ind, l, h));
-        previous.push((prev, l, h));
-    })
+    m.logits_with(
+        &ids,
+        &attnlab_model::AttentionOptions::default(),
+        |l, h, w| {
+            let ind: f32 = (n..t).map(|i| w[i * t + (i - n + 1)]).sum::<f32>() / n as f32;
+            let prev: f32 = (1..t).map(|i| w[i * t + i - 1]).sum::<f32>() / (t - 1) as f32;
+            induction.push((ind, l, h));
+            previous.push((prev, l, h));
+        },
+    )
     .unwrap();
     for list in [&mut induction, &mut previous] {
         list.sort_by(|a, b| b.0.total_cmp(&a.0));

@@ -183,7 +183,7 @@ impl PageEngine {
             engine: 0,
             asked,
             text,
-            roles: Rc::new(roles::text_scores(&reply.trace)),
+            roles: Rc::new(roles::text_scores(&*reply.trace)),
             tokens: Rc::new(tokens),
             b,
             cpu_because,
@@ -250,7 +250,7 @@ impl PageEngine {
                 .filter(|n| !matches!(n, Note::TooLong(_))),
         );
         Ok(ProbeResult {
-            scores: probe.scores(&reply.trace),
+            scores: probe.scores(&*reply.trace),
             half: probe.half,
             seed: probe.seed,
             clamped: probe.clamped.clone(),

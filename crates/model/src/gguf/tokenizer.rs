@@ -60,7 +60,8 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
     let model = g.get("tokenizer.ggml.model").and_then(Value::as_str);
     if model != Some("gpt2") {
         return Err(bad(format!(
-            "tokenizer.ggml.model is {model:?}; only byte-level BPE (\"gpt2\") is read"
+            "tokenizer.ggml.model is {}; only byte-level BPE (\"gpt2\") is read",
+            model.map_or("missing".into(), |m| format!("\"{m}\""))
         )));
     }
     let pre = g
@@ -94,11 +95,6 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
         }
         None => vec![1; tokens.len()],
     };
-    for m in &merges {
-        if m.split(' ').count() != 2 {
-            return Err(bad(format!("the merge `{m}` is not two tokens")));
-        }
-    }
     let vocab: serde_json::Map<String, Json> = tokens
         .iter()
         .enumerate()
@@ -106,6 +102,17 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
         .collect();
     if vocab.len() != tokens.len() {
         return Err(bad("a token is there twice".into()));
+    }
+    for m in &merges {
+        let parts: Vec<&str> = m.split(' ').collect();
+        if parts.len() != 2 {
+            return Err(bad(format!("the merge `{m}` is not two tokens")));
+        }
+        if let Some(p) = parts.iter().find(|p| !vocab.contains_key(**p)) {
+            return Err(bad(format!(
+                "the merge `{m}` joins `{p}`, which is not in tokenizer.ggml.tokens"
+            )));
+        }
     }
     let added: Vec<Json> = tokens
         .iter()
