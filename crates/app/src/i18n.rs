@@ -290,6 +290,8 @@ strings! {
                    "Post-LN model: a block's output has already been through a LayerNorm, so it goes to the output head as it is; only the embedding stage is not normalised."),
     LensPreLn => ("모든 단계를 마지막 LayerNorm(ln_f)에 통과시킨 뒤 출력층에 넣습니다: 모델 자신의 마지막 단계와 같습니다.",
                   "Every stage goes through the final LayerNorm (ln_f), then the output head, as the model's own last stage does."),
+    LensRmsNorm => ("모든 단계를 마지막 RMSNorm에 통과시킨 뒤 출력층에 넣습니다: 모델 자신의 마지막 단계와 같습니다.",
+                    "Every stage goes through the final RMSNorm, then the output head, as the model's own last stage does."),
     LensStage => ("단계", "stage"),
     LensEmbedding => ("임베딩", "embedding"),
     LensAfterBlock => ("블록 {l} 뒤", "after block {l}"),

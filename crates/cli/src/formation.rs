@@ -5,7 +5,8 @@ use std::io::Write;
 
 use attnlab_model::export::run_tokens;
 use attnlab_model::flow::{self, Method};
-use attnlab_model::lens::{logit_lens, Normalised};
+use attnlab_model::inspect::Inspect;
+use attnlab_model::lens::Normalised;
 use attnlab_model::sample::{generate, Sampling};
 use attnlab_model::{AttentionOptions, Bundle, TokenInfo, Trace};
 use serde_json::{json, Value};
@@ -32,7 +33,7 @@ fn position(tr: &Trace, p: Option<usize>, what: &str) -> Result<usize, String> {
 
 pub fn lens(
     out: &mut impl Write,
-    b: &Bundle,
+    m: &impl Inspect,
     tokens: &[TokenInfo],
     tr: &Trace,
     pos: Option<usize>,
@@ -40,12 +41,13 @@ pub fn lens(
     json_out: bool,
 ) -> Result<(), String> {
     let pos = position(tr, pos, "position")?;
-    let lens = logit_lens(&b.model, tr, pos, top.max(1)).map_err(|e| e.to_string())?;
+    let lens = m.lens(tr, pos, top.max(1)).map_err(|e| e.to_string())?;
     let toks = run_tokens(tokens, tr);
     let name = |l: Option<usize>| l.map_or("embedding".to_string(), |l| format!("block {l}"));
     let how = match lens.normalised {
         Normalised::FinalLayerNorm => "every stage through the final LayerNorm, then the output head",
         Normalised::BlockOutputs => "post-LN: block outputs are already normalised and go to the output head as they are; the embedding stage is not normalised",
+        Normalised::FinalRmsNorm => "every stage through the final RMSNorm, then the output head",
     };
     if json_out {
         let stages: Vec<Value> = lens
@@ -54,14 +56,14 @@ pub fn lens(
             .map(|s| {
                 json!({
                     "stage": name(s.layer), "layer": s.layer,
-                    "top": s.top.iter().map(|&(id, p)| json!({"id": id, "display": b.tokenizer.display_id(id), "prob": p})).collect::<Vec<_>>(),
+                    "top": s.top.iter().map(|&(id, p)| json!({"id": id, "display": m.tokenizer().display_id(id), "prob": p})).collect::<Vec<_>>(),
                     "target_prob": s.target_prob, "target_rank": s.target_rank,
                 })
             })
             .collect();
         let v = json!({
             "position": pos, "token": toks[pos].display, "normalised": lens.normalised, "how": how,
-            "target": {"id": lens.target, "display": b.tokenizer.display_id(lens.target)},
+            "target": {"id": lens.target, "display": m.tokenizer().display_id(lens.target)},
             "stages": stages,
         });
         return write(
@@ -72,13 +74,13 @@ pub fn lens(
     let mut s = format!(
         "logit lens after token {pos} «{}» ({how})\nfinal prediction: «{}»\n\n",
         toks[pos].display,
-        b.tokenizer.display_id(lens.target)
+        m.tokenizer().display_id(lens.target)
     );
     for st in &lens.stages {
         let tops: Vec<String> = st
             .top
             .iter()
-            .map(|&(id, p)| format!("{} {:.1}%", b.tokenizer.display_id(id), p * 100.0))
+            .map(|&(id, p)| format!("{} {:.1}%", m.tokenizer().display_id(id), p * 100.0))
             .collect();
         s.push_str(&format!(
             "{:<10} final {:>5.1}% (rank {:>4})  {}\n",

@@ -11,6 +11,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use attnlab_model::inspect::Inspect;
 use attnlab_model::{export, AttentionOptions, Bundle};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -248,10 +249,11 @@ fn read_text(text: String) -> Result<String, String> {
 
 fn run(cli: Cli) -> Result<(), String> {
     let dir = model_dir(cli.model)?;
+    let mut out = std::io::stdout().lock();
     if gguf::is_gguf(&dir) {
         let bundle = gguf::load(&dir)?;
-        let mut out = std::io::stdout().lock();
         return match cli.command {
+            // the lean forward: no trace is kept, so long texts fit
             Command::Predict {
                 text,
                 top,
@@ -265,44 +267,61 @@ fn run(cli: Cli) -> Result<(), String> {
                 &attn.options(),
                 format == Format::Json,
             ),
-            Command::Heads {
-                text,
-                corpus,
-                probe_len,
-                seed,
-                format,
-                attn,
-            } => {
-                let c = &bundle.model.config;
-                let opts = attn.options();
-                opts.validate_for(c.n_layer, c.n_head)
-                    .map_err(|e| e.to_string())?;
-                heads::run(
-                    &mut out,
-                    &bundle,
-                    &heads::texts(text, corpus)?,
-                    probe_len,
-                    seed,
-                    &opts,
-                    format == HeadsFormat::Json,
-                )
-            }
-            _ => Err(format!(
-                "{}: of the commands, only `predict` and `heads` read GGUF models so far",
+            Command::Generate { .. } => Err(format!(
+                "{}: `generate` does not read GGUF models yet",
                 dir.display()
             )),
+            command => inspect(&mut out, &bundle, command),
         };
     }
     let bundle = Bundle::load_dir(&dir)
         .map_err(|e| format!("loading the model from {}: {e}", dir.display()))?;
+    match cli.command {
+        Command::Generate {
+            text,
+            steps,
+            temperature,
+            top_k,
+            top_p,
+            seed,
+            greedy,
+            format,
+        } => {
+            let text = read_text(text)?;
+            let sampling = attnlab_model::sample::Sampling {
+                greedy,
+                temperature,
+                top_k,
+                top_p,
+                seed,
+            };
+            formation::generate_cmd(
+                &mut out,
+                &bundle,
+                &text,
+                steps,
+                &sampling,
+                format == HeadsFormat::Json,
+            )
+        }
+        command => inspect(&mut out, &bundle, command),
+    }
+}
+
+/// The commands every model answers, through `Inspect`: traced runs, the lens, the flow and the
+/// head roles (`generate` is answered by the caller).
+fn inspect(
+    out: &mut impl std::io::Write,
+    model: &impl Inspect,
+    command: Command,
+) -> Result<(), String> {
     let trace = |text: String, attn: &AttnArgs| {
         let text = read_text(text)?;
-        bundle
+        model
             .trace(&text, &attn.options())
             .map_err(|e| e.to_string())
     };
-    let mut out = std::io::stdout().lock();
-    match cli.command {
+    match command {
         Command::Trace {
             text,
             layer,
@@ -314,16 +333,16 @@ fn run(cli: Cli) -> Result<(), String> {
             let (tokens, tr) = trace(text, &attn)?;
             let sel = export::Selection::new(&tr, layer, head)?;
             match format {
-                Format::Json if full => export::write_full_json(&mut out, &tokens, &tr),
+                Format::Json if full => export::write_full_json(out, &tokens, &tr),
                 Format::Json => export::write_json(
-                    &mut out,
-                    &|id| bundle.tokenizer.display_id(id),
+                    out,
+                    &|id| model.tokenizer().display_id(id),
                     &tokens,
                     &tr,
                     &sel,
                 ),
-                Format::Csv => export::write_csv(&mut out, &tokens, &tr, &sel),
-                Format::Table => output::write_table(&mut out, &bundle, &tokens, &tr, &sel),
+                Format::Csv => export::write_csv(out, &tokens, &tr, &sel),
+                Format::Table => output::write_table(out, model, &tokens, &tr, &sel),
             }
             .or_else(quiet_broken_pipe)
         }
@@ -359,7 +378,7 @@ fn run(cli: Cli) -> Result<(), String> {
             attn,
         } => {
             let (tokens, tr) = trace(text, &attn)?;
-            output::write_predictions(&mut out, &bundle, &tokens, &tr, top, format == Format::Json)
+            output::write_predictions(out, model, &tokens, &tr, top, format == Format::Json)
                 .or_else(quiet_broken_pipe)
         }
         Command::Lens {
@@ -371,8 +390,8 @@ fn run(cli: Cli) -> Result<(), String> {
         } => {
             let (tokens, tr) = trace(text, &attn)?;
             formation::lens(
-                &mut out,
-                &bundle,
+                out,
+                model,
                 &tokens,
                 &tr,
                 pos,
@@ -393,41 +412,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 FlowMethod::Value => attnlab_model::flow::Method::Value,
                 FlowMethod::Raw => attnlab_model::flow::Method::Raw,
             };
-            formation::flow(
-                &mut out,
-                &tokens,
-                &tr,
-                query,
-                method,
-                format == FlowFormat::Json,
-            )
-        }
-        Command::Generate {
-            text,
-            steps,
-            temperature,
-            top_k,
-            top_p,
-            seed,
-            greedy,
-            format,
-        } => {
-            let text = read_text(text)?;
-            let sampling = attnlab_model::sample::Sampling {
-                greedy,
-                temperature,
-                top_k,
-                top_p,
-                seed,
-            };
-            formation::generate_cmd(
-                &mut out,
-                &bundle,
-                &text,
-                steps,
-                &sampling,
-                format == HeadsFormat::Json,
-            )
+            formation::flow(out, &tokens, &tr, query, method, format == FlowFormat::Json)
         }
         Command::Heads {
             text,
@@ -439,11 +424,12 @@ fn run(cli: Cli) -> Result<(), String> {
         } => {
             let texts = heads::texts(text, corpus)?;
             let opts = attn.options();
-            opts.validate(&bundle.model.config)
+            let (n_layer, n_head) = model.heads();
+            opts.validate_for(n_layer, n_head)
                 .map_err(|e| e.to_string())?;
             heads::run(
-                &mut out,
-                &bundle,
+                out,
+                model,
                 &texts,
                 probe_len,
                 seed,
@@ -451,6 +437,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 format == HeadsFormat::Json,
             )
         }
+        Command::Generate { .. } => Err("`generate` is run by the caller".into()),
     }
 }
 

@@ -3,7 +3,8 @@
 use std::io::{self, Write};
 
 use attnlab_model::export::{run_tokens, tokens_json, top_json, Selection};
-use attnlab_model::{Bundle, TokenInfo, Trace};
+use attnlab_model::inspect::Inspect;
+use attnlab_model::{TokenInfo, Trace};
 use serde_json::json;
 use unicode_width::UnicodeWidthStr;
 
@@ -27,7 +28,7 @@ fn cut(s: &str, width: usize) -> String {
 /// Tokens, then one weight matrix per selected head with row sums, then the top predictions.
 pub fn write_table(
     out: &mut impl Write,
-    bundle: &Bundle,
+    model: &impl Inspect,
     tokens: &[TokenInfo],
     tr: &Trace,
     sel: &Selection,
@@ -95,7 +96,7 @@ pub fn write_table(
             out,
             "  {:>7.3}%  {}",
             p * 100.0,
-            bundle.tokenizer.display_id(id)
+            model.tokenizer().display_id(id)
         )?;
     }
     Ok(())
@@ -104,14 +105,14 @@ pub fn write_table(
 /// The top `k` next tokens after the last position.
 pub fn write_predictions(
     out: &mut impl Write,
-    bundle: &Bundle,
+    model: &impl Inspect,
     tokens: &[TokenInfo],
     tr: &Trace,
     k: usize,
     json: bool,
 ) -> io::Result<()> {
     if json {
-        let doc = json!({"tokens": tokens_json(run_tokens(tokens, tr)), "dropped": tr.dropped, "next": top_json(&|id| bundle.tokenizer.display_id(id), tr, k)});
+        let doc = json!({"tokens": tokens_json(run_tokens(tokens, tr)), "dropped": tr.dropped, "next": top_json(&|id| model.tokenizer().display_id(id), tr, k)});
         serde_json::to_writer_pretty(&mut *out, &doc)?;
         return writeln!(out);
     }
@@ -121,7 +122,7 @@ pub fn write_predictions(
             "{:>3}. {:>7.3}%  {:<16} id {id}",
             rank + 1,
             p * 100.0,
-            bundle.tokenizer.display_id(id)
+            model.tokenizer().display_id(id)
         )?;
     }
     Ok(())

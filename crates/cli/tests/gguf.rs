@@ -96,10 +96,81 @@ fn predict_reads_a_gguf_model() {
     let out = attnlab(&model, &["predict", "x", "--ablate", "30.0"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot ablate head 30.0"));
     // what GGUF models do not do yet is refused, by name
-    let out = attnlab(&model, &["trace", "x"]);
+    let out = attnlab(&model, &["generate", "x"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("only `predict` and `heads` read GGUF models so far"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`generate` does not read GGUF models yet")
+    );
+}
+
+fn json_of(model: &PathBuf, args: &[&str]) -> Value {
+    let out = attnlab(model, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `trace`, `lens`, `flow` and `heatmap` read SmolLM2 through the traced Llama forward.
+#[test]
+#[ignore = "needs SmolLM2-135M-Instruct.Q4_1.gguf (the test command fetches it)"]
+fn the_inspecting_commands_read_smollm2() {
+    let model = smollm2();
+    let text = "The capital of France is";
+    // the lens ends on the model's own prediction, through the final RMSNorm
+    let lens = json_of(&model, &["lens", text, "--format", "json"]);
+    assert_eq!(lens["target"]["display"], "␣Paris");
+    assert_eq!(lens["normalised"], "final-rms-norm");
+    let stages = lens["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 31, "the embedding and 30 blocks");
+    assert_eq!(stages[30]["target_rank"], 0);
+    // one head's weights: a 5 × 5 lower-triangular matrix of rows summing to 1
+    let tr = json_of(
+        &model,
+        &[
+            "trace", text, "--layer", "18", "--head", "6", "--format", "json",
+        ],
+    );
+    assert_eq!(tr["dims"]["n_head"], 9);
+    assert_eq!(tr["dims"]["d_k"], 64);
+    let w = tr["heads"][0]["weights"].as_array().unwrap();
+    assert_eq!(w.len(), 5);
+    for (i, row) in w.iter().enumerate() {
+        let row: Vec<f64> = row
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-4);
+        assert!(row[i + 1..].iter().all(|&x| x == 0.0));
+    }
+    assert_eq!(tr["next"][0]["display"], "␣Paris");
+    let flow = json_of(&model, &["flow", text, "--format", "json"]);
+    assert_eq!(flow["layers"].as_array().unwrap().len(), 30);
+    let png = std::env::temp_dir().join(format!("attnlab-smollm2-{}.png", std::process::id()));
+    let out = attnlab(
+        &model,
+        &[
+            "heatmap",
+            text,
+            "--layer",
+            "18",
+            "--head",
+            "6",
+            "-o",
+            png.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    std::fs::remove_file(png).unwrap();
 }
 
 /// `heads` on SmolLM2 names the heads an independent numpy forward of the same file found

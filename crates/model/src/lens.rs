@@ -23,6 +23,8 @@ pub enum Normalised {
     /// Post-LN without `ln_f`: block outputs are LayerNorm outputs already; the embedding is
     /// not normalised.
     BlockOutputs,
+    /// Every stage through the final RMSNorm (the Llama family), as the model's own last stage.
+    FinalRmsNorm,
 }
 
 /// One stage of the residual stream: the embedding (`layer` None) or a block's output.

@@ -17,6 +17,7 @@ pub mod flow;
 pub mod forward;
 pub mod gemm;
 pub mod gguf;
+pub mod inspect;
 pub mod layout;
 pub mod lens;
 pub mod llama;

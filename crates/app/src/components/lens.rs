@@ -82,6 +82,7 @@ pub fn LogitLens(props: &Props) -> Html {
     let how = match normalised {
         Normalised::FinalLayerNorm => Key::LensPreLn,
         Normalised::BlockOutputs => Key::LensPostLn,
+        Normalised::FinalRmsNorm => Key::LensRmsNorm,
     };
     let vocab = props.vocab.clone();
     let piece = move |id: u32| vocab.get(id as usize).to_string();
@@ -184,7 +185,8 @@ pub fn LogitLens(props: &Props) -> Html {
             <h2 id="lens-h">{ Key::LensTitle.text(lang) }</h2>
             <p class="help">{ Key::LensHelp.text(lang).replace("{tok}", props.labels.get(pos)) }</p>
             <p class="help" id="lens-how" data-normalised={match normalised {
-                Normalised::FinalLayerNorm => "final-layer-norm", Normalised::BlockOutputs => "block-outputs" }}>
+                Normalised::FinalLayerNorm => "final-layer-norm", Normalised::BlockOutputs => "block-outputs",
+                Normalised::FinalRmsNorm => "final-rms-norm" }}>
                 { how.text(lang) }</p>
             { body }
         </section>

@@ -1,7 +1,13 @@
-//! The Llama family's forward pass to next-token logits (RMSNorm, RoPE, grouped-query
-//! attention, SwiGLU, a tied or separate output head) on compact weights (`QMatrix`), read
-//! from a GGUF file. It is the reference the traced forward and the GPU kernels for these
-//! models will be checked against; `tests/smollm2.rs` checks it against llama.cpp's logits.
+//! The Llama family (RMSNorm, RoPE, grouped-query attention, SwiGLU, a tied or separate
+//! output head) on compact weights (`QMatrix`), read from a GGUF file: its hyperparameters
+//! and weights, checked against each other before a weight is copied (`LlamaBundle`), and its
+//! forward pass (`forward`: logits, attention maps, a whole `Trace`). `tests/smollm2.rs`
+//! checks it against llama.cpp's logits.
+
+mod forward;
+mod ops;
+
+pub use ops::{rms_norm, rope, swiglu, RopePairs};
 
 use crate::error::{Error, Result};
 use crate::gguf::tokenizer::tokenizer_json;
@@ -10,15 +16,6 @@ use crate::qmatrix::QMatrix;
 use crate::roles::{HeadMaps, Subject};
 use crate::tokenizer::Tokenizer;
 use crate::trace::AttentionOptions;
-
-/// Which dimensions RoPE rotates together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RopePairs {
-    /// (2i, 2i + 1): a llama-architecture GGUF file (its converter permuted q and k's rows).
-    Adjacent,
-    /// (i, i + d/2): Hugging Face's `rotate_half` (safetensors; Qwen2 GGUF files).
-    Halves,
-}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct LlamaConfig {
@@ -239,175 +236,6 @@ impl LlamaModel {
             layers,
             norm,
             output,
-        })
-    }
-
-    /// The next-token logits after every position of `ids`, (T × vocabulary).
-    pub fn logits(&self, ids: &[u32]) -> Result<Vec<f32>> {
-        self.logits_with(ids, &AttentionOptions::default(), |_, _, _| {})
-    }
-
-    /// `logits` with the attention options (scaling, τ, the causal mask, heads switched off),
-    /// handing `visit(layer, head, weights)` every head's attention weights (T × T, row =
-    /// query; zero above the diagonal with the mask on).
-    pub fn logits_with(
-        &self,
-        ids: &[u32],
-        opts: &AttentionOptions,
-        mut visit: impl FnMut(usize, usize, &[f32]),
-    ) -> Result<Vec<f32>> {
-        let c = &self.config;
-        let (t, d, hd) = (ids.len(), c.n_embd, c.head_dim);
-        if t == 0 {
-            return Err(Error::EmptyInput);
-        }
-        if t > c.context {
-            return Err(Error::Options(format!(
-                "{t} tokens; the model's context is {}",
-                c.context
-            )));
-        }
-        opts.validate_for(c.n_layer, c.n_head)?;
-        let mut h = vec![0f32; t * d];
-        for (p, &id) in ids.iter().enumerate() {
-            if id as usize >= c.vocab_size {
-                return Err(Error::TokenOutOfRange {
-                    id,
-                    position: p,
-                    vocab: c.vocab_size,
-                });
-            }
-            self.embed
-                .rows_into(id as usize, &mut h[p * d..(p + 1) * d]);
-        }
-        let (q_w, kv_w) = (c.n_head * hd, c.n_kv_head * hd);
-        let mut a = vec![0f32; t * d];
-        let (mut q, mut k, mut v) = (
-            vec![0f32; t * q_w],
-            vec![0f32; t * kv_w],
-            vec![0f32; t * kv_w],
-        );
-        let mut o = vec![0f32; t * q_w];
-        let mut out = vec![0f32; t * d];
-        let (mut gate, mut up) = (vec![0f32; t * c.n_ff], vec![0f32; t * c.n_ff]);
-        let group = c.n_head / c.n_kv_head.max(1);
-        let scale = opts.scale_factor(hd) / opts.temperature;
-        let mut weights = vec![0f32; t * t];
-        for (l, layer) in self.layers.iter().enumerate() {
-            rms_norm(&h, &layer.attn_norm, d, c.rms_eps, &mut a);
-            layer.q.matmul_t(&a, t, &mut q);
-            layer.k.matmul_t(&a, t, &mut k);
-            layer.v.matmul_t(&a, t, &mut v);
-            rope(&mut q, c.n_head, hd, c.rope_theta, c.rope_pairs);
-            rope(&mut k, c.n_kv_head, hd, c.rope_theta, c.rope_pairs);
-            for head in 0..c.n_head {
-                let kv = head / group;
-                let off = opts.ablate.contains(&(l, head));
-                for i in 0..t {
-                    let qi = &q[i * q_w + head * hd..i * q_w + (head + 1) * hd];
-                    let keys = if opts.causal_mask { i + 1 } else { t };
-                    let scores = &mut weights[i * t..(i + 1) * t];
-                    scores[keys..].fill(0.0);
-                    let scores = &mut scores[..keys];
-                    for (j, s) in scores.iter_mut().enumerate() {
-                        let kj = &k[j * kv_w + kv * hd..j * kv_w + (kv + 1) * hd];
-                        *s = qi.iter().zip(kj).map(|(x, y)| x * y).sum::<f32>() * scale;
-                    }
-                    let m = scores.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-                    let mut z = 0.0;
-                    for s in scores.iter_mut() {
-                        *s = (*s - m).exp();
-                        z += *s;
-                    }
-                    for s in scores.iter_mut() {
-                        *s /= z;
-                    }
-                    let oi = &mut o[i * q_w + head * hd..i * q_w + (head + 1) * hd];
-                    oi.fill(0.0);
-                    if off {
-                        continue;
-                    }
-                    for (j, &w) in scores.iter().enumerate() {
-                        let vj = &v[j * kv_w + kv * hd..j * kv_w + (kv + 1) * hd];
-                        for (x, y) in oi.iter_mut().zip(vj) {
-                            *x += w * y;
-                        }
-                    }
-                }
-                visit(l, head, &weights);
-            }
-            layer.o.matmul_t(&o, t, &mut out);
-            h.iter_mut().zip(&out).for_each(|(x, y)| *x += y);
-            rms_norm(&h, &layer.ffn_norm, d, c.rms_eps, &mut a);
-            layer.gate.matmul_t(&a, t, &mut gate);
-            layer.up.matmul_t(&a, t, &mut up);
-            for (g, u) in gate.iter_mut().zip(&up) {
-                *g = *g / (1.0 + (-*g).exp()) * u;
-            }
-            layer.down.matmul_t(&gate, t, &mut out);
-            h.iter_mut().zip(&out).for_each(|(x, y)| *x += y);
-        }
-        rms_norm(&h, &self.norm, d, c.rms_eps, &mut a);
-        let mut logits = vec![0f32; t * c.vocab_size];
-        self.output
-            .as_ref()
-            .unwrap_or(&self.embed)
-            .matmul_t(&a, t, &mut logits);
-        Ok(logits)
-    }
-}
-
-/// y = w ⊙ x / √(mean(x²) + ε), row by row.
-pub fn rms_norm(x: &[f32], w: &[f32], d: usize, eps: f32, y: &mut [f32]) {
-    for (xr, yr) in x.chunks_exact(d).zip(y.chunks_exact_mut(d)) {
-        let ms = xr.iter().map(|v| v * v).sum::<f32>() / d as f32;
-        let r = 1.0 / (ms + eps).sqrt();
-        for ((o, &v), &g) in yr.iter_mut().zip(xr).zip(w) {
-            *o = v * r * g;
-        }
-    }
-}
-
-/// Rotates each head's pairs of `x` (T rows of `heads` × `hd`) by position · θ^(−2i/hd).
-pub fn rope(x: &mut [f32], heads: usize, hd: usize, theta: f32, pairs: RopePairs) {
-    let width = heads * hd;
-    let half = hd / 2;
-    let inv_freq: Vec<f32> = (0..half)
-        .map(|i| theta.powf(-2.0 * i as f32 / hd as f32))
-        .collect();
-    for (p, row) in x.chunks_exact_mut(width).enumerate() {
-        for head in row.chunks_exact_mut(hd) {
-            for (i, &f) in inv_freq.iter().enumerate() {
-                let angle = p as f32 * f;
-                let (sin, cos) = angle.sin_cos();
-                let (a, b) = match pairs {
-                    RopePairs::Adjacent => (2 * i, 2 * i + 1),
-                    RopePairs::Halves => (i, i + half),
-                };
-                let (x0, x1) = (head[a], head[b]);
-                head[a] = x0 * cos - x1 * sin;
-                head[b] = x1 * cos + x0 * sin;
-            }
-        }
-    }
-}
-
-impl LlamaModel {
-    /// Every head's attention weights of a run on `ids`.
-    pub fn maps(&self, ids: &[u32], opts: &AttentionOptions) -> Result<HeadMaps> {
-        let c = &self.config;
-        let n = ids.len() * ids.len();
-        let mut weights = vec![0f32; c.n_layer * c.n_head * n];
-        self.logits_with(ids, opts, |l, h, w| {
-            let at = (l * c.n_head + h) * n;
-            weights[at..at + n].copy_from_slice(w);
-        })?;
-        Ok(HeadMaps {
-            n_layer: c.n_layer,
-            n_head: c.n_head,
-            t: ids.len(),
-            causal: opts.causal_mask,
-            weights,
         })
     }
 }

@@ -1,0 +1,93 @@
+//! `Inspect`: what the CLI's commands ask of a model, whatever its architecture — its
+//! tokenizer (through `roles::Subject`), a traced run, and the logit lens's way from the
+//! residual stream to next-token probabilities. The bundled GPT-2-layout models (`Bundle`) and
+//! the Llama family (`LlamaBundle`) both give it.
+
+use crate::error::Result;
+use crate::lens::{self, Lens, Normalised};
+use crate::llama::{rms_norm, LlamaBundle};
+use crate::roles::Subject;
+use crate::tokenizer::TokenInfo;
+use crate::trace::{AttentionOptions, Trace};
+use crate::{cpu, forward, Bundle, Error};
+
+pub trait Inspect: Subject {
+    /// Runs the ids (the last `context()` of them) and records every intermediate.
+    fn trace_ids(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace>;
+
+    /// How the lens reaches the output head.
+    fn normalised(&self) -> Normalised;
+
+    /// Each row of `rows` (`lens::stage_rows`' layout) through the final norm and the output
+    /// head: every stage's next-token distribution, (stages × V).
+    fn head_probs(&self, rows: &[f32]) -> Result<Vec<f32>>;
+
+    /// Tokenizes `text` and traces it.
+    fn trace(&self, text: &str, opts: &AttentionOptions) -> Result<(Vec<TokenInfo>, Trace)> {
+        let tokens = self.tokenizer().encode(text)?;
+        let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
+        Ok((tokens, self.trace_ids(&ids, opts)?))
+    }
+
+    /// The logit lens at `position` with the `k` most likely tokens per stage.
+    fn lens(&self, trace: &Trace, position: usize, k: usize) -> Result<Lens> {
+        let probs = self.head_probs(&lens::stage_rows(trace, position)?)?;
+        Ok(lens::from_probs(
+            trace,
+            position,
+            &probs,
+            self.normalised(),
+            k,
+        ))
+    }
+}
+
+impl Inspect for Bundle {
+    fn trace_ids(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace> {
+        forward(&self.model, ids, opts)
+    }
+
+    fn normalised(&self) -> Normalised {
+        if self.model.weights.ln_f.is_some() {
+            Normalised::FinalLayerNorm
+        } else {
+            Normalised::BlockOutputs
+        }
+    }
+
+    fn head_probs(&self, rows: &[f32]) -> Result<Vec<f32>> {
+        lens::head_probs(&self.model, rows)
+    }
+}
+
+impl Inspect for LlamaBundle {
+    fn trace_ids(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace> {
+        self.model.trace(ids, opts)
+    }
+
+    fn normalised(&self) -> Normalised {
+        Normalised::FinalRmsNorm
+    }
+
+    fn head_probs(&self, rows: &[f32]) -> Result<Vec<f32>> {
+        let m = &self.model;
+        let (d, v) = (m.config.n_embd, m.config.vocab_size);
+        if !rows.len().is_multiple_of(d) {
+            return Err(Error::Options(format!(
+                "the lens got {} numbers, not rows of {d}",
+                rows.len()
+            )));
+        }
+        let n = rows.len() / d;
+        let mut normed = vec![0f32; rows.len()];
+        rms_norm(rows, &m.norm, d, m.config.rms_eps, &mut normed);
+        let mut logits = vec![0f32; n * v];
+        m.output
+            .as_ref()
+            .unwrap_or(&m.embed)
+            .matmul_t(&normed, n, &mut logits);
+        let mut probs = vec![0f32; n * v];
+        cpu::softmax_rows(&logits, v, 1.0, &mut probs);
+        Ok(probs)
+    }
+}

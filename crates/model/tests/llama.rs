@@ -1,0 +1,125 @@
+//! The Llama forward on the malformed-GGUF corpus's valid file (a tiny model written with
+//! gguf-py: 1 block, width 32, 4 query heads on 2 key/value heads, FFN 64): the attention
+//! options act as in the GPT-2 forward, and the traced forward records the pass that gives the
+//! logits (SmolLM2's logits are checked against llama.cpp in tests/smollm2.rs).
+
+use attnlab_model::inspect::Inspect;
+use attnlab_model::llama::{LlamaBundle, LlamaModel};
+use attnlab_model::{AttentionOptions, LnPlacement};
+
+fn tiny() -> LlamaBundle {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/malformed-gguf/valid.gguf"
+    );
+    LlamaBundle::from_gguf_bytes(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The attention options act inside the Llama forward as they do in the GPT-2 one.
+#[test]
+fn the_attention_options_act_inside_the_llama_forward() {
+    let m: LlamaModel = tiny().model;
+    let ids = [3u32, 70, 259, 12, 258, 100];
+    let t = ids.len();
+    let maps = |opts: &AttentionOptions| m.maps(&ids, opts).unwrap().weights;
+    let plain = maps(&AttentionOptions::default());
+    for (r, row) in plain.chunks(t).enumerate() {
+        let i = r % t;
+        assert!(row[i + 1..].iter().all(|&w| w == 0.0), "row {i} sees ahead");
+        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    }
+    let unmasked = maps(&AttentionOptions {
+        causal_mask: false,
+        ..Default::default()
+    });
+    assert!(unmasked.chunks(t).all(|row| row[t - 1] > 0.0));
+    // no scaling with τ = √d_k is the scaled softmax
+    let same = maps(&AttentionOptions {
+        scale: false,
+        temperature: (m.config.head_dim as f32).sqrt(),
+        ..Default::default()
+    });
+    assert!(same.iter().zip(&plain).all(|(a, b)| (a - b).abs() < 1e-5));
+    // a very hot softmax spreads every row evenly over the keys it sees
+    let hot = maps(&AttentionOptions {
+        temperature: 1e6,
+        ..Default::default()
+    });
+    for (r, row) in hot.chunks(t).enumerate() {
+        let i = r % t;
+        assert!(row[..=i]
+            .iter()
+            .all(|&w| (w - 1.0 / (i + 1) as f32).abs() < 1e-4));
+    }
+    // with every head off, a position's logits depend on its own token only
+    let off = AttentionOptions {
+        ablate: (0..m.config.n_head).map(|h| (0, h)).collect(),
+        ..Default::default()
+    };
+    let last = |ids: &[u32]| {
+        let v = m.config.vocab_size;
+        let l = m.logits_with(ids, &off, |_, _, _| {}).unwrap();
+        l[(ids.len() - 1) * v..].to_vec()
+    };
+    assert_eq!(last(&[5, 9, 100]), last(&[200, 100]));
+    let on = m.logits(&[5, 9, 100]).unwrap();
+    assert_ne!(on[2 * m.config.vocab_size..], last(&[200, 100])[..]);
+    let too_many = AttentionOptions {
+        ablate: [(1, 0)].into(),
+        ..Default::default()
+    };
+    assert!(m
+        .logits_with(&ids, &too_many, |_, _, _| {})
+        .unwrap_err()
+        .to_string()
+        .contains("cannot ablate head 1.0"));
+}
+
+/// The trace records the very pass that gives the logits, laid out as a pre-norm block.
+#[test]
+fn the_trace_records_the_pass_that_gives_the_logits() {
+    let b = tiny();
+    let m = &b.model;
+    let ids = [3u32, 70, 259, 12, 258, 100, 7];
+    let opts = AttentionOptions::default();
+    let tr = m.trace(&ids, &opts).unwrap();
+    let (t, v) = (ids.len(), m.config.vocab_size);
+    assert_eq!(tr.dims, m.dims(t));
+    assert_eq!(tr.dims.ln_placement, LnPlacement::Pre);
+    assert_eq!(tr.logits, m.logits(&ids).unwrap());
+    let maps = m.maps(&ids, &opts).unwrap();
+    let l = &tr.layers[0];
+    assert_eq!(l.weights, maps.weights);
+    for row in tr.probs.chunks(v) {
+        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    }
+    // pre-norm: ln_1 is what attention reads, ln_2 what the FFN reads, the output the stream
+    assert_eq!(l.input, tr.embedding);
+    assert_eq!(l.ln_1, l.attn_in);
+    assert_eq!(l.ln_2, l.ffn_in);
+    assert_eq!(l.output, l.resid_ffn);
+    for i in 0..t * 32 {
+        assert_eq!(l.resid_attn[i], l.input[i] + l.attn_out[i]);
+        assert_eq!(l.resid_ffn[i], l.resid_attn[i] + l.ffn_out[i]);
+    }
+    // grouped-query attention: heads 0 and 1 read key/value head 0, heads 2 and 3 head 1
+    let (dk, width) = (m.config.head_dim, t * m.config.head_dim);
+    let head = |x: &[f32], h: usize| x[h * width..(h + 1) * width].to_vec();
+    assert_eq!(dk, 8);
+    assert_eq!(head(&l.k, 0), head(&l.k, 1));
+    assert_eq!(head(&l.v, 2), head(&l.v, 3));
+    assert_ne!(head(&l.k, 1), head(&l.k, 2));
+    assert_ne!(head(&l.q, 0), head(&l.q, 1));
+    // the masked scores hide the future with the CPU engine's fill
+    assert_eq!(l.masked[1], f32::MIN);
+    // the lens's last stage is the model's own prediction
+    let lens = b.lens(&tr, t - 1, 3).unwrap();
+    let last = lens.stages.last().unwrap();
+    assert_eq!(last.target_rank, 0);
+    assert!((last.target_prob - tr.top_k(t - 1, 1)[0].1).abs() < 1e-6);
+    // a text longer than the context keeps its last tokens
+    let long: Vec<u32> = (0..20).collect();
+    let tr = m.trace(&long, &opts).unwrap();
+    assert_eq!((tr.dropped, tr.dims.t), (4, 16));
+    assert_eq!(tr.tokens, &long[4..]);
+}
