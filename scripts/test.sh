@@ -41,7 +41,7 @@ tools/onnx/run_all.sh
 log "SmolLM2-135M: the GGUF reader against gguf-py, the tokenizer and the Llama forward against llama.cpp, the CLI's predict"
 ensure_smollm2
 cargo test -p attnlab-model --locked --test smollm2 -- --ignored
-cargo test -p attnlab-cli --locked --test gguf -- --ignored
+cargo test -p attnlab-cli --locked --test llama -- --ignored
 build_app
 log "the app end to end in headless Chromium (WebGPU and CPU), against the CLI's numbers"
 cargo build -p attnlab-cli --locked

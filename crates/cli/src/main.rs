@@ -1,9 +1,9 @@
 //! `attnlab`: run the model from the command line and look at its attention.
 
 mod formation;
-mod gguf;
 mod heads;
 mod heatmap;
+mod llama;
 mod output;
 
 use std::collections::BTreeSet;
@@ -22,8 +22,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     about = "Look inside a small Transformer's self-attention"
 )]
 struct Cli {
-    /// Folder with config.json, model.safetensors and tokenizer.json, or a llama-architecture
-    /// .gguf file (`predict` and `heads`, so far)
+    /// Folder with config.json, model.safetensors (or shards) and tokenizer.json — GPT-2
+    /// layout, or Llama, Mistral, Qwen2 — or a llama-architecture .gguf file (Llama-family
+    /// models: every command but `generate`, so far)
     /// [default: $ATTNLAB_MODEL, else the bundled model in assets/model]
     #[arg(long, global = true, value_name = "DIR|FILE.gguf")]
     model: Option<PathBuf>,
@@ -250,8 +251,7 @@ fn read_text(text: String) -> Result<String, String> {
 fn run(cli: Cli) -> Result<(), String> {
     let dir = model_dir(cli.model)?;
     let mut out = std::io::stdout().lock();
-    if gguf::is_gguf(&dir) {
-        let bundle = gguf::load(&dir)?;
+    if let Some(bundle) = llama::load(&dir)? {
         return match cli.command {
             // the lean forward: no trace is kept, so long texts fit
             Command::Predict {
@@ -259,7 +259,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 top,
                 format,
                 attn,
-            } => gguf::predict(
+            } => llama::predict(
                 &mut out,
                 &bundle,
                 &read_text(text)?,
@@ -268,7 +268,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 format == Format::Json,
             ),
             Command::Generate { .. } => Err(format!(
-                "{}: `generate` does not read GGUF models yet",
+                "{}: `generate` does not read Llama-family models yet",
                 dir.display()
             )),
             command => inspect(&mut out, &bundle, command),

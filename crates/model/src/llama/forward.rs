@@ -5,7 +5,7 @@
 //! views and the CLI share. The attention itself is the GPT-2 forward's: the same QKᵀ, scale,
 //! mask, softmax(masked / τ) and weights · V (`cpu`), so every option means the same.
 
-use super::ops::{rms_norm, rope, swiglu};
+use super::ops::{add_bias, rms_norm, rope, swiglu};
 use super::LlamaModel;
 use crate::config::LnPlacement;
 use crate::cpu;
@@ -261,6 +261,12 @@ impl LlamaModel {
             (rows(t), rows(t), rows(t), rows(t));
         let mut concat = rows(q_w);
         let (mut gate, mut up) = (rows(f), rows(f));
+        if let Some(w) = c.sliding_window.filter(|&w| t > w) {
+            return Err(Error::Options(format!(
+                "{t} tokens; this model's attention slides over a window of {w}, which is not read yet"
+            )));
+        }
+        let inv_freq = c.inv_freq();
         let group = c.n_head / c.n_kv_head;
         let scale = opts.scale_factor(hd);
         // one head's columns of a (T, width) matrix, as a (T, Dk) one
@@ -274,8 +280,11 @@ impl LlamaModel {
             layer.q.matmul_t(&attn_in, t, &mut q);
             layer.k.matmul_t(&attn_in, t, &mut k);
             layer.v.matmul_t(&attn_in, t, &mut v);
-            rope(&mut q, c.n_head, hd, c.rope_theta, c.rope_pairs);
-            rope(&mut k, c.n_kv_head, hd, c.rope_theta, c.rope_pairs);
+            add_bias(&mut q, layer.bias.q.as_ref());
+            add_bias(&mut k, layer.bias.k.as_ref());
+            add_bias(&mut v, layer.bias.v.as_ref());
+            rope(&mut q, c.n_head, hd, &inv_freq, c.rope_pairs);
+            rope(&mut k, c.n_kv_head, hd, &inv_freq, c.rope_pairs);
             for head in 0..c.n_head {
                 let kv = head / group;
                 columns(&q, q_w, head, &mut qh);
@@ -316,6 +325,7 @@ impl LlamaModel {
                 );
             }
             layer.o.matmul_t(&concat, t, &mut attn_out);
+            add_bias(&mut attn_out, layer.bias.o.as_ref());
             cpu::residual_add(&x, &attn_out, &mut resid_attn);
             rms_norm(&resid_attn, &layer.ffn_norm, d, c.rms_eps, &mut ffn_in);
             layer.gate.matmul_t(&ffn_in, t, &mut gate);

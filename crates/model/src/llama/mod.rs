@@ -5,6 +5,7 @@
 //! checks it against llama.cpp's logits.
 
 mod forward;
+mod hf;
 mod ops;
 
 pub use ops::{rms_norm, rope, swiglu, RopePairs};
@@ -29,7 +30,62 @@ pub struct LlamaConfig {
     pub context: usize,
     pub rope_theta: f32,
     pub rope_pairs: RopePairs,
+    /// Llama 3's stretch of RoPE's low frequencies (`rope_scaling` type "llama3").
+    pub rope_scaling: Option<RopeScaling>,
     pub rms_eps: f32,
+    /// Mistral's sliding window: a query sees at most this many keys (longer runs are refused).
+    pub sliding_window: Option<usize>,
+}
+
+impl LlamaConfig {
+    /// RoPE's frequency of each dimension pair, θ^(−2i/d), with Llama 3's scaling applied.
+    pub fn inv_freq(&self) -> Vec<f32> {
+        let hd = self.head_dim;
+        (0..hd / 2)
+            .map(|i| {
+                let f = self.rope_theta.powf(-2.0 * i as f32 / hd as f32);
+                self.rope_scaling.map_or(f, |s| s.apply(f))
+            })
+            .collect()
+    }
+}
+
+/// Llama 3's RoPE scaling: wavelengths longer than `original_context / low_freq_factor` are
+/// stretched by `factor`, those shorter than `original_context / high_freq_factor` kept, and
+/// the ones between blended smoothly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RopeScaling {
+    pub factor: f32,
+    pub low_freq_factor: f32,
+    pub high_freq_factor: f32,
+    pub original_context: f32,
+}
+
+impl RopeScaling {
+    fn apply(self, freq: f32) -> f32 {
+        let wavelen = 2.0 * std::f32::consts::PI / freq;
+        let low = self.original_context / self.low_freq_factor;
+        let high = self.original_context / self.high_freq_factor;
+        if wavelen < high {
+            freq
+        } else if wavelen > low {
+            freq / self.factor
+        } else {
+            let smooth = (self.original_context / wavelen - self.low_freq_factor)
+                / (self.high_freq_factor - self.low_freq_factor);
+            (1.0 - smooth) * freq / self.factor + smooth * freq
+        }
+    }
+}
+
+/// The biases of a block's projections (Qwen2 has q, k and v's; Llama's `attention_bias` adds
+/// o's).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Biases {
+    pub q: Option<Vec<f32>>,
+    pub k: Option<Vec<f32>>,
+    pub v: Option<Vec<f32>>,
+    pub o: Option<Vec<f32>>,
 }
 
 pub struct LlamaLayer {
@@ -42,6 +98,7 @@ pub struct LlamaLayer {
     pub gate: QMatrix,
     pub up: QMatrix,
     pub down: QMatrix,
+    pub bias: Biases,
 }
 
 pub struct LlamaModel {
@@ -154,7 +211,9 @@ impl LlamaConfig {
             context,
             rope_theta,
             rope_pairs: RopePairs::Adjacent,
+            rope_scaling: None,
             rms_eps,
+            sliding_window: None,
         })
     }
 }
@@ -221,6 +280,7 @@ impl LlamaModel {
                     gate: matrix(&n("ffn_gate"), c.n_ff, d)?,
                     up: matrix(&n("ffn_up"), c.n_ff, d)?,
                     down: matrix(&n("ffn_down"), d, c.n_ff)?,
+                    bias: Biases::default(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;

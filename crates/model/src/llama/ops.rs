@@ -28,13 +28,11 @@ pub fn rms_norm(x: &[f32], w: &[f32], d: usize, eps: f32, y: &mut [f32]) {
     }
 }
 
-/// Rotates each head's pairs of `x` (T rows of `heads` × `hd`) by position · θ^(−2i/hd).
-pub fn rope(x: &mut [f32], heads: usize, hd: usize, theta: f32, pairs: RopePairs) {
+/// Rotates each head's pairs of `x` (T rows of `heads` × `hd`) by position · `inv_freq[i]`
+/// (`LlamaConfig::inv_freq`: one frequency per pair).
+pub fn rope(x: &mut [f32], heads: usize, hd: usize, inv_freq: &[f32], pairs: RopePairs) {
     let width = heads * hd;
     let half = hd / 2;
-    let inv_freq: Vec<f32> = (0..half)
-        .map(|i| theta.powf(-2.0 * i as f32 / hd as f32))
-        .collect();
     for (p, row) in x.chunks_exact_mut(width).enumerate() {
         for head in row.chunks_exact_mut(hd) {
             for (i, &f) in inv_freq.iter().enumerate() {
@@ -48,6 +46,15 @@ pub fn rope(x: &mut [f32], heads: usize, hd: usize, theta: f32, pairs: RopePairs
                 head[a] = x0 * cos - x1 * sin;
                 head[b] = x1 * cos + x0 * sin;
             }
+        }
+    }
+}
+
+/// Adds `bias` to every row of `x`.
+pub fn add_bias(x: &mut [f32], bias: Option<&Vec<f32>>) {
+    if let Some(b) = bias {
+        for row in x.chunks_exact_mut(b.len()) {
+            row.iter_mut().zip(b).for_each(|(x, b)| *x += b);
         }
     }
 }

@@ -1,6 +1,6 @@
-//! A GGUF model (`--model FILE.gguf`, a llama-architecture file such as SmolLM2): so far
-//! `predict` and `heads` read it, through `attnlab_model::llama` and the tokenizer built from
-//! the file's metadata; the other commands say that they do not yet.
+//! A Llama-family model (`--model FILE.gguf`, e.g. SmolLM2, or a Hugging Face folder whose
+//! config.json names llama, mistral or qwen2), read through `attnlab_model::llama`: every
+//! command but `generate` reads it; `predict` runs the lean forward, which keeps no trace.
 
 use std::io::Write;
 use std::path::Path;
@@ -9,19 +9,35 @@ use attnlab_model::llama::LlamaBundle;
 use attnlab_model::AttentionOptions;
 use serde_json::json;
 
-/// Whether `path` names a GGUF file (by its extension).
-pub fn is_gguf(path: &Path) -> bool {
-    path.extension()
+/// The model types a Hugging Face folder may name to be read here.
+const HF_TYPES: &[&str] = &["llama", "mistral", "qwen2"];
+
+/// The Llama-family model at `path` (a .gguf file, or a folder whose config.json names a
+/// Llama-family type); `None` for anything else (a GPT-2-layout folder).
+pub fn load(path: &Path) -> Result<Option<LlamaBundle>, String> {
+    let at = |e: attnlab_model::Error| format!("{}: {e}", path.display());
+    if path
+        .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
+    {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        return LlamaBundle::from_gguf_bytes(&bytes).map(Some).map_err(at);
+    }
+    let Ok(config) = std::fs::read(path.join("config.json")) else {
+        return Ok(None);
+    };
+    let ty = serde_json::from_slice::<serde_json::Value>(&config)
+        .ok()
+        .and_then(|j| j["model_type"].as_str().map(String::from));
+    match ty {
+        Some(t) if HF_TYPES.contains(&t.as_str()) => {
+            LlamaBundle::load_hf_dir(path).map(Some).map_err(at)
+        }
+        _ => Ok(None),
+    }
 }
 
-/// Reads a GGUF model and its tokenizer.
-pub fn load(path: &Path) -> Result<LlamaBundle, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    LlamaBundle::from_gguf_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// `predict` on a GGUF model: the `top` likeliest next tokens after `text`.
+/// `predict` on a Llama-family model: the `top` likeliest next tokens after `text`.
 pub fn predict(
     out: &mut impl Write,
     bundle: &LlamaBundle,

@@ -1,6 +1,7 @@
-//! `attnlab --model FILE.gguf`: `predict` and `heads` on SmolLM2-135M-Instruct (fetched by
-//! the test command: scripts/lib.sh `ensure_smollm2`), and clear refusals of what GGUF models
-//! do not do yet.
+//! `attnlab --model` on Llama-family models: every command but `generate` on
+//! SmolLM2-135M-Instruct's GGUF file (fetched by the test command: scripts/lib.sh
+//! `ensure_smollm2`) and on a Hugging Face folder (a fixture of the model crate), and clear
+//! refusals of what they do not do yet.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -98,9 +99,8 @@ fn predict_reads_a_gguf_model() {
     // what GGUF models do not do yet is refused, by name
     let out = attnlab(&model, &["generate", "x"]);
     assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("`generate` does not read GGUF models yet")
-    );
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("`generate` does not read Llama-family models yet"));
 }
 
 fn json_of(model: &PathBuf, args: &[&str]) -> Value {
@@ -239,4 +239,43 @@ fn a_gguf_without_a_model_is_refused_clearly() {
     );
     let out = attnlab(&PathBuf::from("/nonexistent/model.gguf"), &["predict", "x"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/model.gguf"));
+}
+
+/// A Hugging Face Llama folder (the model crate's transformers fixture with a WordLevel
+/// tokenizer): the CLI reads it, and its prediction is transformers' (tests/hf_reference.rs
+/// checks the numbers).
+#[test]
+fn a_hugging_face_llama_folder_is_read() {
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../model/tests/data/hf/llama-gqa-tied"
+    ));
+    let tr = json_of(
+        &dir,
+        &[
+            "trace",
+            "Which do you like better, coffee or tea?",
+            "--layer",
+            "1",
+            "--head",
+            "3",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(tr["dims"]["n_head"], 4);
+    assert_eq!(tr["tokens"].as_array().unwrap().len(), 10);
+    let heads = json_of(
+        &dir,
+        &[
+            "heads",
+            "Which do you like better, coffee or tea?",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(heads["heads"].as_array().unwrap().len(), 8);
+    let out = attnlab(&dir, &["generate", "tea"]);
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("`generate` does not read Llama-family models yet"));
 }

@@ -1,0 +1,203 @@
+//! The CPU forwards against Hugging Face `transformers` (an independent implementation): small
+//! random Llama, Llama 3, Qwen2, Mistral and GPT-2 models and the logits and attention weights
+//! transformers computes with them (eager attention, float32), written by
+//! `tools/hf/make_fixtures.py` into tests/data/hf — see there for what each model exercises
+//! (grouped-query and multi-query attention, q/k/v/o biases, tied and untied heads, Llama 3's
+//! RoPE scaling, bf16 weights, sharded files).
+
+use std::path::{Path, PathBuf};
+
+use attnlab_model::inspect::Inspect;
+use attnlab_model::llama::{LlamaBundle, LlamaModel};
+use attnlab_model::{forward, AttentionOptions, Model, Trace};
+use safetensors::SafeTensors;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/hf")
+        .join(name)
+}
+
+struct Expected {
+    ids: Vec<u32>,
+    /// (T, V)
+    logits: Vec<f32>,
+    /// Per layer, (H, T, T).
+    attn: Vec<Vec<f32>>,
+}
+
+fn expected(dir: &Path) -> Expected {
+    let bytes = std::fs::read(dir.join("expected.safetensors")).unwrap();
+    let st = SafeTensors::deserialize(&bytes).unwrap();
+    let f32s = |name: &str| -> Vec<f32> {
+        st.tensor(name)
+            .unwrap()
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    };
+    let ids = st
+        .tensor("ids")
+        .unwrap()
+        .data()
+        .chunks_exact(8)
+        .map(|b| i64::from_le_bytes(b.try_into().unwrap()) as u32)
+        .collect();
+    let layers = st.names().iter().filter(|n| n.starts_with("attn.")).count();
+    Expected {
+        ids,
+        logits: f32s("logits"),
+        attn: (0..layers).map(|l| f32s(&format!("attn.{l}"))).collect(),
+    }
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+/// The trace's logits and every head's weights against transformers'.
+fn check(name: &str, trace: &Trace, want: &Expected) {
+    let logits = max_diff(&trace.logits, &want.logits);
+    let scale = want.logits.iter().fold(0f32, |m, x| m.max(x.abs()));
+    assert!(
+        logits < 2e-5 * scale.max(1.0),
+        "{name}: logits differ by {logits} (largest logit {scale})"
+    );
+    assert_eq!(trace.layers.len(), want.attn.len(), "{name}");
+    for (l, (layer, attn)) in trace.layers.iter().zip(&want.attn).enumerate() {
+        let d = max_diff(&layer.weights, attn);
+        assert!(
+            d < 1e-5,
+            "{name}: layer {l}'s attention weights differ by {d}"
+        );
+    }
+}
+
+#[test]
+fn llama_family_models_match_transformers() {
+    for name in [
+        "llama-gqa-tied",
+        "llama3-untied-bias",
+        "qwen2-mqa",
+        "mistral-bf16-sharded",
+    ] {
+        let dir = fixture(name);
+        let m = LlamaModel::load_hf_dir(&dir).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let want = expected(&dir);
+        let tr = m.trace(&want.ids, &AttentionOptions::default()).unwrap();
+        check(name, &tr, &want);
+        assert_eq!(
+            m.logits(&want.ids).unwrap(),
+            tr.logits,
+            "{name}: the lean pass"
+        );
+    }
+}
+
+#[test]
+fn what_each_fixture_exercises_is_there() {
+    let m = |name| LlamaModel::load_hf_dir(&fixture(name)).unwrap();
+    let gqa = m("llama-gqa-tied");
+    assert_eq!((gqa.config.n_head, gqa.config.n_kv_head), (4, 2));
+    assert!(gqa.output.is_none());
+    let l3 = m("llama3-untied-bias");
+    assert!(l3.config.rope_scaling.is_some() && l3.output.is_some());
+    assert!(l3.layers[0].bias.o.is_some() && l3.layers[0].bias.q.is_some());
+    // the three bands of Llama 3's scaling: kept, blended, stretched
+    let plain = attnlab_model::llama::LlamaConfig {
+        rope_scaling: None,
+        ..l3.config.clone()
+    };
+    let (scaled, unscaled) = (l3.config.inv_freq(), plain.inv_freq());
+    assert!(scaled[0] < unscaled[0] && scaled[0] > unscaled[0] / 8.0);
+    assert_eq!(scaled[2], unscaled[2] / 8.0);
+    let qwen = m("qwen2-mqa");
+    assert_eq!(qwen.config.n_kv_head, 1);
+    assert!(qwen.layers[0].bias.k.is_some() && qwen.layers[0].bias.o.is_none());
+    let mistral = m("mistral-bf16-sharded");
+    assert_eq!(mistral.config.sliding_window, Some(4096));
+    assert!(matches!(
+        &mistral.layers[1].q.storage,
+        attnlab_model::qmatrix::Storage::Blocks { bytes, .. } if bytes.len() == 32 * 32 * 2
+    ));
+}
+
+#[test]
+fn a_hugging_face_folder_with_its_tokenizer_runs_the_lessons_sentence() {
+    let dir = fixture("llama-gqa-tied");
+    let b = LlamaBundle::load_hf_dir(&dir).unwrap();
+    let want = expected(&dir);
+    let sentence = "Which do you like better, coffee or tea? I like coffee better than tea, but my friend likes tea.";
+    let (tokens, tr) = b.trace(sentence, &AttentionOptions::default()).unwrap();
+    let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
+    assert_eq!(ids, want.ids, "the tokenizer gives transformers' ids");
+    check("llama-gqa-tied", &tr, &want);
+}
+
+#[test]
+fn the_gpt2_forward_matches_transformers() {
+    let dir = fixture("gpt2");
+    let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
+    let m = Model::from_bytes(&read("config.json"), &read("model.safetensors")).unwrap();
+    let want = expected(&dir);
+    let tr = forward(&m, &want.ids, &AttentionOptions::default()).unwrap();
+    check("gpt2", &tr, &want);
+}
+
+#[test]
+fn hugging_face_configs_that_are_not_read_are_refused_by_name() {
+    use attnlab_model::llama::LlamaConfig;
+    let base: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fixture("llama3-untied-bias").join("config.json")).unwrap(),
+    )
+    .unwrap();
+    let refused = |edit: &dyn Fn(&mut serde_json::Value), words: &[&str]| {
+        let mut j = base.clone();
+        edit(&mut j);
+        let err = LlamaConfig::from_hf_json(j.to_string().as_bytes())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        for w in words {
+            assert!(err.contains(w), "{err:?} does not mention {w:?}");
+        }
+    };
+    refused(
+        &|j| j["model_type"] = "gemma".into(),
+        &["model_type", "gemma"],
+    );
+    refused(
+        &|j| j["rope_parameters"]["rope_type"] = "yarn".into(),
+        &["yarn"],
+    );
+    refused(
+        &|j| j["hidden_act"] = "gelu".into(),
+        &["hidden_act", "gelu"],
+    );
+    refused(
+        &|j| j["num_key_value_heads"] = 3.into(),
+        &["3 key/value heads"],
+    );
+    refused(&|j| j["head_dim"] = 16.into(), &["head_dim is 16"]);
+    refused(&|j| j["mlp_bias"] = true.into(), &["mlp_bias"]);
+    refused(&|j| j["hidden_size"] = 0.into(), &["hidden_size"]);
+    refused(
+        &|j| j["rope_parameters"]["high_freq_factor"] = 0.5.into(),
+        &["high_freq_factor"],
+    );
+    assert!(LlamaConfig::from_hf_json(b"{").is_err());
+    // transformers 4's spelling: rope_theta and rope_scaling at the top level
+    let mut v4 = base.clone();
+    let rope = v4["rope_parameters"].take();
+    v4.as_object_mut().unwrap().remove("rope_parameters");
+    v4["rope_theta"] = rope["rope_theta"].clone();
+    v4["rope_scaling"] = rope;
+    let (c4, ..) = LlamaConfig::from_hf_json(v4.to_string().as_bytes()).unwrap();
+    let (c5, ..) = LlamaConfig::from_hf_json(base.to_string().as_bytes()).unwrap();
+    assert_eq!(c4, c5);
+}
