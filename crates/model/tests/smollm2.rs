@@ -362,3 +362,76 @@ fn smollm2_has_induction_and_previous_token_heads() {
     );
     assert!(previous[0].0 > 0.8, "{}", show(&previous));
 }
+
+/// The traced forward against Hugging Face transformers reading the same GGUF file
+/// (`tests/data/smollm2-transformers.json`, written by `tools/hf/smollm2_reference.py`): at
+/// every position of nine texts, the logits of transformers' 20 likeliest next tokens and
+/// its first choice; every row of three heads' attention weights.
+#[test]
+#[ignore = "needs SmolLM2-135M-Instruct.Q4_1.gguf (the test command fetches it)"]
+fn smollm2_traces_as_transformers_computes() {
+    let bytes = model();
+    let m = attnlab_model::llama::LlamaBundle::from_gguf_bytes(&bytes)
+        .unwrap()
+        .model;
+    drop(bytes);
+    let doc: Json = serde_json::from_str(include_str!("data/smollm2-transformers.json")).unwrap();
+    let v = m.config.vocab_size;
+    let (mut logit_max, mut logit_sum, mut n) = (0f32, 0f64, 0usize);
+    let (mut attn_max, mut first_same, mut positions) = (0f32, 0usize, 0usize);
+    for (text, want) in doc["texts"].as_object().unwrap() {
+        let ids: Vec<u32> = want["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect();
+        let tr = m
+            .trace(&ids, &attnlab_model::AttentionOptions::default())
+            .unwrap();
+        for (p, top) in want["top"].as_array().unwrap().iter().enumerate() {
+            let row = &tr.logits[p * v..(p + 1) * v];
+            let their: Vec<(usize, f32)> = top["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(top["logits"].as_array().unwrap())
+                .map(|(i, l)| (i.as_u64().unwrap() as usize, l.as_f64().unwrap() as f32))
+                .collect();
+            for &(id, logit) in &their {
+                let d = (row[id] - logit).abs();
+                logit_max = logit_max.max(d);
+                logit_sum += d as f64;
+                n += 1;
+            }
+            let ours = tr.top_k(p, 1)[0].0 as usize;
+            positions += 1;
+            // a first choice may differ only where transformers' two best are nearly tied
+            if ours == their[0].0 {
+                first_same += 1;
+            } else {
+                assert!(
+                    their[0].1 - their[1].1 < 0.05,
+                    "{text:?} position {p}: ours {ours}, transformers' {:?}",
+                    &their[..2]
+                );
+            }
+        }
+        for (key, rows) in want["attention"].as_object().unwrap() {
+            let (l, h) = key.split_once('.').unwrap();
+            let w = tr.head(l.parse().unwrap(), h.parse().unwrap()).weights;
+            for (i, row) in rows.as_array().unwrap().iter().enumerate() {
+                for (j, x) in row.as_array().unwrap().iter().enumerate() {
+                    attn_max =
+                        attn_max.max((w[i * ids.len() + j] - x.as_f64().unwrap() as f32).abs());
+                }
+            }
+        }
+    }
+    println!(
+        "against transformers: logits of its 20 likeliest at {positions} positions differ by max {logit_max:.5} mean {:.5}; first choice the same at {first_same}/{positions}; attention weights (3 heads, every row) max {attn_max:.6}",
+        logit_sum / n as f64
+    );
+    assert!(logit_max < 1e-3, "{logit_max}");
+    assert!(attn_max < 2e-5, "{attn_max}");
+}
