@@ -1,14 +1,19 @@
 //! A weight matrix kept as it is stored: f32 values, or the blocks of a GGUF tensor type
 //! (F16, BF16, Q4_0 … Q6_K) as bytes, so that a quantized model stays as small in memory as
 //! its file. Products dequantize `TILE` rows at a time into a scratch buffer and multiply
-//! those (`gemm::nt`): at most `TILE` × columns f32 values exist at once.
+//! those (`cpu::matmul_into`): at most `TILE` × columns f32 values exist at once.
 
+use crate::cpu;
 use crate::error::{Error, Result};
-use crate::gemm;
 use crate::gguf::{dequant, GgmlType, Gguf, TensorInfo};
 
-/// Rows dequantized at a time by `QMatrix::matmul_t`.
-pub const TILE: usize = 64;
+/// Rows dequantized at a time by `QMatrix::matmul_t`: in wasm 64, natively 256, so that the
+/// product of a tile (matrixmultiply there) is large enough to split over the cores.
+pub const TILE: usize = if cfg!(target_arch = "wasm32") {
+    64
+} else {
+    256
+};
 
 /// How a `QMatrix` holds its values.
 #[derive(Clone, Debug, PartialEq)]
@@ -95,7 +100,7 @@ impl QMatrix {
         let (k, n) = (self.cols, self.rows);
         assert!(x.len() == m * k && y.len() == m * n);
         if let Storage::F32(w) = &self.storage {
-            return gemm::nt(x, w, m, k, n, y, 0.0);
+            return cpu::matmul_into(x, w, m, k, n, true, y, 0.0);
         }
         let mut tile = vec![0f32; TILE.min(n) * k];
         let mut part = vec![0f32; m * TILE.min(n)];
@@ -103,7 +108,7 @@ impl QMatrix {
             let rows = TILE.min(n - r0);
             let (w, out) = (&mut tile[..rows * k], &mut part[..m * rows]);
             self.rows_into(r0, w);
-            gemm::nt(x, w, m, k, rows, out, 0.0);
+            cpu::matmul_into(x, w, m, k, rows, true, out, 0.0);
             for i in 0..m {
                 y[i * n + r0..i * n + r0 + rows].copy_from_slice(&out[i * rows..(i + 1) * rows]);
             }
