@@ -10,6 +10,9 @@ MATMUL_NUM_THREADS = N.
 
     cargo build --release -p attnlab-model --example bench_llama
     target/llama-venv/bin/python tools/llama_cpp/bench.py [--tokens 128] [--repeats 5] [--threads 1,2]
+
+ATTNLAB_BENCH_LLAMA=PATH runs another build of the example (an older commit's, for a
+before-and-after run).
 """
 
 import argparse
@@ -24,7 +27,7 @@ from llama_cpp import Llama
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PATH = os.environ.get("ATTNLAB_SMOLLM2", os.path.join(ROOT, "target", "models", "SmolLM2-135M-Instruct.Q4_1.gguf"))
-EXAMPLE = os.path.join(ROOT, "target", "release", "examples", "bench_llama")
+EXAMPLE = os.environ.get("ATTNLAB_BENCH_LLAMA", os.path.join(ROOT, "target", "release", "examples", "bench_llama"))
 
 
 def llama_cpp(tokens, threads, repeats):

@@ -51,6 +51,10 @@ table!(
     add_layernorm after layernorm_row,
     softmax_rows,
     pack_scores,
+    // the Llama family's own operations
+    rms_norm,
+    rope,
+    swiglu,
 );
 
 /// The kernel named `name`.

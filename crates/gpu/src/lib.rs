@@ -22,9 +22,12 @@ pub mod linear;
 pub mod linear_rows;
 pub mod pack_scores;
 pub mod params;
+pub mod rms_norm;
+pub mod rope;
 pub mod softmax_rows;
 pub mod split_heads;
 pub mod step;
+pub mod swiglu;
 
 pub use context::{runs_on_cpu, Gpu};
 pub use engine::{GpuEngine, Profile};

@@ -714,3 +714,105 @@ fn a_step_refuses_shapes_its_buffers_cannot_hold_and_picks_the_kernel_and_grid_b
     assert!(attn_scores::step(&sb, 0..8, 0..8, heads, 0.5, true).is_ok());
     assert!(attn_scores::step(&sb, 0..9, 0..9, heads, 0.5, true).is_err());
 }
+
+#[test]
+fn rms_norm_matches_cpu_reference() {
+    let Some(g) = gpu() else { return };
+    for (rows, d) in [(1, 1), (3, 64), (5, 576), (2, 1000)] {
+        let x = rand_vec(rows * d, d as u64, 10.0);
+        let gain = rand_vec(d, 1, 1.0);
+        let mut want = vec![0.0; rows * d];
+        attnlab_model::llama::rms_norm(&x, &gain, d, 1e-5, &mut want);
+        let p = rms_norm::Params {
+            row0: 0,
+            d: d as u32,
+            eps: 1e-5,
+            _pad: 0,
+        };
+        let got = run(
+            &g,
+            "rms_norm",
+            bytes_of(&p),
+            &[f(&x), f(&gain), f(&vec![0.0; rows * d])],
+            [rows as u32, 1, 1],
+        );
+        assert_close(
+            &format!("rms_norm d={d}"),
+            &got[0][..rows * d],
+            &want,
+            ATOL,
+            RTOL,
+        );
+    }
+}
+
+#[test]
+fn rope_matches_cpu_reference_on_both_pair_layouts_and_a_later_row_range() {
+    use attnlab_model::llama::{rope as cpu_rope, rope_table, RopePairs};
+    let Some(g) = gpu() else { return };
+    for (t, heads, dk, pairs, rows) in [
+        (1, 1, 2, RopePairs::Adjacent, 0..1),
+        (7, 3, 8, RopePairs::Halves, 0..7),
+        (40, 9, 64, RopePairs::Adjacent, 0..40),
+        (40, 3, 64, RopePairs::Halves, 0..40),
+        (12, 2, 16, RopePairs::Adjacent, 5..12),
+    ] {
+        let inv_freq: Vec<f32> = (0..dk / 2)
+            .map(|i| 10_000f32.powf(-2.0 * i as f32 / dk as f32))
+            .collect();
+        let table = rope_table(&inv_freq, t);
+        let x = rand_vec(t * heads * dk, dk as u64 + t as u64, 2.0);
+        let mut want = x.clone();
+        cpu_rope(&mut want, heads, dk, &table, pairs);
+        // rows before the range stay as they were
+        let w = heads * dk;
+        want[..rows.start * w].copy_from_slice(&x[..rows.start * w]);
+        let p = rope::Params {
+            row0: rows.start as u32,
+            row1: rows.end as u32,
+            heads: heads as u32,
+            dk: dk as u32,
+            pos0: 0,
+            halves: u32::from(pairs == RopePairs::Halves),
+            ..Default::default()
+        };
+        let items = (rows.end - rows.start) * heads * dk / 2;
+        let got = run(
+            &g,
+            "rope",
+            bytes_of(&p),
+            &[f(&table), f(&x)],
+            [(items as u32).div_ceil(rope::WG[0]), 1, 1],
+        );
+        assert_close(
+            &format!("rope t={t} heads={heads} dk={dk} {pairs:?} rows {rows:?}"),
+            &got[0][..t * w],
+            &want,
+            ATOL,
+            RTOL,
+        );
+    }
+}
+
+#[test]
+fn swiglu_matches_cpu_reference() {
+    let Some(g) = gpu() else { return };
+    for n in [1, 255, 257, 70_000] {
+        let gate = rand_vec(n, n as u64, 12.0);
+        let up = rand_vec(n, 7, 3.0);
+        let mut want = gate.clone();
+        attnlab_model::llama::swiglu(&mut want, &up);
+        let p = swiglu::Params {
+            n: n as u32,
+            ..Default::default()
+        };
+        let got = run(
+            &g,
+            "swiglu",
+            bytes_of(&p),
+            &[f(&gate), f(&up)],
+            [(n as u32).div_ceil(swiglu::WG[0]), 1, 1],
+        );
+        assert_close(&format!("swiglu n={n}"), &got[0][..n], &want, ATOL, RTOL);
+    }
+}

@@ -5,7 +5,7 @@
 //! views and the CLI share. The attention itself is the GPT-2 forward's: the same QKᵀ, scale,
 //! mask, softmax(masked / τ) and weights · V (`cpu`), so every option means the same.
 
-use super::ops::{add_bias, rms_norm, rope, swiglu};
+use super::ops::{add_bias, rms_norm, rope, rope_table, swiglu};
 use super::LlamaModel;
 use crate::config::LnPlacement;
 use crate::cpu;
@@ -266,7 +266,7 @@ impl LlamaModel {
                 "{t} tokens; this model's attention slides over a window of {w}, which is not read yet"
             )));
         }
-        let inv_freq = c.inv_freq();
+        let angles = rope_table(&c.inv_freq(), t);
         let group = c.n_head / c.n_kv_head;
         let scale = opts.scale_factor(hd);
         // one head's columns of a (T, width) matrix, as a (T, Dk) one
@@ -283,8 +283,8 @@ impl LlamaModel {
             add_bias(&mut q, layer.bias.q.as_ref());
             add_bias(&mut k, layer.bias.k.as_ref());
             add_bias(&mut v, layer.bias.v.as_ref());
-            rope(&mut q, c.n_head, hd, &inv_freq, c.rope_pairs);
-            rope(&mut k, c.n_kv_head, hd, &inv_freq, c.rope_pairs);
+            rope(&mut q, c.n_head, hd, &angles, c.rope_pairs);
+            rope(&mut k, c.n_kv_head, hd, &angles, c.rope_pairs);
             for head in 0..c.n_head {
                 let kv = head / group;
                 columns(&q, q_w, head, &mut qh);

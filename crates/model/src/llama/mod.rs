@@ -8,7 +8,7 @@ mod forward;
 mod hf;
 mod ops;
 
-pub use ops::{rms_norm, rope, swiglu, RopePairs};
+pub use ops::{rms_norm, rope, rope_table, swiglu, RopePairs};
 
 use crate::error::{Error, Result};
 use crate::gguf::tokenizer::tokenizer_json;

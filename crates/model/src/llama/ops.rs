@@ -28,16 +28,30 @@ pub fn rms_norm(x: &[f32], w: &[f32], d: usize, eps: f32, y: &mut [f32]) {
     }
 }
 
-/// Rotates each head's pairs of `x` (T rows of `heads` × `hd`) by position · `inv_freq[i]`
-/// (`LlamaConfig::inv_freq`: one frequency per pair).
-pub fn rope(x: &mut [f32], heads: usize, hd: usize, inv_freq: &[f32], pairs: RopePairs) {
+/// RoPE's rotation at each of `positions` positions: for position p and pair i, the cosine and
+/// sine of p · `inv_freq[i]` (`LlamaConfig::inv_freq`), as (positions, pairs, 2). Computed once
+/// per pass, on the CPU, for both engines (the GPU's `rope` kernel reads it).
+pub fn rope_table(inv_freq: &[f32], positions: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(positions * inv_freq.len() * 2);
+    for p in 0..positions {
+        for &f in inv_freq {
+            let (sin, cos) = (p as f32 * f).sin_cos();
+            out.extend([cos, sin]);
+        }
+    }
+    out
+}
+
+/// Rotates each head's pairs of `x` (T rows of `heads` × `hd`, row r at position r) by the
+/// angles of `table` (`rope_table`, at least T positions).
+pub fn rope(x: &mut [f32], heads: usize, hd: usize, table: &[f32], pairs: RopePairs) {
     let width = heads * hd;
     let half = hd / 2;
     for (p, row) in x.chunks_exact_mut(width).enumerate() {
+        let angles = &table[p * hd..(p + 1) * hd];
         for head in row.chunks_exact_mut(hd) {
-            for (i, &f) in inv_freq.iter().enumerate() {
-                let angle = p as f32 * f;
-                let (sin, cos) = angle.sin_cos();
+            for (i, cs) in angles.chunks_exact(2).enumerate() {
+                let (cos, sin) = (cs[0], cs[1]);
                 let (a, b) = match pairs {
                     RopePairs::Adjacent => (2 * i, 2 * i + 1),
                     RopePairs::Halves => (i, i + half),
