@@ -52,6 +52,7 @@ table!(
     softmax_rows,
     pack_scores,
     // the Llama family's own operations
+    qmatmul,
     rms_norm,
     rope,
     swiglu,

@@ -22,6 +22,7 @@ pub mod linear;
 pub mod linear_rows;
 pub mod pack_scores;
 pub mod params;
+pub mod qmatmul;
 pub mod rms_norm;
 pub mod rope;
 pub mod softmax_rows;

@@ -816,3 +816,89 @@ fn swiglu_matches_cpu_reference() {
         assert_close(&format!("swiglu n={n}"), &got[0][..n], &want, ATOL, RTOL);
     }
 }
+
+/// Rows of random blocks of `ty`: random bytes with each block's f16 scale (and minimum) set
+/// to small finite values, as llama.cpp's quantizers leave them.
+fn random_blocks(
+    ty: attnlab_model::gguf::GgmlType,
+    rows: usize,
+    cols: usize,
+    seed: u64,
+) -> Vec<u8> {
+    use attnlab_model::gguf::GgmlType as T;
+    let (block, size) = ty.block().unwrap();
+    let n = rows * cols / block;
+    let mut bytes: Vec<u8> = rand_vec(n * size, seed, 1.0)
+        .iter()
+        .map(|x| ((x + 1.0) * 127.9) as u8)
+        .collect();
+    let scales = rand_vec(2 * n, seed + 1, 0.05);
+    for b in 0..n {
+        let half = |x: f32| half::f16::from_f32(x).to_le_bytes();
+        let at = b * size;
+        match ty {
+            T::Q4_0 | T::Q8_0 => bytes[at..at + 2].copy_from_slice(&half(scales[2 * b])),
+            T::Q4_1 => {
+                bytes[at..at + 2].copy_from_slice(&half(scales[2 * b]));
+                bytes[at + 2..at + 4].copy_from_slice(&half(scales[2 * b + 1]));
+            }
+            // F16 and BF16: every value its own small number
+            T::F16 => bytes[at..at + 2].copy_from_slice(&half(scales[2 * b] * 20.0)),
+            _ => bytes[at..at + 2]
+                .copy_from_slice(&half::bf16::from_f32(scales[2 * b] * 20.0).to_le_bytes()),
+        }
+    }
+    bytes
+}
+
+#[test]
+fn qmatmul_matches_cpu_reference_on_every_block_type_it_reads() {
+    use attnlab_model::qmatrix::{QMatrix, Storage};
+    let Some(g) = gpu() else { return };
+    for ty in qmatmul::TYPES {
+        for (m, k, n, row0) in [(1, 32, 1, 0), (5, 64, 33, 0), (7, 576, 70, 3)] {
+            let w = QMatrix {
+                rows: n,
+                cols: k,
+                storage: Storage::Blocks {
+                    ty,
+                    bytes: random_blocks(ty, n, k, (k + n) as u64),
+                },
+            };
+            let x = rand_vec((row0 + m) * k, m as u64, 1.0);
+            let mut want = vec![0.0; m * n];
+            w.matmul_t(&x[row0 * k..], m, &mut want);
+            let Storage::Blocks { bytes, .. } = &w.storage else {
+                unreachable!()
+            };
+            let mut padded = bytes.clone();
+            padded.resize(bytes.len().next_multiple_of(4), 0);
+            let p = qmatmul::Params {
+                m: m as u32,
+                k: k as u32,
+                n: n as u32,
+                ty: ty.0,
+                row_bytes: qmatmul::row_bytes(ty, k).unwrap() as u32,
+                row0: row0 as u32,
+                ..Default::default()
+            };
+            let got = run(
+                &g,
+                "qmatmul",
+                bytes_of(&p),
+                &[f(&x), padded, f(&vec![0.0; (row0 + m) * n])],
+                [(n as u32).div_ceil(qmatmul::WG[0]), m as u32, 1],
+            );
+            assert_close(
+                &format!("qmatmul {} m={m} k={k} n={n} from row {row0}", ty.name()),
+                &got[0][row0 * n..(row0 + m) * n],
+                &want,
+                ATOL,
+                RTOL,
+            );
+        }
+    }
+    // a type the kernel does not read is refused by name
+    let e = qmatmul::row_bytes(attnlab_model::gguf::GgmlType::Q6_K, 256).unwrap_err();
+    assert!(e.to_string().contains("Q6_K"), "{e}");
+}

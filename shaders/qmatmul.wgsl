@@ -1,0 +1,85 @@
+// qmatmul: y = x · Wᵀ with W kept as its file stores it — rows of GGUF blocks, read as bytes
+// from an array of u32 and dequantized inside the product, so that a quantized model stays
+// compact on the GPU. x (M, K) rows [row0, row0 + m), W (N, K) as `row_bytes` bytes a row, y
+// (M, N). Types (ggml's ids): F16 1, Q4_0 2, Q4_1 3, Q8_0 8, BF16 30. One invocation per
+// output. CPU twin: QMatrix::matmul_t (dequantize, then multiply).
+
+struct Params {
+    m: u32,
+    k: u32,
+    n: u32,
+    ty: u32,
+    row_bytes: u32,
+    row0: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;           // (M, K)
+@group(0) @binding(2) var<storage, read> w: array<u32>;           // N rows of `row_bytes`
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;     // (M, N)
+
+fn byte_at(i: u32) -> u32 {
+    return (w[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
+}
+
+// the little-endian 16 bits at byte i
+fn bits16(i: u32) -> u32 {
+    return byte_at(i) | (byte_at(i + 1u) << 8u);
+}
+
+fn f16_at(i: u32) -> f32 {
+    return unpack2x16float(bits16(i)).x;
+}
+
+// the 4-bit value j (0 … 31) of a block whose 16 bytes of nibbles start at byte q: values
+// 0 … 15 are the low nibbles, 16 … 31 the high ones
+fn nibble(q: u32, j: u32) -> u32 {
+    let b = byte_at(q + (j & 15u));
+    return select(b & 15u, b >> 4u, j >= 16u);
+}
+
+// W[row][c], dequantized
+fn weight(row: u32, c: u32) -> f32 {
+    let base = row * p.row_bytes;
+    let j = c & 31u;
+    switch p.ty {
+        case 1u: {
+            return f16_at(base + 2u * c);
+        }
+        case 30u: {
+            return bitcast<f32>(bits16(base + 2u * c) << 16u);
+        }
+        case 2u: {
+            let b = base + (c >> 5u) * 18u;
+            return (f32(nibble(b + 2u, j)) - 8.0) * f16_at(b);
+        }
+        case 3u: {
+            let b = base + (c >> 5u) * 20u;
+            return f32(nibble(b + 4u, j)) * f16_at(b) + f16_at(b + 2u);
+        }
+        case 8u: {
+            let b = base + (c >> 5u) * 34u;
+            let q = i32(byte_at(b + 2u + j));
+            return f32(select(q, q - 256, q >= 128)) * f16_at(b);
+        }
+        default: {
+            return 0.0;
+        }
+    }
+}
+
+@compute @workgroup_size(WG_X, WG_Y, WG_Z)
+fn qmatmul(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let col = gid.x;
+    let i = p.row0 + gid.y;
+    if (col >= p.n || gid.y >= p.m) {
+        return;
+    }
+    var acc = 0.0;
+    for (var c = 0u; c < p.k; c = c + 1u) {
+        acc = acc + x[i * p.k + c] * weight(col, c);
+    }
+    y[i * p.n + col] = acc;
+}
