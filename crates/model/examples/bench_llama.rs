@@ -1,7 +1,8 @@
 //! Times the Llama forward on a GGUF file natively, for tools/llama_cpp/bench.py (which runs
 //! llama.cpp on the same file and prints both): prompt processing of T seeded random tokens,
 //! lean (logits) and traced (every intermediate, every head's map), and the answer to one
-//! appended token (attnlab keeps no key/value cache: the whole T + 1 again).
+//! appended token: lean (no key/value cache: the whole T + 1 again) and traced incrementally
+//! (the prompt's trace holds the keys and values: only the new row is computed).
 //! Prints one JSON line of medians in milliseconds.
 //!   cargo run --release -p attnlab-model --example bench_llama -- FILE.gguf [T] [REPEATS]
 
@@ -54,7 +55,14 @@ fn main() {
     let appended = time(&|| {
         m.logits(&ids[..=t]).unwrap();
     });
+    let prompt = m.trace(&ids[..t], &opts).unwrap();
+    let appended_traced = time(&|| {
+        let (_, reused) = m
+            .trace_incremental(Some(&prompt), &ids[..=t], &opts)
+            .unwrap();
+        assert!(reused);
+    });
     println!(
-        "{{\"t\": {t}, \"repeats\": {repeats}, \"load_ms\": {load_ms:.1}, \"prompt_lean_ms\": {lean:.1}, \"prompt_traced_ms\": {traced:.1}, \"appended_ms\": {appended:.1}}}"
+        "{{\"t\": {t}, \"repeats\": {repeats}, \"load_ms\": {load_ms:.1}, \"prompt_lean_ms\": {lean:.1}, \"prompt_traced_ms\": {traced:.1}, \"appended_ms\": {appended:.1}, \"appended_traced_ms\": {appended_traced:.1}}}"
     );
 }

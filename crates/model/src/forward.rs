@@ -116,7 +116,7 @@ fn reuse_square(old: &[f32], h: usize, old_t: usize, keep: usize, t: usize, fill
 }
 
 /// A row-major (T, W) buffer keeping the first `keep` rows of `old`.
-fn reuse_rows(old: &[f32], keep: usize, t: usize, width: usize) -> Vec<f32> {
+pub(crate) fn reuse_rows(old: &[f32], keep: usize, t: usize, width: usize) -> Vec<f32> {
     let mut out = vec![0.0; t * width];
     out[..keep * width].copy_from_slice(&old[..keep * width]);
     out
@@ -126,7 +126,7 @@ fn reuse_rows(old: &[f32], keep: usize, t: usize, width: usize) -> Vec<f32> {
 /// other field the first `s` rows (per head, the top-left s × s corner of a square field)
 /// taken from `prev` — the same block of an earlier trace over `old_t` positions — and the
 /// rest zero (`MASKED` in the masked scores: the future's fill until a row is computed).
-fn grown(
+pub(crate) fn grown(
     input: Vec<f32>,
     prev: Option<&LayerTrace>,
     dims: &Dims,

@@ -123,3 +123,67 @@ fn the_trace_records_the_pass_that_gives_the_logits() {
     assert_eq!((tr.dropped, tr.dims.t), (4, 16));
     assert_eq!(tr.tokens, &long[4..]);
 }
+
+fn close(a: &[f32], b: &[f32], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: length");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let ok = x == y || (x - y).abs() <= 1e-5 + 1e-5 * y.abs();
+        assert!(ok, "{what}: index {i}: incremental {x}, full {y}");
+    }
+}
+
+/// Typing at the end, replacing the last token, deleting, an edit in the middle: the
+/// incremental trace (the earlier trace's keys and values as the cache) equals the full one,
+/// every field; on Hugging Face's pair layout and GQA too.
+#[test]
+fn the_incremental_trace_equals_the_full_one_after_any_edit() {
+    let hf = LlamaModel::load_hf_dir(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hf/llama3-untied-bias"
+    )))
+    .unwrap();
+    for m in [&tiny().model, &hf] {
+        let x: Vec<u32> = (0..16).map(|i| (i * 37 + 5) % 90 + 1).collect();
+        let o = AttentionOptions {
+            temperature: 0.8,
+            ablate: [(0, 1)].into(),
+            ..Default::default()
+        };
+        let replaced_last: Vec<u32> = [&x[..9], &[3, 1][..]].concat();
+        let middle: Vec<u32> = [&x[..4], &[7][..], &x[5..12]].concat();
+        let cases: [(&[u32], &[u32]); 5] = [
+            (&x[..5], &x[..6]),         // one more token
+            (&x[..10], &replaced_last), // the last token changed, one more came
+            (&x[..10], &x[..7]),        // deleted at the end
+            (&x[..12], &middle),        // an edit at position 4
+            (&x[..3], &x[..16]),        // a long append
+        ];
+        for (before, after) in cases {
+            let prev = m.trace(before, &o).unwrap();
+            let (inc, reused) = m.trace_incremental(Some(&prev), after, &o).unwrap();
+            assert!(reused, "{before:?} → {after:?}");
+            let full = m.trace(after, &o).unwrap();
+            assert_eq!(inc.dims, full.dims);
+            for ((name, a), (_, b)) in inc.fields().into_iter().zip(full.fields()) {
+                close(a, b, &format!("{before:?} → {after:?} {name}"));
+            }
+        }
+        // what cannot be reused is not: another option, the mask off, a changed first token
+        let prev = m.trace(&x[..6], &o).unwrap();
+        for (tokens, opts) in [
+            (&x[..8], AttentionOptions::default()),
+            (
+                &x[..8],
+                AttentionOptions {
+                    causal_mask: false,
+                    ..o.clone()
+                },
+            ),
+            (&[60u32, 2, 3][..], o.clone()),
+        ] {
+            let (tr, reused) = m.trace_incremental(Some(&prev), tokens, &opts).unwrap();
+            assert!(!reused);
+            assert_eq!(tr, m.trace(tokens, &opts).unwrap());
+        }
+    }
+}

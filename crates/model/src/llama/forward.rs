@@ -2,20 +2,24 @@
 //! separate output head, on compact weights (`QMatrix`). One pass (`LlamaModel::pass`), two
 //! uses: `logits_with` keeps only what it needs (and hands each head's weights to a visitor),
 //! `trace` records every intermediate in a [`Trace`] — the contract the GPT-2 forward, the
-//! views and the CLI share. The attention itself is the GPT-2 forward's: the same QKᵀ, scale,
-//! mask, softmax(masked / τ) and weights · V (`cpu`), so every option means the same.
+//! views and the CLI share — and `trace_incremental` reuses the rows an earlier trace shares
+//! with the new input (its keys and values are the key/value cache). The attention itself is
+//! the GPT-2 forward's: the same QKᵀ, scale, mask, softmax(masked / τ) and weights · V (`cpu`),
+//! so every option means the same.
 
 use super::ops::{add_bias, rms_norm, rope, rope_table, swiglu};
 use super::LlamaModel;
 use crate::config::LnPlacement;
-use crate::cpu;
+use crate::cpu::{self, MASKED};
 use crate::error::{Error, Result};
 use crate::field::Dims;
+use crate::forward::{grown, reusable_prefix, reuse_rows};
 use crate::roles::HeadMaps;
-use crate::trace::{AttentionOptions, Field, LayerTrace, Trace};
+use crate::trace::{AttentionOptions, LayerTrace, Trace};
 
-/// One head's steps, each (T, Dk) or (T, T). `k` and `v` are those of the key/value head the
-/// query head reads (grouped-query attention: `n_head / n_kv_head` heads share one).
+/// One head's steps for the rows the pass computes (n = T − s of them, s rows reused): q,
+/// head_out (n, Dk); k, v (T, Dk), those of the key/value head the query head reads
+/// (grouped-query attention: `n_head / n_kv_head` heads share one); the scores (n, T).
 pub(crate) struct HeadSteps<'a> {
     pub q: &'a [f32],
     pub k: &'a [f32],
@@ -27,7 +31,7 @@ pub(crate) struct HeadSteps<'a> {
     pub head_out: &'a [f32],
 }
 
-/// One block's row-major steps, (T, D) or (T, F).
+/// One block's row-major steps for the rows the pass computes, (n, D) or (n, F).
 pub(crate) struct BlockSteps<'a> {
     pub input: &'a [f32],
     pub attn_in: &'a [f32],
@@ -58,9 +62,14 @@ impl<F: FnMut(usize, usize, &[f32])> Observer for Visit<F> {
     }
 }
 
-/// Records a `Trace`'s arrays.
-struct Recorder {
+/// Records a `Trace`'s arrays: rows `s..` from the pass, rows `..s` from an earlier trace.
+struct Recorder<'a> {
     dims: Dims,
+    /// The earlier trace and how many of its rows are reused.
+    prev: Option<&'a Trace>,
+    s: usize,
+    /// √d_k's factor (or 1): the old queries against the new keys are scored here.
+    scale: f32,
     embedding: Vec<f32>,
     layers: Vec<LayerTrace>,
     /// The block being run.
@@ -68,78 +77,108 @@ struct Recorder {
     ln_f: Vec<f32>,
 }
 
-impl Recorder {
-    fn new(dims: Dims) -> Recorder {
-        Recorder {
+impl<'a> Recorder<'a> {
+    fn new(dims: Dims, prev: Option<&'a Trace>, s: usize, scale: f32) -> Recorder<'a> {
+        let (t, d) = (dims.t, dims.d_model);
+        let kept =
+            |x: Option<&Vec<f32>>| x.map_or_else(|| vec![0.0; t * d], |x| reuse_rows(x, s, t, d));
+        let mut r = Recorder {
             dims,
-            embedding: Vec::new(),
+            prev,
+            s,
+            scale,
+            embedding: kept(prev.map(|p| &p.embedding)),
             layers: Vec::with_capacity(dims.n_layer),
-            block: Recorder::empty(&dims),
-            ln_f: Vec::new(),
-        }
+            block: LayerTrace::default(),
+            ln_f: kept(prev.and_then(|p| p.ln_f.as_ref())),
+        };
+        r.block = r.start(0);
+        r
     }
 
-    /// A block's trace of `dims`, every field zero.
-    fn empty(dims: &Dims) -> LayerTrace {
-        let mut l = LayerTrace::default();
-        for f in Field::ALL {
-            *f.of_mut(&mut l) = vec![0.0; f.shape().len(dims)];
-        }
-        l
+    /// Block `l`'s trace with the reused rows in place, the rest zero (`MASKED` in the masked
+    /// scores).
+    fn start(&self, l: usize) -> LayerTrace {
+        let (t, d) = (self.dims.t, self.dims.d_model);
+        let prev = self.prev.and_then(|p| p.layers.get(l).map(|pl| (p, pl)));
+        let input = prev.map_or_else(
+            || vec![0.0; t * d],
+            |(_, pl)| reuse_rows(&pl.input, self.s, t, d),
+        );
+        let old_t = prev.map_or(0, |(p, _)| p.dims.t);
+        grown(input, prev.map(|(_, pl)| pl), &self.dims, old_t, self.s)
     }
 }
 
-impl Observer for Recorder {
+impl Observer for Recorder<'_> {
     fn embedding(&mut self, x: &[f32]) {
-        self.embedding = x.to_vec();
+        let d = self.dims.d_model;
+        self.embedding[self.s * d..].copy_from_slice(x);
     }
 
-    fn head(&mut self, _layer: usize, head: usize, s: &HeadSteps) {
+    fn head(&mut self, _layer: usize, head: usize, st: &HeadSteps) {
+        let (t, dk, s) = (self.dims.t, self.dims.d_k, self.s);
         let l = &mut self.block;
-        let (td, tt) = (s.q.len(), s.scores.len());
+        let (hd, hs) = (head * t * dk, head * t * t);
+        l.q[hd + s * dk..hd + t * dk].copy_from_slice(st.q);
+        l.k[hd..hd + t * dk].copy_from_slice(st.k);
+        l.v[hd..hd + t * dk].copy_from_slice(st.v);
+        l.head_out[hd + s * dk..hd + t * dk].copy_from_slice(st.head_out);
         for (field, values) in [
-            (&mut l.q, s.q),
-            (&mut l.k, s.k),
-            (&mut l.v, s.v),
-            (&mut l.head_out, s.head_out),
+            (&mut l.scores, st.scores),
+            (&mut l.scaled, st.scaled),
+            (&mut l.masked, st.masked),
+            (&mut l.weights, st.weights),
         ] {
-            field[head * td..(head + 1) * td].copy_from_slice(values);
+            field[hs + s * t..hs + t * t].copy_from_slice(values);
         }
-        for (field, values) in [
-            (&mut l.scores, s.scores),
-            (&mut l.scaled, s.scaled),
-            (&mut l.masked, s.masked),
-            (&mut l.weights, s.weights),
-        ] {
-            field[head * tt..(head + 1) * tt].copy_from_slice(values);
+        // the reused queries against the new keys: the upper corner the views show (their
+        // masked entries stay MASKED and their weights 0, as the causal mask has them)
+        for i in 0..s {
+            let qi = &l.q[hd + i * dk..hd + (i + 1) * dk];
+            for j in s..t {
+                let kj = &st.k[j * dk..(j + 1) * dk];
+                let raw: f32 = qi.iter().zip(kj).map(|(a, b)| a * b).sum();
+                l.scores[hs + i * t + j] = raw;
+                l.scaled[hs + i * t + j] = raw * self.scale;
+                l.masked[hs + i * t + j] = MASKED;
+            }
         }
     }
 
-    fn block(&mut self, _layer: usize, s: &BlockSteps) {
-        let mut l = std::mem::replace(&mut self.block, Recorder::empty(&self.dims));
+    fn block(&mut self, layer: usize, st: &BlockSteps) {
+        let next = if layer + 1 < self.dims.n_layer {
+            self.start(layer + 1)
+        } else {
+            LayerTrace::default()
+        };
+        let mut l = std::mem::replace(&mut self.block, next);
+        let s = self.s;
         // a pre-norm block: ln_1 is what attention reads, ln_2 what the FFN reads, and the
         // output the stream after the FFN's residual (as `TraceLayout` lays out pre-LN)
         for (field, values) in [
-            (&mut l.input, s.input),
-            (&mut l.attn_in, s.attn_in),
-            (&mut l.concat, s.concat),
-            (&mut l.attn_out, s.attn_out),
-            (&mut l.resid_attn, s.resid_attn),
-            (&mut l.ln_1, s.attn_in),
-            (&mut l.ffn_in, s.ffn_in),
-            (&mut l.ffn_hidden, s.ffn_hidden),
-            (&mut l.ffn_out, s.ffn_out),
-            (&mut l.resid_ffn, s.resid_ffn),
-            (&mut l.ln_2, s.ffn_in),
-            (&mut l.output, s.resid_ffn),
+            (&mut l.input, st.input),
+            (&mut l.attn_in, st.attn_in),
+            (&mut l.concat, st.concat),
+            (&mut l.attn_out, st.attn_out),
+            (&mut l.resid_attn, st.resid_attn),
+            (&mut l.ln_1, st.attn_in),
+            (&mut l.ffn_in, st.ffn_in),
+            (&mut l.ffn_hidden, st.ffn_hidden),
+            (&mut l.ffn_out, st.ffn_out),
+            (&mut l.resid_ffn, st.resid_ffn),
+            (&mut l.ln_2, st.ffn_in),
+            (&mut l.output, st.resid_ffn),
         ] {
-            field.copy_from_slice(values);
+            let width = values.len() / (self.dims.t - s);
+            field[s * width..].copy_from_slice(values);
         }
         self.layers.push(l);
     }
 
     fn last(&mut self, normed: &[f32]) {
-        self.ln_f = normed.to_vec();
+        let d = self.dims.d_model;
+        self.ln_f[self.s * d..].copy_from_slice(normed);
     }
 }
 
@@ -180,7 +219,7 @@ impl LlamaModel {
                 self.config.context
             )));
         }
-        self.pass(ids, opts, &mut Visit(visit))
+        self.pass(ids, opts, &mut Visit(visit), None)
     }
 
     /// Every head's attention weights of a run on `ids`.
@@ -204,15 +243,37 @@ impl LlamaModel {
     /// Runs `tokens` and records every intermediate. Tokens beyond the context drop from the
     /// start, as the GPT-2 forward (and the page) does.
     pub fn trace(&self, tokens: &[u32], opts: &AttentionOptions) -> Result<Trace> {
+        Ok(self.trace_incremental(None, tokens, opts)?.0)
+    }
+
+    /// Like `trace`, but reuses the rows of `prev` that `tokens` shares with it at the start
+    /// (same options, causal mask on, nothing dropped; `forward::reusable_prefix`): their keys
+    /// and values are the key/value cache, and only the new rows are computed. Returns the
+    /// trace and whether `prev` was used.
+    pub fn trace_incremental(
+        &self,
+        prev: Option<&Trace>,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<(Trace, bool)> {
         let dropped = tokens.len().saturating_sub(self.config.context);
         let ids = &tokens[dropped..];
         let dims = self.dims(ids.len());
-        let mut rec = Recorder::new(dims);
-        let logits = self.pass(ids, opts, &mut rec)?;
+        let reuse = prev
+            .filter(|p| p.dims == self.dims(p.dims.t))
+            .and_then(|p| {
+                reusable_prefix(&p.tokens, &p.options, ids, dropped, opts).map(|s| (p, s))
+            });
+        let s = reuse.map_or(0, |(_, s)| s);
+        let mut rec = Recorder::new(dims, reuse.map(|(p, _)| p), s, opts.scale_factor(dims.d_k));
+        let new_logits = self.pass(ids, opts, &mut rec, reuse)?;
         let v = dims.vocab;
-        let mut probs = vec![0f32; logits.len()];
-        cpu::softmax_rows(&logits, v, 1.0, &mut probs);
-        Ok(Trace {
+        let (t, prior) = (ids.len(), reuse.map(|(p, _)| p));
+        let mut logits = prior.map_or_else(|| vec![0.0; t * v], |p| reuse_rows(&p.logits, s, t, v));
+        logits[s * v..].copy_from_slice(&new_logits);
+        let mut probs = prior.map_or_else(|| vec![0.0; t * v], |p| reuse_rows(&p.probs, s, t, v));
+        cpu::softmax_rows(&new_logits, v, 1.0, &mut probs[s * v..]);
+        let trace = Trace {
             dims,
             tokens: ids.to_vec(),
             dropped,
@@ -222,15 +283,19 @@ impl LlamaModel {
             ln_f: Some(rec.ln_f),
             logits,
             probs,
-        })
+        };
+        Ok((trace, reuse.is_some()))
     }
 
-    /// The forward pass over `ids` (at most the context), telling `obs` each step.
+    /// The forward pass over `ids` (at most the context), telling `obs` each step: rows `s..`
+    /// of it when `reuse` gives an earlier trace whose first `s` rows hold (their keys and
+    /// values are read from it). Returns the logits of the rows computed.
     pub(crate) fn pass(
         &self,
         ids: &[u32],
         opts: &AttentionOptions,
         obs: &mut impl Observer,
+        reuse: Option<(&Trace, usize)>,
     ) -> Result<Vec<f32>> {
         let c = &self.config;
         let (t, d, hd, f) = (ids.len(), c.n_embd, c.head_dim, c.n_ff);
@@ -238,7 +303,14 @@ impl LlamaModel {
             return Err(Error::EmptyInput);
         }
         opts.validate_for(c.n_layer, c.n_head)?;
-        let mut x = vec![0f32; t * d];
+        if let Some(w) = c.sliding_window.filter(|&w| t > w) {
+            return Err(Error::Options(format!(
+                "{t} tokens; this model's attention slides over a window of {w}, which is not read yet"
+            )));
+        }
+        let s = reuse.map_or(0, |(_, s)| s);
+        let n = t - s;
+        let mut x = vec![0f32; n * d];
         for (p, &id) in ids.iter().enumerate() {
             if id as usize >= c.vocab_size {
                 return Err(Error::TokenOutOfRange {
@@ -247,29 +319,28 @@ impl LlamaModel {
                     vocab: c.vocab_size,
                 });
             }
-            self.embed
-                .rows_into(id as usize, &mut x[p * d..(p + 1) * d]);
+            if p >= s {
+                self.embed
+                    .rows_into(id as usize, &mut x[(p - s) * d..(p - s + 1) * d]);
+            }
         }
         obs.embedding(&x);
         let (q_w, kv_w) = (c.n_head * hd, c.n_kv_head * hd);
-        let rows = |w: usize| vec![0f32; t * w];
+        let rows = |w: usize| vec![0f32; n * w];
         let (mut attn_in, mut attn_out, mut resid_attn) = (rows(d), rows(d), rows(d));
         let (mut ffn_in, mut ffn_out, mut resid_ffn) = (rows(d), rows(d), rows(d));
-        let (mut q, mut k, mut v) = (rows(q_w), rows(kv_w), rows(kv_w));
-        let (mut qh, mut kh, mut vh, mut head_out) = (rows(hd), rows(hd), rows(hd), rows(hd));
+        let (mut q, mut k, mut v) = (rows(q_w), vec![0f32; t * kv_w], vec![0f32; t * kv_w]);
+        let (mut qh, mut head_out) = (rows(hd), rows(hd));
+        let (mut kh, mut vh) = (vec![0f32; t * hd], vec![0f32; t * hd]);
         let (mut scores, mut scaled, mut masked, mut weights) =
             (rows(t), rows(t), rows(t), rows(t));
         let mut concat = rows(q_w);
         let (mut gate, mut up) = (rows(f), rows(f));
-        if let Some(w) = c.sliding_window.filter(|&w| t > w) {
-            return Err(Error::Options(format!(
-                "{t} tokens; this model's attention slides over a window of {w}, which is not read yet"
-            )));
-        }
-        let angles = rope_table(&c.inv_freq(), t);
         let group = c.n_head / c.n_kv_head;
         let scale = opts.scale_factor(hd);
-        // one head's columns of a (T, width) matrix, as a (T, Dk) one
+        // the rotation at every position; the new rows are at positions s..
+        let angles = rope_table(&c.inv_freq(), t);
+        // one head's columns of a (rows, width) matrix, as a (rows, Dk) one
         let columns = |from: &[f32], width: usize, h: usize, to: &mut [f32]| {
             for (row, out) in from.chunks_exact(width).zip(to.chunks_exact_mut(hd)) {
                 out.copy_from_slice(&row[h * hd..(h + 1) * hd]);
@@ -277,14 +348,28 @@ impl LlamaModel {
         };
         for (l, layer) in self.layers.iter().enumerate() {
             rms_norm(&x, &layer.attn_norm, d, c.rms_eps, &mut attn_in);
-            layer.q.matmul_t(&attn_in, t, &mut q);
-            layer.k.matmul_t(&attn_in, t, &mut k);
-            layer.v.matmul_t(&attn_in, t, &mut v);
+            layer.q.matmul_t(&attn_in, n, &mut q);
+            // keys and values of every position: the reused rows' from the earlier trace
+            // (each key/value head as the first query head of its group holds it)
+            let (k_new, v_new) = (&mut k[s * kv_w..], &mut v[s * kv_w..]);
+            layer.k.matmul_t(&attn_in, n, k_new);
+            layer.v.matmul_t(&attn_in, n, v_new);
             add_bias(&mut q, layer.bias.q.as_ref());
-            add_bias(&mut k, layer.bias.k.as_ref());
-            add_bias(&mut v, layer.bias.v.as_ref());
-            rope(&mut q, c.n_head, hd, &angles, c.rope_pairs);
-            rope(&mut k, c.n_kv_head, hd, &angles, c.rope_pairs);
+            add_bias(k_new, layer.bias.k.as_ref());
+            add_bias(v_new, layer.bias.v.as_ref());
+            rope(&mut q, c.n_head, hd, &angles[s * hd..], c.rope_pairs);
+            rope(k_new, c.n_kv_head, hd, &angles[s * hd..], c.rope_pairs);
+            if let Some((prev, _)) = reuse {
+                let (pl, old_t) = (&prev.layers[l], prev.dims.t);
+                for g in 0..c.n_kv_head {
+                    let from = g * group * old_t * hd;
+                    for r in 0..s {
+                        let at = r * kv_w + g * hd;
+                        k[at..at + hd].copy_from_slice(&pl.k[from + r * hd..from + (r + 1) * hd]);
+                        v[at..at + hd].copy_from_slice(&pl.v[from + r * hd..from + (r + 1) * hd]);
+                    }
+                }
+            }
             for head in 0..c.n_head {
                 let kv = head / group;
                 columns(&q, q_w, head, &mut qh);
@@ -293,9 +378,9 @@ impl LlamaModel {
                 cpu::attn_scores(
                     &qh,
                     &kh,
-                    (t, t, hd),
+                    (n, t, hd),
                     scale,
-                    opts.causal_mask.then_some(0),
+                    opts.causal_mask.then_some(s),
                     &mut scores,
                     &mut scaled,
                     &mut masked,
@@ -304,7 +389,7 @@ impl LlamaModel {
                 if opts.ablate.contains(&(l, head)) {
                     head_out.fill(0.0);
                 } else {
-                    cpu::attn_v(&weights, &vh, t, t, hd, &mut head_out);
+                    cpu::attn_v(&weights, &vh, n, t, hd, &mut head_out);
                 }
                 for (row, out) in concat.chunks_exact_mut(q_w).zip(head_out.chunks_exact(hd)) {
                     row[head * hd..(head + 1) * hd].copy_from_slice(out);
@@ -324,14 +409,14 @@ impl LlamaModel {
                     },
                 );
             }
-            layer.o.matmul_t(&concat, t, &mut attn_out);
+            layer.o.matmul_t(&concat, n, &mut attn_out);
             add_bias(&mut attn_out, layer.bias.o.as_ref());
             cpu::residual_add(&x, &attn_out, &mut resid_attn);
             rms_norm(&resid_attn, &layer.ffn_norm, d, c.rms_eps, &mut ffn_in);
-            layer.gate.matmul_t(&ffn_in, t, &mut gate);
-            layer.up.matmul_t(&ffn_in, t, &mut up);
+            layer.gate.matmul_t(&ffn_in, n, &mut gate);
+            layer.up.matmul_t(&ffn_in, n, &mut up);
             swiglu(&mut gate, &up);
-            layer.down.matmul_t(&gate, t, &mut ffn_out);
+            layer.down.matmul_t(&gate, n, &mut ffn_out);
             cpu::residual_add(&resid_attn, &ffn_out, &mut resid_ffn);
             obs.block(
                 l,
@@ -351,11 +436,11 @@ impl LlamaModel {
         }
         rms_norm(&x, &self.norm, d, c.rms_eps, &mut attn_in);
         obs.last(&attn_in);
-        let mut logits = vec![0f32; t * c.vocab_size];
+        let mut logits = vec![0f32; n * c.vocab_size];
         self.output
             .as_ref()
             .unwrap_or(&self.embed)
-            .matmul_t(&attn_in, t, &mut logits);
+            .matmul_t(&attn_in, n, &mut logits);
         Ok(logits)
     }
 }
