@@ -76,6 +76,30 @@ pub fn tensor_specs(config: &Config, with_ln_f: bool) -> Vec<(String, Vec<usize>
     specs
 }
 
+/// A safetensors tensor's values as f32, for the float types read (F32, F16, BF16).
+pub(crate) fn float_values(name: &str, dtype: Dtype, data: &[u8]) -> Result<Vec<f32>> {
+    Ok(match dtype {
+        Dtype::F32 => data
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+        Dtype::F16 => data
+            .chunks_exact(2)
+            .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect(),
+        Dtype::BF16 => data
+            .chunks_exact(2)
+            .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect(),
+        other => {
+            return Err(Error::Dtype {
+                name: name.to_string(),
+                found: format!("{other:?}"),
+            })
+        }
+    })
+}
+
 struct Reader<'a> {
     st: SafeTensors<'a>,
 }
@@ -103,27 +127,7 @@ impl<'a> Reader<'a> {
                 found: view.shape().to_vec(),
             });
         }
-        let data = view.data();
-        let values: Vec<f32> = match view.dtype() {
-            Dtype::F32 => data
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect(),
-            Dtype::F16 => data
-                .chunks_exact(2)
-                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
-                .collect(),
-            Dtype::BF16 => data
-                .chunks_exact(2)
-                .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
-                .collect(),
-            other => {
-                return Err(Error::Dtype {
-                    name: name.to_string(),
-                    found: format!("{other:?}"),
-                })
-            }
-        };
+        let values = float_values(name, view.dtype(), view.data())?;
         if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return Err(Error::NonFinite {
                 name: name.to_string(),

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::gguf::GgmlType;
 use crate::qmatrix::{QMatrix, Storage};
 use crate::tokenizer::Tokenizer;
+use crate::weights::float_values;
 
 fn bad(message: String) -> Error {
     Error::Config(message)
@@ -203,18 +204,7 @@ impl<'a> Shards<'a> {
         let view = self.view(name, &[len])?;
         let data = view.data();
         finite(name, view.dtype(), data)?;
-        Ok(match view.dtype() {
-            Dtype::F32 => f32s(data),
-            Dtype::F16 => data
-                .chunks_exact(2)
-                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
-                .collect(),
-            Dtype::BF16 => data
-                .chunks_exact(2)
-                .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
-                .collect(),
-            other => return Err(dtype(name, other)),
-        })
+        float_values(name, view.dtype(), data)
     }
 
     fn view(&self, name: &str, shape: &[usize]) -> Result<TensorView<'a>> {
