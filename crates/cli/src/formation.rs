@@ -7,8 +7,8 @@ use attnlab_model::export::run_tokens;
 use attnlab_model::flow::{self, Method};
 use attnlab_model::inspect::Inspect;
 use attnlab_model::lens::Normalised;
-use attnlab_model::sample::{generate, Sampling};
-use attnlab_model::{AttentionOptions, Bundle, TokenInfo, Trace};
+use attnlab_model::sample::Sampling;
+use attnlab_model::{TokenInfo, Trace};
 use serde_json::{json, Value};
 
 fn write(out: &mut impl Write, text: &str) -> Result<(), String> {
@@ -147,13 +147,13 @@ pub fn flow(
 #[allow(clippy::too_many_arguments)]
 pub fn generate_cmd(
     out: &mut impl Write,
-    b: &Bundle,
+    m: &impl Inspect,
     text: &str,
     steps: usize,
     sampling: &Sampling,
     json_out: bool,
 ) -> Result<(), String> {
-    let ids = b.tokenizer.ids(text).map_err(|e| e.to_string())?;
+    let ids = m.tokenizer().ids(text).map_err(|e| e.to_string())?;
     if ids.is_empty() {
         return Err("the text has no tokens: generation starts from at least one".into());
     }
@@ -162,21 +162,15 @@ pub fn generate_cmd(
     }
     let tty = !json_out;
     let mut shown = 0;
-    let g = generate(
-        &b.model,
-        &ids,
-        steps,
-        sampling,
-        &AttentionOptions::default(),
-        |id| {
+    let g = m
+        .generate(&ids, steps, sampling, |id| {
             if tty {
                 // each token as it lands
-                let _ = write!(std::io::stderr(), "{}", b.tokenizer.display_id(id));
+                let _ = write!(std::io::stderr(), "{}", m.tokenizer().display_id(id));
                 shown += 1;
             }
-        },
-    )
-    .map_err(|e| e.to_string())?;
+        })
+        .map_err(|e| e.to_string())?;
     if tty && shown > 0 {
         eprintln!();
     }
@@ -184,19 +178,19 @@ pub fn generate_cmd(
         eprintln!(
             "note: stopped after {} of {steps} tokens: the text fills the context of {} tokens",
             g.ids.len(),
-            b.model.config.n_positions
+            m.context()
         );
     }
     let mut all = ids.clone();
     all.extend(&g.ids);
-    let decoded = b
-        .tokenizer
+    let decoded = m
+        .tokenizer()
         .inner()
         .decode(&all, false)
         .map_err(|e| e.to_string())?;
     if json_out {
         let v = json!({
-            "text": text, "generated": g.ids.iter().map(|&id| json!({"id": id, "display": b.tokenizer.display_id(id)})).collect::<Vec<_>>(),
+            "text": text, "generated": g.ids.iter().map(|&id| json!({"id": id, "display": m.tokenizer().display_id(id)})).collect::<Vec<_>>(),
             "full_text": decoded, "hit_context": g.hit_context, "sampling": sampling,
         });
         return write(

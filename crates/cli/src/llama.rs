@@ -1,6 +1,6 @@
 //! A Llama-family model (`--model FILE.gguf`, e.g. SmolLM2, or a Hugging Face folder whose
 //! config.json names llama, mistral or qwen2), read through `attnlab_model::llama`: every
-//! command but `generate` reads it; `predict` runs the lean forward, which keeps no trace.
+//! command reads it; `predict` runs the lean forward, which keeps no trace.
 
 use std::io::Write;
 use std::path::Path;

@@ -23,8 +23,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 )]
 struct Cli {
     /// Folder with config.json, model.safetensors (or shards) and tokenizer.json — GPT-2
-    /// layout, or Llama, Mistral, Qwen2 — or a llama-architecture .gguf file (Llama-family
-    /// models: every command but `generate`, so far)
+    /// layout, or Llama, Mistral, Qwen2 — or a llama-architecture .gguf file
     /// [default: $ATTNLAB_MODEL, else the bundled model in assets/model]
     #[arg(long, global = true, value_name = "DIR|FILE.gguf")]
     model: Option<PathBuf>,
@@ -267,49 +266,16 @@ fn run(cli: Cli) -> Result<(), String> {
                 &attn.options(),
                 format == Format::Json,
             ),
-            Command::Generate { .. } => Err(format!(
-                "{}: `generate` does not read Llama-family models yet",
-                dir.display()
-            )),
             command => inspect(&mut out, &bundle, command),
         };
     }
     let bundle = Bundle::load_dir(&dir)
         .map_err(|e| format!("loading the model from {}: {e}", dir.display()))?;
-    match cli.command {
-        Command::Generate {
-            text,
-            steps,
-            temperature,
-            top_k,
-            top_p,
-            seed,
-            greedy,
-            format,
-        } => {
-            let text = read_text(text)?;
-            let sampling = attnlab_model::sample::Sampling {
-                greedy,
-                temperature,
-                top_k,
-                top_p,
-                seed,
-            };
-            formation::generate_cmd(
-                &mut out,
-                &bundle,
-                &text,
-                steps,
-                &sampling,
-                format == HeadsFormat::Json,
-            )
-        }
-        command => inspect(&mut out, &bundle, command),
-    }
+    inspect(&mut out, &bundle, cli.command)
 }
 
-/// The commands every model answers, through `Inspect`: traced runs, the lens, the flow and the
-/// head roles (`generate` is answered by the caller).
+/// The commands every model answers, through `Inspect`: traced runs, the lens, the flow, the
+/// head roles and generation.
 fn inspect(
     out: &mut impl std::io::Write,
     model: &impl Inspect,
@@ -437,7 +403,33 @@ fn inspect(
                 format == HeadsFormat::Json,
             )
         }
-        Command::Generate { .. } => Err("`generate` is run by the caller".into()),
+        Command::Generate {
+            text,
+            steps,
+            temperature,
+            top_k,
+            top_p,
+            seed,
+            greedy,
+            format,
+        } => {
+            let text = read_text(text)?;
+            let sampling = attnlab_model::sample::Sampling {
+                greedy,
+                temperature,
+                top_k,
+                top_p,
+                seed,
+            };
+            formation::generate_cmd(
+                out,
+                model,
+                &text,
+                steps,
+                &sampling,
+                format == HeadsFormat::Json,
+            )
+        }
     }
 }
 

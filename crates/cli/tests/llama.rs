@@ -1,4 +1,4 @@
-//! `attnlab --model` on Llama-family models: every command but `generate` on
+//! `attnlab --model` on Llama-family models: every command on
 //! SmolLM2-135M-Instruct's GGUF file (fetched by the test command: scripts/lib.sh
 //! `ensure_smollm2`) and on a Hugging Face folder (a fixture of the model crate), and clear
 //! refusals of what they do not do yet.
@@ -97,10 +97,25 @@ fn predict_reads_a_gguf_model() {
     let out = attnlab(&model, &["predict", "x", "--ablate", "30.0"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot ablate head 30.0"));
     // what GGUF models do not do yet is refused, by name
-    let out = attnlab(&model, &["generate", "x"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("`generate` does not read Llama-family models yet"));
+    // generation continues the text greedily, each step's trace reusing the last one's rows
+    let g = json_of(
+        &model,
+        &[
+            "generate",
+            "The capital of France is",
+            "--steps",
+            "3",
+            "--greedy",
+            "--format",
+            "json",
+        ],
+    );
+    let first = &g["generated"][0];
+    assert_eq!(
+        (first["id"].as_u64(), first["display"].as_str()),
+        (Some(7042), Some("␣Paris"))
+    );
+    assert_eq!(g["generated"].as_array().unwrap().len(), 3);
 }
 
 fn json_of(model: &PathBuf, args: &[&str]) -> Value {
@@ -275,7 +290,11 @@ fn a_hugging_face_llama_folder_is_read() {
         ],
     );
     assert_eq!(heads["heads"].as_array().unwrap().len(), 8);
-    let out = attnlab(&dir, &["generate", "tea"]);
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("`generate` does not read Llama-family models yet"));
+    let g = json_of(
+        &dir,
+        &[
+            "generate", "coffee", "--steps", "4", "--greedy", "--format", "json",
+        ],
+    );
+    assert_eq!(g["generated"].as_array().unwrap().len(), 4);
 }

@@ -1,19 +1,51 @@
 //! `Inspect`: what the CLI's commands ask of a model, whatever its architecture — its
-//! tokenizer (through `roles::Subject`), a traced run, and the logit lens's way from the
-//! residual stream to next-token probabilities. The bundled GPT-2-layout models (`Bundle`) and
+//! tokenizer (through `roles::Subject`), a traced run (incremental, for generation), and the
+//! logit lens's way from the residual stream to next-token probabilities. The bundled GPT-2-layout models (`Bundle`) and
 //! the Llama family (`LlamaBundle`) both give it.
 
 use crate::error::Result;
 use crate::lens::{self, Lens, Normalised};
 use crate::llama::{rms_norm, LlamaBundle};
 use crate::roles::Subject;
+use crate::sample::{generate_by, Generated, Sampling};
 use crate::tokenizer::TokenInfo;
 use crate::trace::{AttentionOptions, Trace};
-use crate::{cpu, forward, Bundle, Error};
+use crate::{cpu, forward_incremental, Bundle, Error};
 
 pub trait Inspect: Subject {
     /// Runs the ids (the last `context()` of them) and records every intermediate.
-    fn trace_ids(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace>;
+    fn trace_ids(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace> {
+        Ok(self.trace_incremental(None, ids, opts)?.0)
+    }
+
+    /// `trace_ids`, reusing the rows of `prev` the ids share with it at the start; says
+    /// whether it did.
+    fn trace_incremental(
+        &self,
+        prev: Option<&Trace>,
+        ids: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<(Trace, bool)>;
+
+    /// Continues `ids` by `steps` tokens chosen by `sampling` (`sample::generate_by`), each
+    /// step's trace reusing the last one's rows; `on_step` sees each token as it comes.
+    fn generate(
+        &self,
+        ids: &[u32],
+        steps: usize,
+        sampling: &Sampling,
+        on_step: impl FnMut(u32),
+    ) -> Result<Generated> {
+        let opts = AttentionOptions::default();
+        generate_by(
+            self.context(),
+            |prev, all| Ok(self.trace_incremental(prev, all, &opts)?.0),
+            ids,
+            steps,
+            sampling,
+            on_step,
+        )
+    }
 
     /// How the lens reaches the output head.
     fn normalised(&self) -> Normalised;
@@ -43,8 +75,13 @@ pub trait Inspect: Subject {
 }
 
 impl Inspect for Bundle {
-    fn trace_ids(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace> {
-        forward(&self.model, ids, opts)
+    fn trace_incremental(
+        &self,
+        prev: Option<&Trace>,
+        ids: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<(Trace, bool)> {
+        forward_incremental(&self.model, prev, ids, opts)
     }
 
     fn normalised(&self) -> Normalised {
@@ -61,8 +98,13 @@ impl Inspect for Bundle {
 }
 
 impl Inspect for LlamaBundle {
-    fn trace_ids(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace> {
-        self.model.trace(ids, opts)
+    fn trace_incremental(
+        &self,
+        prev: Option<&Trace>,
+        ids: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<(Trace, bool)> {
+        self.model.trace_incremental(prev, ids, opts)
     }
 
     fn normalised(&self) -> Normalised {

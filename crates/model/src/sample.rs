@@ -135,6 +135,26 @@ pub fn generate(
     steps: usize,
     sampling: &Sampling,
     opts: &AttentionOptions,
+    on_step: impl FnMut(u32),
+) -> Result<Generated> {
+    generate_by(
+        model.config.n_positions,
+        |prev, all| Ok(forward_incremental(model, prev, all, opts)?.0),
+        ids,
+        steps,
+        sampling,
+        on_step,
+    )
+}
+
+/// `generate` through any traced forward: `run(prev, ids)` traces `ids`, reusing the rows of
+/// the previous step's trace `prev` where it can; `context` is the most tokens it reads.
+pub fn generate_by(
+    context: usize,
+    mut run: impl FnMut(Option<&Trace>, &[u32]) -> Result<Trace>,
+    ids: &[u32],
+    steps: usize,
+    sampling: &Sampling,
     mut on_step: impl FnMut(u32),
 ) -> Result<Generated> {
     sampling.validate()?;
@@ -143,7 +163,6 @@ pub fn generate(
             "generation needs at least one token to start from".into(),
         ));
     }
-    let context = model.config.n_positions;
     let mut all = ids.to_vec();
     let mut out = Vec::new();
     let mut prev: Option<Trace> = None;
@@ -154,7 +173,7 @@ pub fn generate(
                 hit_context: true,
             });
         }
-        let tr = forward_incremental(model, prev.as_ref(), &all, opts)?.0;
+        let tr = run(prev.as_ref(), &all)?;
         let v = tr.dims.vocab;
         let last = tr.dims.t - 1;
         let id = sampling.choose(&tr.logits[last * v..(last + 1) * v], step);

@@ -187,3 +187,30 @@ fn the_incremental_trace_equals_the_full_one_after_any_edit() {
         }
     }
 }
+
+/// Greedy generation through `Inspect` (each step's trace reusing the last one's rows) picks,
+/// at every step, the argmax of a full trace of the text so far; it stops at the context.
+#[test]
+fn greedy_generation_follows_the_full_traces_argmax() {
+    use attnlab_model::sample::Sampling;
+    let b = tiny();
+    let greedy = Sampling {
+        greedy: true,
+        ..Default::default()
+    };
+    let start = [3u32, 70, 259];
+    let mut seen = Vec::new();
+    let g = b.generate(&start, 5, &greedy, |id| seen.push(id)).unwrap();
+    assert_eq!(g.ids, seen);
+    assert!(!g.hit_context);
+    let mut all = start.to_vec();
+    for &id in &g.ids {
+        let tr = b.model.trace(&all, &AttentionOptions::default()).unwrap();
+        assert_eq!(id, tr.top_k(all.len() - 1, 1)[0].0);
+        all.push(id);
+    }
+    // the tiny model's context is 16 tokens
+    let g = b.generate(&start, 20, &greedy, |_| {}).unwrap();
+    assert!(g.hit_context);
+    assert_eq!(g.ids.len(), 16 - start.len());
+}
