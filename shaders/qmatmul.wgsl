@@ -29,8 +29,19 @@ fn bits16(i: u32) -> u32 {
     return byte_at(i) | (byte_at(i + 1u) << 8u);
 }
 
+// the f16 at byte i, widened exactly by its bits (unpack2x16float needs a capability that
+// not every device has)
 fn f16_at(i: u32) -> f32 {
-    return unpack2x16float(bits16(i)).x;
+    let h = bits16(i);
+    let e = (h >> 10u) & 0x1fu;
+    let m = h & 0x3ffu;
+    var v = bitcast<f32>(((e + 112u) << 23u) | (m << 13u));
+    if (e == 0u) {
+        v = f32(m) * exp2(-24.0);
+    } else if (e == 31u) {
+        v = bitcast<f32>(0x7f800000u | (m << 13u));
+    }
+    return select(v, -v, (h & 0x8000u) != 0u);
 }
 
 // the 4-bit value j (0 … 31) of a block whose 16 bytes of nibbles start at byte q: values

@@ -2,7 +2,7 @@
 // row r at position pos0 + r — by the cosine and sine the table holds for that position and
 // pair (llama::rope_table, computed once on the CPU). Pair i is (2i, 2i + 1) when `halves` is
 // 0 (a llama GGUF file's layout), (i, i + Dk/2) when it is 1 (Hugging Face's). One invocation
-// per (row, head, pair). CPU twin: llama::rope.
+// per (row, head, pair), on a flat grid. CPU twin: llama::rope.
 
 struct Params {
     row0: u32,
@@ -20,10 +20,11 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> x: array<f32>;     // (P, H × Dk)
 
 @compute @workgroup_size(WG_X, WG_Y, WG_Z)
-fn rope(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn rope(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>) {
     let half = p.dk / 2u;
     let per_row = p.heads * half;
-    let i = gid.x;
+    // a grid of up to 65,535 × 65,535 workgroups: row-major over (y, x)
+    let i = gid.y * n.x * WG_X + gid.x;
     if (i >= (p.row1 - p.row0) * per_row) {
         return;
     }

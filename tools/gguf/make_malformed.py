@@ -198,6 +198,15 @@ def main():
             meta={**base["meta"], "llama.vocab_size": ("u32", len(tokens))})
     written("vocab-size-disagrees", ["llama.vocab_size", "300"],
             meta={**base["meta"], "llama.vocab_size": ("u32", 300)})
+    written("zero-ffn", ["llama.feed_forward_length is 0"],
+            meta={**base["meta"], "llama.feed_forward_length": ("u32", 0)},
+            tens={**tens, "blk.0.ffn_gate.weight": (rng.normal(size=(0, D)).astype(np.float32), Q.F32),
+                  "blk.0.ffn_up.weight": (rng.normal(size=(0, D)).astype(np.float32), Q.F32),
+                  "blk.0.ffn_down.weight": (rng.normal(size=(D, 0)).astype(np.float32), Q.F32)})
+    written("zero-epsilon", ["layer_norm_rms_epsilon 0"],
+            meta={**base["meta"], "llama.attention.layer_norm_rms_epsilon": ("f32", 0.0)})
+    written("theta-not-a-number", ["llama.rope.freq_base", "not a number"],
+            meta={**base["meta"], "llama.rope.freq_base": ("str", "ten thousand")})
     written("zero-heads", ["llama.attention.head_count", "0"],
             meta={**base["meta"], "llama.attention.head_count": ("u32", 0)})
     written("heads-do-not-divide", ["5 query heads", "divide"],

@@ -163,6 +163,15 @@ fn the_inspecting_commands_read_smollm2() {
         assert!(row[i + 1..].iter().all(|&x| x == 0.0));
     }
     assert_eq!(tr["next"][0]["display"], "␣Paris");
+    // a trace too large for the memory (≈ 1,100 tokens: 7 GB of maps) is refused with the
+    // size it would take, before any of it is allocated
+    let long = "the cat sat on the mat and ".repeat(160);
+    let out = attnlab(&model, &["trace", &long]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("GB") && err.contains("`predict` keeps no maps"),
+        "{err}"
+    );
     let flow = json_of(&model, &["flow", text, "--format", "json"]);
     assert_eq!(flow["layers"].as_array().unwrap().len(), 30);
     let png = std::env::temp_dir().join(format!("attnlab-smollm2-{}.png", std::process::id()));

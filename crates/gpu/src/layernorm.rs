@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use crate::context::Gpu;
 use crate::error::GpuError;
-use crate::step::{Bound, Step};
+use crate::step::{Bound, Step, MAX_GROUPS};
 
 /// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header).
 pub const WG: [u32; 3] = [64, 1, 1];
@@ -61,6 +61,12 @@ pub(crate) fn rows_step<'a>(
     wide: &[(usize, &str)],
     vectors: &[(usize, &str)],
 ) -> Result<Step<'a>, GpuError> {
+    // one workgroup per row
+    if rows.start > rows.end || rows.len() > MAX_GROUPS as usize {
+        return Err(GpuError::Shape(format!(
+            "{kernel}: rows {rows:?} (at most {MAX_GROUPS} a dispatch)"
+        )));
+    }
     for &(i, what) in wide {
         b.need(i, what, rows.end * d)?;
     }

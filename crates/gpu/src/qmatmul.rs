@@ -9,7 +9,7 @@ use attnlab_model::gguf::GgmlType;
 
 use crate::context::Gpu;
 use crate::error::GpuError;
-use crate::step::{groups, Bound, Step};
+use crate::step::{groups, Bound, Step, MAX_GROUPS};
 
 /// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header).
 pub const WG: [u32; 3] = [64, 1, 1];
@@ -75,8 +75,11 @@ pub fn step(
     ty: GgmlType,
 ) -> Result<Step<'_>, GpuError> {
     let row_bytes = row_bytes(ty, k)?;
-    if rows.start > rows.end {
-        return Err(GpuError::Shape(format!("{NAME}: rows {rows:?}")));
+    // one row of workgroups per row of x
+    if rows.start > rows.end || rows.len() > MAX_GROUPS as usize {
+        return Err(GpuError::Shape(format!(
+            "{NAME}: rows {rows:?} (at most {MAX_GROUPS} a dispatch)"
+        )));
     }
     b.need(0, "x", rows.end * k)?;
     b.need(1, "w", (n * row_bytes).div_ceil(4))?;

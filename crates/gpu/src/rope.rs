@@ -8,7 +8,7 @@ use attnlab_model::llama::RopePairs;
 
 use crate::context::Gpu;
 use crate::error::GpuError;
-use crate::step::{groups, Bound, Step};
+use crate::step::{flat_groups, Bound, Step};
 
 /// The workgroup size the WGSL is compiled with (kernels.rs writes it in the header).
 pub const WG: [u32; 3] = [64, 1, 1];
@@ -66,6 +66,6 @@ pub fn step(
         halves: u32::from(pairs == RopePairs::Halves),
         ..Default::default()
     };
-    let items = rows.len() * heads * dk / 2;
-    Ok(Step::new(NAME, b, p, [groups(items, WG[0]), 1, 1]))
+    let [x, y] = flat_groups(rows.len() * heads * dk / 2, WG[0]);
+    Ok(Step::new(NAME, b, p, [x, y, 1]))
 }

@@ -42,6 +42,9 @@ pub enum Error {
     Io { path: String, message: String },
     #[error("GGUF file: {0}")]
     Gguf(String),
+    /// A run whose arrays would not fit the memory a run may take.
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -190,7 +190,20 @@ fn hugging_face_configs_that_are_not_read_are_refused_by_name() {
         &|j| j["rope_parameters"]["high_freq_factor"] = 0.5.into(),
         &["high_freq_factor"],
     );
+    refused(
+        &|j| j["sliding_window"] = 0.into(),
+        &["sliding_window is 0"],
+    );
     assert!(LlamaConfig::from_hf_json(b"{").is_err());
+    // θ outside `rope_parameters` is read when the parameters do not hold it
+    let mut outside = base.clone();
+    outside["rope_parameters"]
+        .as_object_mut()
+        .unwrap()
+        .remove("rope_theta");
+    outside["rope_theta"] = 500.0.into();
+    let (c, ..) = LlamaConfig::from_hf_json(outside.to_string().as_bytes()).unwrap();
+    assert_eq!(c.rope_theta, 500.0);
     // transformers 4's spelling: rope_theta and rope_scaling at the top level
     let mut v4 = base.clone();
     let rope = v4["rope_parameters"].take();

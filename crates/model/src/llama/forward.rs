@@ -17,6 +17,10 @@ use crate::forward::{grown, reusable_prefix, reuse_rows};
 use crate::roles::HeadMaps;
 use crate::trace::{AttentionOptions, LayerTrace, Trace};
 
+/// The most bytes a trace or the attention maps of one run may take (4 GiB): past it a run is
+/// refused with the size it would need, not left to exhaust the memory.
+const TRACE_BUDGET: usize = 4 << 30;
+
 /// One head's steps for the rows the pass computes (n = T − s of them, s rows reused): q,
 /// head_out (n, Dk); k, v (T, Dk), those of the key/value head the query head reads
 /// (grouped-query attention: `n_head / n_kv_head` heads share one); the scores (n, T).
@@ -198,6 +202,26 @@ impl LlamaModel {
         }
     }
 
+    /// Bytes of a trace of `t` tokens: every head's four (T, T) score matrices and four (T, Dk)
+    /// ones, a block's row fields, and the logits and probabilities.
+    pub fn trace_bytes(&self, t: usize) -> usize {
+        let d = self.dims(t);
+        let per_layer = 4 * d.n_head * t * (t + d.d_k) + t * (11 * d.d_model + d.d_ff);
+        4 * (d.n_layer * per_layer + 2 * t * d.vocab + 2 * t * d.d_model)
+    }
+
+    /// Refuses a run whose arrays would take more than `TRACE_BUDGET`.
+    fn within_budget(&self, what: &str, bytes: usize, t: usize) -> Result<()> {
+        if bytes > TRACE_BUDGET {
+            return Err(Error::TooLarge(format!(
+                "{what} of {t} tokens through this model would take {:.1} GB (every head's maps); more than {} GB is refused — `predict` keeps no maps",
+                bytes as f64 / 1e9,
+                TRACE_BUDGET >> 30
+            )));
+        }
+        Ok(())
+    }
+
     /// The next-token logits after every position of `ids`, (T × vocabulary).
     pub fn logits(&self, ids: &[u32]) -> Result<Vec<f32>> {
         self.logits_with(ids, &AttentionOptions::default(), |_, _, _| {})
@@ -226,6 +250,11 @@ impl LlamaModel {
     pub fn maps(&self, ids: &[u32], opts: &AttentionOptions) -> Result<HeadMaps> {
         let c = &self.config;
         let n = ids.len() * ids.len();
+        self.within_budget(
+            "the attention maps",
+            4 * c.n_layer * c.n_head * n,
+            ids.len(),
+        )?;
         let mut weights = vec![0f32; c.n_layer * c.n_head * n];
         self.logits_with(ids, opts, |l, h, w| {
             let at = (l * c.n_head + h) * n;
@@ -259,6 +288,7 @@ impl LlamaModel {
         let dropped = tokens.len().saturating_sub(self.config.context);
         let ids = &tokens[dropped..];
         let dims = self.dims(ids.len());
+        self.within_budget("a trace", self.trace_bytes(ids.len()), ids.len())?;
         let reuse = prev
             .filter(|p| p.dims == self.dims(p.dims.t))
             .and_then(|p| {

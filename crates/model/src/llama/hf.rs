@@ -88,7 +88,8 @@ impl LlamaConfig {
         // RoPE: transformers 5 writes `rope_parameters` (θ and the scaling together), earlier
         // versions `rope_theta` and `rope_scaling`
         let (rope, theta_in) = match j.get("rope_parameters") {
-            Some(p) if p.is_object() => (Some(p), p),
+            Some(p) if p.get("rope_theta").is_some() => (Some(p), p),
+            Some(p) if p.is_object() => (Some(p), &j),
             _ => (j.get("rope_scaling").filter(|s| s.is_object()), &j),
         };
         let rope_theta = match theta_in.get("rope_theta") {
@@ -136,6 +137,9 @@ impl LlamaConfig {
         } else {
             j["sliding_window"].as_u64().map(|w| w as usize)
         };
+        if sliding_window == Some(0) {
+            return Err(bad("sliding_window is 0".into()));
+        }
         let config = LlamaConfig {
             n_layer: count("num_hidden_layers")?,
             n_embd,

@@ -170,9 +170,12 @@ impl LlamaConfig {
         if g.get("llama.rope.scaling.type").is_some() || g.tensor("rope_freqs.weight").is_some() {
             return Err(bad("RoPE scaling is not read yet".into()));
         }
-        let rope_theta = need_f(g, "llama.rope.freq_base").unwrap_or(10_000.0);
+        let rope_theta = match g.get("llama.rope.freq_base") {
+            None => 10_000.0,
+            Some(_) => need_f(g, "llama.rope.freq_base")?,
+        };
         let rms_eps = need_f(g, "llama.attention.layer_norm_rms_epsilon")?;
-        if !(rope_theta.is_finite() && rope_theta > 1.0 && rms_eps.is_finite() && rms_eps >= 0.0) {
+        if !(rope_theta.is_finite() && rope_theta > 1.0 && rms_eps.is_finite() && rms_eps > 0.0) {
             return Err(bad(format!(
                 "llama.rope.freq_base {rope_theta} or llama.attention.layer_norm_rms_epsilon {rms_eps} is out of range"
             )));
@@ -200,13 +203,17 @@ impl LlamaConfig {
                 )));
             }
         }
+        let n_ff = need_u(g, "llama.feed_forward_length")?;
+        if n_ff == 0 {
+            return Err(bad("llama.feed_forward_length is 0".into()));
+        }
         Ok(LlamaConfig {
             n_layer,
             n_embd,
             n_head,
             n_kv_head,
             head_dim,
-            n_ff: need_u(g, "llama.feed_forward_length")?,
+            n_ff,
             vocab_size,
             context,
             rope_theta,
