@@ -76,6 +76,25 @@ pub fn tensor_specs(config: &Config, with_ln_f: bool) -> Vec<(String, Vec<usize>
     specs
 }
 
+/// Tensor `name` as found (`None`: missing), checked to have `shape`.
+pub(crate) fn shaped<'a>(
+    view: Option<TensorView<'a>>,
+    name: &str,
+    shape: &[usize],
+) -> Result<TensorView<'a>> {
+    let view = view.ok_or_else(|| Error::MissingTensor {
+        name: name.to_string(),
+    })?;
+    if view.shape() != shape {
+        return Err(Error::Shape {
+            name: name.to_string(),
+            expected: shape.to_vec(),
+            found: view.shape().to_vec(),
+        });
+    }
+    Ok(view)
+}
+
 /// A safetensors tensor's values as f32, for the float types read (F32, F16, BF16).
 pub(crate) fn float_values(name: &str, dtype: Dtype, data: &[u8]) -> Result<Vec<f32>> {
     Ok(match dtype {
@@ -117,16 +136,7 @@ impl<'a> Reader<'a> {
     }
 
     fn read(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
-        let view = self.find(name).ok_or_else(|| Error::MissingTensor {
-            name: name.to_string(),
-        })?;
-        if view.shape() != shape {
-            return Err(Error::Shape {
-                name: name.to_string(),
-                expected: shape.to_vec(),
-                found: view.shape().to_vec(),
-            });
-        }
+        let view = shaped(self.find(name), name, shape)?;
         let values = float_values(name, view.dtype(), view.data())?;
         if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return Err(Error::NonFinite {

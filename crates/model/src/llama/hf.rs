@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::gguf::GgmlType;
 use crate::qmatrix::{QMatrix, Storage};
 use crate::tokenizer::Tokenizer;
-use crate::weights::float_values;
+use crate::weights::{float_values, shaped};
 
 fn bad(message: String) -> Error {
     Error::Config(message)
@@ -212,17 +212,7 @@ impl<'a> Shards<'a> {
     }
 
     fn view(&self, name: &str, shape: &[usize]) -> Result<TensorView<'a>> {
-        let view = self.find(name).ok_or_else(|| Error::MissingTensor {
-            name: name.to_string(),
-        })?;
-        if view.shape() != shape {
-            return Err(Error::Shape {
-                name: name.to_string(),
-                expected: shape.to_vec(),
-                found: view.shape().to_vec(),
-            });
-        }
-        Ok(view)
+        shaped(self.find(name), name, shape)
     }
 }
 
