@@ -5,9 +5,13 @@
 use std::io::Write;
 use std::path::Path;
 
+use attnlab_model::cpu;
 use attnlab_model::llama::LlamaBundle;
+use attnlab_model::trace::top_k_of;
 use attnlab_model::AttentionOptions;
 use serde_json::json;
+
+use crate::output;
 
 /// The model types a Hugging Face folder may name to be read here.
 const HF_TYPES: &[&str] = &["llama", "mistral", "qwen2"];
@@ -60,34 +64,20 @@ pub fn predict(
         .logits_with(&ids, opts, |_, _, _| {})
         .map_err(|e| e.to_string())?;
     let v = model.config.vocab_size;
-    let last = &logits[(ids.len() - 1) * v..];
-    let max = last.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-    let z: f64 = last.iter().map(|&x| ((x - max) as f64).exp()).sum();
-    let mut order: Vec<usize> = (0..v).collect();
-    order.sort_by(|&a, &b| last[b].total_cmp(&last[a]).then(a.cmp(&b)));
-    let next: Vec<(u32, f64)> = order[..top.min(v)]
-        .iter()
-        .map(|&id| (id as u32, ((last[id] - max) as f64).exp() / z))
-        .collect();
+    let mut probs = vec![0f32; v];
+    cpu::softmax_rows(&logits[(ids.len() - 1) * v..], v, 1.0, &mut probs);
+    let next = top_k_of(&probs, top);
+    let display = |id: u32| tokenizer.display_id(id);
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
         if json {
             let doc = json!({
                 "tokens": tokens.iter().map(|t| json!({"id": t.id, "text": t.display})).collect::<Vec<_>>(),
-                "next": next.iter().map(|&(id, p)| json!({"id": id, "text": tokenizer.display_id(id), "prob": p})).collect::<Vec<_>>(),
+                "next": next.iter().map(|&(id, p)| json!({"id": id, "text": display(id), "prob": p})).collect::<Vec<_>>(),
             });
             serde_json::to_writer_pretty(&mut *out, &doc)?;
             return writeln!(out);
         }
-        for (rank, &(id, p)) in next.iter().enumerate() {
-            writeln!(
-                out,
-                "{:>3}. {:>7.3}%  {:<16} id {id}",
-                rank + 1,
-                p * 100.0,
-                tokenizer.display_id(id)
-            )?;
-        }
-        Ok(())
+        output::write_top(&mut *out, &display, &next)
     };
     match write(out) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

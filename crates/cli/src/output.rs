@@ -116,13 +116,26 @@ pub fn write_predictions(
         serde_json::to_writer_pretty(&mut *out, &doc)?;
         return writeln!(out);
     }
-    for (rank, (id, p)) in tr.top_k(tr.dims.t - 1, k).into_iter().enumerate() {
+    write_top(
+        out,
+        &|id| model.tokenizer().display_id(id),
+        &tr.top_k(tr.dims.t - 1, k),
+    )
+}
+
+/// Ranked next tokens as lines: rank, probability, the token, its id.
+pub fn write_top(
+    out: &mut (impl Write + ?Sized),
+    display: &dyn Fn(u32) -> String,
+    top: &[(u32, f32)],
+) -> io::Result<()> {
+    for (rank, &(id, p)) in top.iter().enumerate() {
         writeln!(
             out,
             "{:>3}. {:>7.3}%  {:<16} id {id}",
             rank + 1,
             p * 100.0,
-            model.tokenizer().display_id(id)
+            display(id)
         )?;
     }
     Ok(())
