@@ -124,10 +124,7 @@ impl Inspect for LlamaBundle {
         let mut normed = vec![0f32; rows.len()];
         rms_norm(rows, &m.norm, d, m.config.rms_eps, &mut normed);
         let mut logits = vec![0f32; n * v];
-        m.output
-            .as_ref()
-            .unwrap_or(&m.embed)
-            .matmul_t(&normed, n, &mut logits);
+        m.head().matmul_t(&normed, n, &mut logits);
         let mut probs = vec![0f32; n * v];
         cpu::softmax_rows(&logits, v, 1.0, &mut probs);
         Ok(probs)

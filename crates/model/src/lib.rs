@@ -62,24 +62,13 @@ impl Bundle {
 
     /// Pairs a model with a tokenizer, checking that the tokenizer's ids fit the model.
     pub fn new(model: Model, tokenizer: Tokenizer) -> Result<Self> {
-        if tokenizer.vocab_size() > model.config.vocab_size {
-            return Err(Error::VocabMismatch {
-                tokenizer: tokenizer.vocab_size(),
-                model: model.config.vocab_size,
-            });
-        }
+        fits(&tokenizer, model.config.vocab_size)?;
         Ok(Bundle { model, tokenizer })
     }
 
     /// Loads `config.json`, `model.safetensors` and `tokenizer.json` from a folder.
     pub fn load_dir(dir: &Path) -> Result<Self> {
-        let read = |name: &str| {
-            let path = dir.join(name);
-            std::fs::read(&path).map_err(|e| Error::Io {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            })
-        };
+        let read = |name: &str| read_in(dir, name);
         Self::from_bytes(
             &read("config.json")?,
             &read("model.safetensors")?,
@@ -94,4 +83,24 @@ impl Bundle {
         let trace = forward(&self.model, &ids, opts)?;
         Ok((tokens, trace))
     }
+}
+
+/// Checks that the tokenizer's ids fit a model of `vocab` embeddings.
+pub(crate) fn fits(tokenizer: &Tokenizer, vocab: usize) -> Result<()> {
+    if tokenizer.vocab_size() > vocab {
+        return Err(Error::VocabMismatch {
+            tokenizer: tokenizer.vocab_size(),
+            model: vocab,
+        });
+    }
+    Ok(())
+}
+
+/// The bytes of file `name` in the folder `dir`; an error names the path.
+pub(crate) fn read_in(dir: &Path, name: &str) -> Result<Vec<u8>> {
+    let path = dir.join(name);
+    std::fs::read(&path).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
 }

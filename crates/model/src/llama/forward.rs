@@ -467,10 +467,7 @@ impl LlamaModel {
         rms_norm(&x, &self.norm, d, c.rms_eps, &mut attn_in);
         obs.last(&attn_in);
         let mut logits = vec![0f32; n * c.vocab_size];
-        self.output
-            .as_ref()
-            .unwrap_or(&self.embed)
-            .matmul_t(&attn_in, n, &mut logits);
+        self.head().matmul_t(&attn_in, n, &mut logits);
         Ok(logits)
     }
 }

@@ -16,6 +16,7 @@ use crate::gguf::GgmlType;
 use crate::qmatrix::{QMatrix, Storage};
 use crate::tokenizer::Tokenizer;
 use crate::weights::{float_values, shaped};
+use crate::{fits, read_in};
 
 fn bad(message: String) -> Error {
     Error::Config(message)
@@ -310,14 +311,6 @@ impl LlamaModel {
     }
 }
 
-/// Reads `name` from the folder.
-fn read_in(dir: &Path, name: &str) -> Result<Vec<u8>> {
-    std::fs::read(dir.join(name)).map_err(|e| Error::Io {
-        path: dir.join(name).display().to_string(),
-        message: e.to_string(),
-    })
-}
-
 impl LlamaModel {
     /// The model of a Hugging Face folder: config.json and model.safetensors, or the shards
     /// its model.safetensors.index.json lists.
@@ -360,12 +353,7 @@ impl LlamaBundle {
     pub fn load_hf_dir(dir: &Path) -> Result<LlamaBundle> {
         let model = LlamaModel::load_hf_dir(dir)?;
         let tokenizer = Tokenizer::from_bytes(&read_in(dir, "tokenizer.json")?)?;
-        if tokenizer.vocab_size() > model.config.vocab_size {
-            return Err(Error::VocabMismatch {
-                tokenizer: tokenizer.vocab_size(),
-                model: model.config.vocab_size,
-            });
-        }
+        fits(&tokenizer, model.config.vocab_size)?;
         Ok(LlamaBundle { model, tokenizer })
     }
 }

@@ -110,6 +110,13 @@ pub struct LlamaModel {
     pub output: Option<QMatrix>,
 }
 
+impl LlamaModel {
+    /// The output head: its own, or the token embedding it is tied to.
+    pub fn head(&self) -> &QMatrix {
+        self.output.as_ref().unwrap_or(&self.embed)
+    }
+}
+
 fn need_u(g: &Gguf, key: &str) -> Result<usize> {
     g.get(key)
         .and_then(Value::as_u64)
@@ -246,7 +253,7 @@ impl LlamaBundle {
                 config.vocab_size
             )));
         }
-        let model = LlamaModel::from_gguf(&g, bytes)?;
+        let model = LlamaModel::with_config(config, &g, bytes)?;
         Ok(LlamaBundle { model, tokenizer })
     }
 }
@@ -255,7 +262,11 @@ impl LlamaModel {
     /// A llama-architecture GGUF file's model. Every tensor's shape is checked against the
     /// metadata before its bytes are copied.
     pub fn from_gguf(g: &Gguf, bytes: &[u8]) -> Result<LlamaModel> {
-        let config = LlamaConfig::from_gguf(g)?;
+        LlamaModel::with_config(LlamaConfig::from_gguf(g)?, g, bytes)
+    }
+
+    /// `from_gguf` with the file's config already read.
+    fn with_config(config: LlamaConfig, g: &Gguf, bytes: &[u8]) -> Result<LlamaModel> {
         let c = &config;
         let tensor = |name: &str, shape: &[usize]| -> Result<&TensorInfo> {
             let t = g
