@@ -5,14 +5,38 @@
 
 use crate::error::Result;
 use crate::lens::{self, Lens, Normalised};
-use crate::llama::{rms_norm, LlamaBundle};
+use crate::llama::{rms_norm, LlamaBundle, LlamaModel};
 use crate::roles::Subject;
 use crate::sample::{generate_by, Generated, Sampling};
 use crate::tokenizer::TokenInfo;
 use crate::trace::{AttentionOptions, Trace};
-use crate::{cpu, forward_incremental, Bundle, Error};
+use crate::{cpu, forward_incremental, Bundle, Error, Model};
+
+/// A model without its tokenizer, whatever its architecture: a traced run and the lens's way
+/// to the output head. The page's CPU worker holds one (`Box<dyn Traced>`); `Inspect` adds
+/// the tokenizer.
+pub trait Traced {
+    /// Runs `ids` and records every intermediate, reusing the rows of `prev` the ids share
+    /// with it at the start; says whether it did.
+    fn trace_incremental(
+        &self,
+        prev: Option<&Trace>,
+        ids: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<(Trace, bool)>;
+
+    /// How the lens reaches the output head.
+    fn normalised(&self) -> Normalised;
+
+    /// Each row of `rows` (`lens::stage_rows`' layout) through the final norm and the output
+    /// head: every stage's next-token distribution, (stages × V).
+    fn head_probs(&self, rows: &[f32]) -> Result<Vec<f32>>;
+}
 
 pub trait Inspect: Subject {
+    /// The model behind the tokenizer.
+    fn traced(&self) -> &dyn Traced;
+
     /// Runs the ids (the last `context()` of them) and records every intermediate.
     fn trace_ids(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace> {
         Ok(self.trace_incremental(None, ids, opts)?.0)
@@ -25,7 +49,9 @@ pub trait Inspect: Subject {
         prev: Option<&Trace>,
         ids: &[u32],
         opts: &AttentionOptions,
-    ) -> Result<(Trace, bool)>;
+    ) -> Result<(Trace, bool)> {
+        self.traced().trace_incremental(prev, ids, opts)
+    }
 
     /// Continues `ids` by `steps` tokens chosen by `sampling` (`sample::generate_by`), each
     /// step's trace reusing the last one's rows; `on_step` sees each token as it comes.
@@ -48,11 +74,14 @@ pub trait Inspect: Subject {
     }
 
     /// How the lens reaches the output head.
-    fn normalised(&self) -> Normalised;
+    fn normalised(&self) -> Normalised {
+        self.traced().normalised()
+    }
 
-    /// Each row of `rows` (`lens::stage_rows`' layout) through the final norm and the output
-    /// head: every stage's next-token distribution, (stages × V).
-    fn head_probs(&self, rows: &[f32]) -> Result<Vec<f32>>;
+    /// Each row of `rows` through the final norm and the output head (`Traced::head_probs`).
+    fn head_probs(&self, rows: &[f32]) -> Result<Vec<f32>> {
+        self.traced().head_probs(rows)
+    }
 
     /// Tokenizes `text` and traces it.
     fn trace(&self, text: &str, opts: &AttentionOptions) -> Result<(Vec<TokenInfo>, Trace)> {
@@ -74,18 +103,18 @@ pub trait Inspect: Subject {
     }
 }
 
-impl Inspect for Bundle {
+impl Traced for Model {
     fn trace_incremental(
         &self,
         prev: Option<&Trace>,
         ids: &[u32],
         opts: &AttentionOptions,
     ) -> Result<(Trace, bool)> {
-        forward_incremental(&self.model, prev, ids, opts)
+        forward_incremental(self, prev, ids, opts)
     }
 
     fn normalised(&self) -> Normalised {
-        if self.model.weights.ln_f.is_some() {
+        if self.weights.ln_f.is_some() {
             Normalised::FinalLayerNorm
         } else {
             Normalised::BlockOutputs
@@ -93,18 +122,18 @@ impl Inspect for Bundle {
     }
 
     fn head_probs(&self, rows: &[f32]) -> Result<Vec<f32>> {
-        lens::head_probs(&self.model, rows)
+        lens::head_probs(self, rows)
     }
 }
 
-impl Inspect for LlamaBundle {
+impl Traced for LlamaModel {
     fn trace_incremental(
         &self,
         prev: Option<&Trace>,
         ids: &[u32],
         opts: &AttentionOptions,
     ) -> Result<(Trace, bool)> {
-        self.model.trace_incremental(prev, ids, opts)
+        LlamaModel::trace_incremental(self, prev, ids, opts)
     }
 
     fn normalised(&self) -> Normalised {
@@ -112,7 +141,7 @@ impl Inspect for LlamaBundle {
     }
 
     fn head_probs(&self, rows: &[f32]) -> Result<Vec<f32>> {
-        let m = &self.model;
+        let m = self;
         let (d, v) = (m.config.n_embd, m.config.vocab_size);
         if !rows.len().is_multiple_of(d) {
             return Err(Error::Options(format!(
@@ -128,5 +157,17 @@ impl Inspect for LlamaBundle {
         let mut probs = vec![0f32; n * v];
         cpu::softmax_rows(&logits, v, 1.0, &mut probs);
         Ok(probs)
+    }
+}
+
+impl Inspect for Bundle {
+    fn traced(&self) -> &dyn Traced {
+        &self.model
+    }
+}
+
+impl Inspect for LlamaBundle {
+    fn traced(&self) -> &dyn Traced {
+        &self.model
     }
 }

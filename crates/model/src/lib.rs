@@ -86,7 +86,7 @@ impl Bundle {
 }
 
 /// Checks that the tokenizer's ids fit a model of `vocab` embeddings.
-pub(crate) fn fits(tokenizer: &Tokenizer, vocab: usize) -> Result<()> {
+pub fn fits(tokenizer: &Tokenizer, vocab: usize) -> Result<()> {
     if tokenizer.vocab_size() > vocab {
         return Err(Error::VocabMismatch {
             tokenizer: tokenizer.vocab_size(),

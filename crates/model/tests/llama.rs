@@ -214,3 +214,43 @@ fn greedy_generation_follows_the_full_traces_argmax() {
     assert!(g.hit_context);
     assert_eq!(g.ids.len(), 16 - start.len());
 }
+
+/// The rotated-pair view turns q back to what the q projection gave before RoPE, at every
+/// position, and keeps each pair's length.
+#[test]
+fn rotated_pairs_recover_q_before_rope() {
+    let b = tiny();
+    let m = &b.model;
+    let c = &m.config;
+    let ids = [3u32, 70, 259, 12, 258, 100, 7];
+    let t = ids.len();
+    let tr = m.trace(&ids, &AttentionOptions::default()).unwrap();
+    let l = &tr.layers[0];
+    let (hd, qw) = (c.head_dim, c.n_head * c.head_dim);
+    let mut projected = vec![0f32; t * qw];
+    m.layers[0].q.matmul_t(&l.attn_in, t, &mut projected);
+    let inv_freq = c.inv_freq();
+    let mut turned = 0;
+    for h in 0..c.n_head {
+        for p in 0..t {
+            let q = &l.q[(h * t + p) * hd..(h * t + p + 1) * hd];
+            let want = &projected[p * qw + h * hd..p * qw + (h + 1) * hd];
+            for pair in attnlab_model::llama::rotated_pairs(q, p, &inv_freq, c.rope_pairs) {
+                let (a, bb) = pair.dims;
+                assert!(
+                    (pair.before.0 - want[a]).abs() < 1e-5,
+                    "L0H{h} pos {p} d{a}"
+                );
+                assert!(
+                    (pair.before.1 - want[bb]).abs() < 1e-5,
+                    "L0H{h} pos {p} d{bb}"
+                );
+                let len = |(x, y): (f32, f32)| (x * x + y * y).sqrt();
+                assert!((len(pair.before) - len(pair.after)).abs() < 1e-5);
+                assert_eq!(pair.angle, p as f32 * pair.freq);
+                turned += usize::from(pair.before != pair.after);
+            }
+        }
+    }
+    assert!(turned > 0, "RoPE turned some pair");
+}

@@ -62,3 +62,41 @@ fn the_valid_file_of_the_corpus_loads_and_runs() {
     assert_eq!(logits.len(), ids.len() * 261);
     assert!(logits.iter().all(|x| x.is_finite()));
 }
+
+#[test]
+fn the_head_of_a_file_gives_its_config_and_tokenizer_and_a_head_too_short_is_refused() {
+    let bytes = std::fs::read(corpus().join("valid.gguf")).unwrap();
+    let whole = attnlab_model::gguf::Gguf::parse(&bytes).unwrap();
+    // the directory ends before the first tensor's bytes
+    let data = whole.tensors.iter().map(|t| t.start).min().unwrap();
+    let (g, config, tokenizer) = LlamaBundle::read_head(&bytes[..data], bytes.len()).unwrap();
+    assert_eq!(g.tensors.len(), whole.tensors.len());
+    assert_eq!(config.n_head, 4);
+    assert_eq!(
+        tokenizer.ids("the cat").unwrap(),
+        LlamaBundle::from_gguf_bytes(&bytes)
+            .unwrap()
+            .tokenizer
+            .ids("the cat")
+            .unwrap()
+    );
+    // a head that stops inside the metadata, or a file shorter than its directory says
+    let err = LlamaBundle::read_head(&bytes[..data / 2], bytes.len()).unwrap_err();
+    assert!(err.to_string().contains("ends inside"), "{err}");
+    let err = LlamaBundle::read_head(&bytes[..data], data + 8).unwrap_err();
+    assert!(err.to_string().contains("lies outside the file"), "{err}");
+}
+
+#[test]
+fn a_llama_configs_parameter_count_is_its_tensors_sizes() {
+    let bytes = std::fs::read(corpus().join("valid.gguf")).unwrap();
+    let g = attnlab_model::gguf::Gguf::parse(&bytes).unwrap();
+    let tied = g.tensor("output.weight").is_none();
+    let config = attnlab_model::llama::LlamaConfig::from_gguf(&g).unwrap();
+    let counted: usize = g
+        .tensors
+        .iter()
+        .map(|t| t.shape.iter().product::<usize>())
+        .sum();
+    assert_eq!(config.n_params(tied, false), counted);
+}

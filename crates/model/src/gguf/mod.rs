@@ -108,9 +108,12 @@ fn bad(message: impl Into<String>) -> Error {
     Error::Gguf(message.into())
 }
 
-/// Reads the file front to back; every read checks that the bytes are there.
+/// Reads the file front to back; every read checks that the bytes are there. `bytes` may be
+/// the file's first part only (`Gguf::parse_head`); counts are checked against the whole
+/// file's length, `file_len`.
 struct Cursor<'a> {
     bytes: &'a [u8],
+    file_len: usize,
     at: usize,
 }
 
@@ -148,7 +151,7 @@ impl<'a> Cursor<'a> {
     /// the file could hold.
     fn count(&mut self, min_size: usize, what: &str) -> Result<usize> {
         let n = self.u64(what)?;
-        let left = (self.bytes.len() - self.at) as u64;
+        let left = self.file_len.saturating_sub(self.at) as u64;
         if n.saturating_mul(min_size.max(1) as u64) > left {
             return Err(bad(format!(
                 "{what} says {n}, more than the {left} bytes left in the file hold"
@@ -208,7 +211,20 @@ impl Gguf {
     /// Reads a GGUF file's header, metadata and tensor directory, and checks that every
     /// tensor lies inside the file.
     pub fn parse(bytes: &[u8]) -> Result<Gguf> {
-        let mut c = Cursor { bytes, at: 0 };
+        Gguf::parse_head(bytes, bytes.len())
+    }
+
+    /// `parse` from the file's first bytes (`head`) and its length: the page reads a model's
+    /// tokenizer and hyperparameters without copying its weights. A `head` too short for
+    /// the directory fails as a truncated file would.
+    pub fn parse_head(head: &[u8], file_len: usize) -> Result<Gguf> {
+        let bytes = head;
+        let file_len = file_len.max(head.len());
+        let mut c = Cursor {
+            bytes,
+            file_len,
+            at: 0,
+        };
         if c.take(4, "the magic number").ok() != Some(b"GGUF") {
             return Err(bad("not a GGUF file (it does not start with `GGUF`)"));
         }
@@ -265,13 +281,7 @@ impl Gguf {
         let mut tensors = Vec::with_capacity(infos.len());
         for (name, dims, ty, offset) in infos {
             tensors.push(Self::place(
-                bytes.len(),
-                data_start,
-                alignment,
-                name,
-                dims,
-                ty,
-                offset,
+                file_len, data_start, alignment, name, dims, ty, offset,
             )?);
         }
         let mut names: Vec<&str> = tensors.iter().map(|t| t.name.as_str()).collect();

@@ -17,9 +17,10 @@ use crate::forward::{grown, reusable_prefix, reuse_rows};
 use crate::roles::HeadMaps;
 use crate::trace::{AttentionOptions, LayerTrace, Trace};
 
-/// The most bytes a trace or the attention maps of one run may take (4 GiB): past it a run is
-/// refused with the size it would need, not left to exhaust the memory.
-const TRACE_BUDGET: usize = 4 << 30;
+/// The most bytes a trace or the attention maps of one run may take (4 GiB natively, 1 GiB in
+/// wasm32's 4 GiB address space): past it a run is refused with the size it would need, not
+/// left to exhaust the memory.
+const TRACE_BUDGET: u64 = if usize::BITS > 32 { 4 << 30 } else { 1 << 30 };
 
 /// One head's steps for the rows the pass computes (n = T − s of them, s rows reused): q,
 /// head_out (n, Dk); k, v (T, Dk), those of the key/value head the query head reads
@@ -204,19 +205,21 @@ impl LlamaModel {
 
     /// Bytes of a trace of `t` tokens: every head's four (T, T) score matrices and four (T, Dk)
     /// ones, a block's row fields, and the logits and probabilities.
-    pub fn trace_bytes(&self, t: usize) -> usize {
+    pub fn trace_bytes(&self, t: usize) -> u64 {
         let d = self.dims(t);
-        let per_layer = 4 * d.n_head * t * (t + d.d_k) + t * (11 * d.d_model + d.d_ff);
-        4 * (d.n_layer * per_layer + 2 * t * d.vocab + 2 * t * d.d_model)
+        let [t, n_head, d_k, d_model, d_ff, n_layer, vocab] =
+            [t, d.n_head, d.d_k, d.d_model, d.d_ff, d.n_layer, d.vocab].map(|x| x as u64);
+        let per_layer = 4 * n_head * t * (t + d_k) + t * (11 * d_model + d_ff);
+        4 * (n_layer * per_layer + 2 * t * vocab + 2 * t * d_model)
     }
 
     /// Refuses a run whose arrays would take more than `TRACE_BUDGET`.
-    fn within_budget(&self, what: &str, bytes: usize, t: usize) -> Result<()> {
+    fn within_budget(&self, what: &str, bytes: u64, t: usize) -> Result<()> {
         if bytes > TRACE_BUDGET {
             return Err(Error::TooLarge(format!(
-                "{what} of {t} tokens through this model would take {:.1} GB (every head's maps); more than {} GB is refused — `predict` keeps no maps",
+                "{what} of {t} tokens through this model would take {:.1} GB (every head's maps); more than {:.1} GB is refused — `predict` keeps no maps",
                 bytes as f64 / 1e9,
-                TRACE_BUDGET >> 30
+                TRACE_BUDGET as f64 / 1e9
             )));
         }
         Ok(())
@@ -252,7 +255,7 @@ impl LlamaModel {
         let n = ids.len() * ids.len();
         self.within_budget(
             "the attention maps",
-            4 * c.n_layer * c.n_head * n,
+            4 * (c.n_layer * c.n_head) as u64 * n as u64,
             ids.len(),
         )?;
         let mut weights = vec![0f32; c.n_layer * c.n_head * n];

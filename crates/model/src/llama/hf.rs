@@ -26,6 +26,11 @@ fn bad(message: String) -> Error {
 const TYPES: &[(&str, bool)] = &[("llama", false), ("mistral", false), ("qwen2", true)];
 
 impl LlamaConfig {
+    /// Whether `from_hf_json` reads a config.json of this `model_type`.
+    pub fn reads_model_type(model_type: &str) -> bool {
+        TYPES.iter().any(|(t, _)| *t == model_type)
+    }
+
     /// A Hugging Face `config.json` of a Llama-family model, checked for consistency.
     /// Returns the config, whether q/k/v have biases, and whether o has one.
     pub fn from_hf_json(bytes: &[u8]) -> Result<(LlamaConfig, bool, bool, bool)> {

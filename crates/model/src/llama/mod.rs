@@ -8,7 +8,7 @@ mod forward;
 mod hf;
 mod ops;
 
-pub use ops::{rms_norm, rope, rope_table, swiglu, RopePairs};
+pub use ops::{rms_norm, rope, rope_table, rotated_pairs, swiglu, RopePairs, RotatedPair};
 
 use crate::error::{Error, Result};
 use crate::gguf::tokenizer::tokenizer_json;
@@ -38,6 +38,16 @@ pub struct LlamaConfig {
 }
 
 impl LlamaConfig {
+    /// The number of parameters: embedding, blocks, final norm and (unless `tied` to the
+    /// embedding) the output head; q/k/v biases when `qkv_bias`.
+    pub fn n_params(&self, tied: bool, qkv_bias: bool) -> usize {
+        let (d, ff, v) = (self.n_embd, self.n_ff, self.vocab_size);
+        let (q_w, kv_w) = (self.n_head * self.head_dim, self.n_kv_head * self.head_dim);
+        let attn = d * q_w + 2 * d * kv_w + q_w * d + if qkv_bias { q_w + 2 * kv_w } else { 0 };
+        let block = attn + 3 * d * ff + 2 * d;
+        v * d + self.n_layer * block + d + if tied { 0 } else { v * d }
+    }
+
     /// RoPE's frequency of each dimension pair, θ^(−2i/d), with Llama 3's scaling applied.
     pub fn inv_freq(&self) -> Vec<f32> {
         let hd = self.head_dim;
@@ -243,7 +253,16 @@ impl LlamaBundle {
     /// fit the embedding), then the weights — so that a malformed file is refused before any
     /// weight is copied.
     pub fn from_gguf_bytes(bytes: &[u8]) -> Result<LlamaBundle> {
-        let g = Gguf::parse(bytes)?;
+        let (g, config, tokenizer) = LlamaBundle::read_head(bytes, bytes.len())?;
+        let model = LlamaModel::with_config(config, &g, bytes)?;
+        Ok(LlamaBundle { model, tokenizer })
+    }
+
+    /// What a GGUF file's first bytes (`head`, of a file `file_len` long) say: its
+    /// directory, its hyperparameters and its tokenizer, checked against each other — all
+    /// but the weights (the page reads these while its CPU worker reads the weights).
+    pub fn read_head(head: &[u8], file_len: usize) -> Result<(Gguf, LlamaConfig, Tokenizer)> {
+        let g = Gguf::parse_head(head, file_len)?;
         let config = LlamaConfig::from_gguf(&g)?;
         let tokenizer = Tokenizer::from_bytes(tokenizer_json(&g)?.as_bytes())?;
         if tokenizer.vocab_size() > config.vocab_size {
@@ -253,8 +272,7 @@ impl LlamaBundle {
                 config.vocab_size
             )));
         }
-        let model = LlamaModel::with_config(config, &g, bytes)?;
-        Ok(LlamaBundle { model, tokenizer })
+        Ok((g, config, tokenizer))
     }
 }
 

@@ -64,6 +64,53 @@ pub fn rope(x: &mut [f32], heads: usize, hd: usize, table: &[f32], pairs: RopePa
     }
 }
 
+/// One dimension pair of a head's q or k at one position, as RoPE turned it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RotatedPair {
+    /// The pair's dimensions.
+    pub dims: (usize, usize),
+    /// Its frequency (`LlamaConfig::inv_freq`) and the angle at this position, pos · freq
+    /// (radians).
+    pub freq: f32,
+    pub angle: f32,
+    /// The pair's values before and after the rotation.
+    pub before: (f32, f32),
+    pub after: (f32, f32),
+}
+
+/// Every pair of one head's `rotated` vector (q or k after RoPE, `hd` long) at position
+/// `pos`: its angle, and the values before the rotation (turned back by the same angle, as
+/// `rope` computes it).
+pub fn rotated_pairs(
+    rotated: &[f32],
+    pos: usize,
+    inv_freq: &[f32],
+    pairs: RopePairs,
+) -> Vec<RotatedPair> {
+    let half = rotated.len() / 2;
+    inv_freq
+        .iter()
+        .take(half)
+        .enumerate()
+        .map(|(i, &freq)| {
+            let angle = pos as f32 * freq;
+            let (sin, cos) = angle.sin_cos();
+            let (a, b) = match pairs {
+                RopePairs::Adjacent => (2 * i, 2 * i + 1),
+                RopePairs::Halves => (i, i + half),
+            };
+            let (x0, x1) = (rotated[a], rotated[b]);
+            RotatedPair {
+                dims: (a, b),
+                freq,
+                angle,
+                before: (x0 * cos + x1 * sin, x1 * cos - x0 * sin),
+                after: (x0, x1),
+            }
+        })
+        .collect()
+}
+
 /// Adds `bias` to every row of `x`.
 pub fn add_bias(x: &mut [f32], bias: Option<&Vec<f32>>) {
     if let Some(b) = bias {
