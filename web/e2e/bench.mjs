@@ -8,6 +8,12 @@
 // browser takes from a random moment to the frame after its next repaint with nothing to do.
 //
 //   node web/e2e/bench.mjs [--samples 100] [--backends webgpu,cpu,auto] [--sizes 16,64,128]
+//                          [--model smollm2]
+//
+// `--model smollm2`: the same on SmolLM2-135M (served in models/ by the serve and test
+// commands), opened through the URL (`model=smollm2`); the first-result time is then from the
+// start of its download to its first painted result. With the CPU worker, each row also
+// gives the worker's wasm memory after it.
 //
 // Each sample is one character typed at the end of a text of T − 6 … T + 6 tokens (capped
 // below the context; measured
@@ -26,9 +32,10 @@ const arg = (name, dflt) => {
 const SAMPLES = Number(arg('samples', '100'));
 const BACKENDS = arg('backends', 'webgpu,cpu,auto').split(',');
 const SIZES = arg('sizes', '16,64,128').split(',').map(Number);
+const MODEL = arg('model', '');
 
-// the bundled model's context
-const CONTEXT = 128;
+// the model's context
+const CONTEXT = MODEL === 'smollm2' ? 8192 : 128;
 
 const bar = (done, total, label) => {
   const w = 30;
@@ -40,9 +47,36 @@ const bar = (done, total, label) => {
 // the URL each backend opens (`auto`: whatever the page picks in a browser with WebGPU)
 const QUERY = { webgpu: '#backend=webgpu', cpu: '#backend=cpu', auto: '' };
 
+/** The CPU worker's wasm memory (bytes), where the page has one. */
+async function workerMemory(page) {
+  for (const w of page.workers()) {
+    const bytes = await w.evaluate(() => self.__attnlabMemory?.buffer.byteLength ?? null).catch(() => null);
+    if (bytes) return bytes;
+  }
+  return null;
+}
+
 async function measure(backend) {
-  const app = await openApp({ webgpu: backend !== 'cpu', query: QUERY[backend] });
+  const model = MODEL ? `${QUERY[backend] ? '&' : '#'}model=${MODEL}` : '';
+  const app = await openApp({ webgpu: backend !== 'cpu', query: QUERY[backend] + model });
   const { page } = app;
+  let modelMs = null;
+  if (MODEL) {
+    // the served model: from the start of its download to its first painted result
+    await page.waitForSelector('#own-status[data-state=loaded], #own-status[data-state=failed]', { timeout: 300_000 });
+    const state = await page.locator('#own-status').getAttribute('data-state');
+    if (state !== 'loaded') throw new Error(`${MODEL}: ${await page.locator('#own-status').textContent()}`);
+    await page.waitForFunction(() => {
+      const fetched = performance.getEntriesByType('resource').find((e) => e.name.includes('/models/'));
+      return fetched && window.__attnlab.log.some((r) => r.at > fetched.responseEnd);
+    }, null, { timeout: 120_000 });
+    modelMs = await page.evaluate(() => {
+      const fetched = performance.getEntriesByType('resource').find((e) => e.name.includes('/models/'));
+      const log = window.__attnlab.log;
+      const after = log.find((r) => fetched && r.at > fetched.responseEnd);
+      return fetched && after ? { downloadMs: fetched.responseEnd - fetched.startTime, toPaintedMs: after.at - fetched.startTime } : null;
+    });
+  }
   // the longest main-thread task (≥ 50 ms is what Chromium reports as a long task)
   await page.evaluate(() => {
     window.__longest = 0;
@@ -51,7 +85,7 @@ async function measure(backend) {
     }).observe({ type: 'longtask', buffered: false });
   });
   const first = await page.evaluate(() => window.__attnlab.log[0]);
-  const out = { backend, firstPaintMs: first.at ?? NaN, firstForwardMs: first.forwardMs, rows: [] };
+  const out = { backend, firstPaintMs: first.at ?? NaN, firstForwardMs: first.forwardMs, modelMs, rows: [] };
   // the floor under page-side time in this browser: from a random moment to the frame after
   // the next repaint (what `painted` waits for) with no work on the page at all
   out.floor = await page.evaluate(async (n) => {
@@ -111,6 +145,7 @@ async function measure(backend) {
         engine: eng.length ? { p50: quantile(eng, 0.5), p95: quantile(eng, 0.95) } : null,
         longestTaskMs: await page.evaluate(() => window.__longest),
         ranOn: (await page.evaluate(() => window.__attnlab.painted.backend)) ?? backend,
+        workerMemory: await workerMemory(page),
       });
     }
   } finally {
@@ -140,7 +175,7 @@ const gzTotal = load.reduce((a, f) => a + f.gzip, 0);
 const wasm = load.find((f) => f.path.endsWith('.wasm'));
 
 const lines = [];
-lines.push(`keystroke → painted, ${SAMPLES} keystrokes per row (Chromium ${process.env.CHROMIUM ?? '/usr/bin/chromium'}, headless)`);
+lines.push(`keystroke → painted${MODEL ? ` on ${MODEL}` : ''}, ${SAMPLES} keystrokes per row (Chromium ${process.env.CHROMIUM ?? '/usr/bin/chromium'}, headless)`);
 lines.push('');
 lines.push('| backend (ran on) | tokens | incremental | latency p50 / p95 (ms) | forward p50 / p95 (ms) | of which the worker\'s forward p50 / p95 (ms) | page-side p50 / p95 (ms) | longest task (ms) |');
 lines.push('|---|---|---|---|---|---|---|---|');
@@ -157,6 +192,10 @@ for (const r of results) {
 lines.push('');
 for (const r of results) {
   lines.push(`${r.backend}: first result painted ${fmt(r.firstPaintMs)} ms after navigation (its forward ${fmt(r.firstForwardMs)} ms)`);
+  if (r.modelMs) lines.push(`${r.backend}: ${MODEL}: download ${fmt(r.modelMs.downloadMs)} ms; download start → its first painted result ${fmt(r.modelMs.toPaintedMs)} ms`);
+  for (const row of r.rows) {
+    if (row.workerMemory) lines.push(`${r.backend}: the CPU worker's wasm memory after T≈${row.t}: ${(row.workerMemory / 1e6).toFixed(1)} MB`);
+  }
 }
 lines.push('');
 lines.push('| first load: file | bytes | gzipped |');

@@ -269,3 +269,19 @@ export async function baseText(page, t) {
   }
   return best;
 }
+
+/** Moves the selected head's focused cell to (i, j) with the keyboard. */
+export async function focusCell(page, i, j) {
+  await page.locator('#head-map').focus();
+  for (let step = 0; step < 400; step++) {
+    const at = await page.locator('#cell-readout').getAttribute('data-cell');
+    if (at === null) {
+      await page.keyboard.press('Home');
+      continue;
+    }
+    const [ci, cj] = at.split(',').map(Number);
+    if (ci === i && cj === j) return;
+    await page.keyboard.press(ci < i ? 'ArrowDown' : ci > i ? 'ArrowUp' : cj < j ? 'ArrowRight' : 'ArrowLeft');
+  }
+  throw new Error(`could not reach cell ${i},${j}`);
+}

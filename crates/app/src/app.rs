@@ -37,6 +37,7 @@ fn Page() -> Html {
     // the engine runs what the state asks (`State::request`), whenever it changes
     let (engine, vocab) = use_engine(
         state.dispatcher(),
+        state.model.asked,
         state.request(),
         state.model.engines,
         state

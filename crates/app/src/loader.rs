@@ -1,11 +1,156 @@
-//! Getting a model into the page: fetching the bundled one with a progress bar, reading the
-//! files a user dropped or picked, and validating them one tensor at a time so that the page
-//! keeps answering. What runs the model afterwards is `use_engine`'s business.
+//! Getting a model into the page: fetching the bundled one or a served real model
+//! (SmolLM2) with a progress bar, reading the files a user dropped or picked, and checking
+//! them before anything is replaced:
+//!
+//! - a GPT-2-layout model is validated on the page one tensor at a time (the page keeps it
+//!   for the WebGPU engine);
+//! - a Llama-family model (a GGUF file, or a Hugging Face Llama/Mistral/Qwen2 folder) has
+//!   its hyperparameters and tokenizer read here, from the file's head; its weights stay
+//!   outside wasm memory and go to the CPU worker, which reads and checks them.
+//!
+//! What runs the model afterwards is `use_engine`'s business.
 
-use attnlab_model::Bundle;
+use attnlab_model::llama::{LlamaBundle, LlamaConfig};
+use attnlab_model::{Bundle, Tokenizer};
+use js_sys::Uint8Array;
 
 use crate::dom::{self, now};
+use crate::engine::protocol::{Files, Format};
 use crate::model_files;
+use crate::state::{Arch, ModelInfo};
+
+/// A real model the serve command puts beside the app (`scripts/serve.sh`): its id in the
+/// URL (`model=`), its file, and how the menu names it.
+pub struct Served {
+    pub id: &'static str,
+    pub url: &'static str,
+    pub label: &'static str,
+}
+
+pub const SMOLLM2: Served = Served {
+    id: "smollm2",
+    url: "models/SmolLM2-135M-Instruct.Q4_1.gguf",
+    label: "SmolLM2-135M-Instruct · 98 MB · Apache-2.0",
+};
+
+/// The served models, by id.
+pub const SERVED: [&Served; 1] = [&SMOLLM2];
+
+/// The served model of this id.
+pub fn served(id: &str) -> Option<&'static Served> {
+    SERVED.into_iter().find(|s| s.id == id)
+}
+
+/// A model read and checked by the page, ready for its engines.
+pub enum Prepared {
+    /// GPT-2 layout, validated whole (the WebGPU engine gets the model, the worker its files).
+    Gpt2 { bundle: Bundle, bytes: ModelBytes },
+    /// A Llama-family model: what the page read of it, and its files for the CPU worker.
+    Llama {
+        info: ModelInfo,
+        tokenizer: Tokenizer,
+        files: Files,
+    },
+}
+
+impl Prepared {
+    pub fn info(&self) -> ModelInfo {
+        match self {
+            Prepared::Gpt2 { bundle, .. } => {
+                let config = bundle.model.config.clone();
+                let has_ln_f = bundle.model.weights.ln_f.is_some();
+                ModelInfo {
+                    n_params: config.n_params(has_ln_f),
+                    arch: Arch::Gpt2 { config, has_ln_f },
+                }
+            }
+            Prepared::Llama { info, .. } => info.clone(),
+        }
+    }
+}
+
+/// The first bytes of a GGUF file read for its directory; a file whose directory is longer
+/// is read whole.
+const GGUF_HEAD: u32 = 16 << 20;
+
+/// Reads a GGUF file's hyperparameters and tokenizer from its head (checked against each
+/// other and the file's length); the weights stay where they are, for the worker.
+pub fn prepare_gguf(bytes: Uint8Array) -> Result<Prepared, String> {
+    let len = bytes.length();
+    let head_of = |n: u32| bytes.subarray(0, n.min(len)).to_vec();
+    let read = |head: &[u8]| LlamaBundle::read_head(head, len as usize);
+    let (g, config, tokenizer) = match read(&head_of(GGUF_HEAD)) {
+        Err(_) if len > GGUF_HEAD => read(&head_of(len)),
+        r => r,
+    }
+    .map_err(|e| e.to_string())?;
+    let tied = g.tensor("output.weight").is_none();
+    let name = g
+        .get("general.architecture")
+        .and_then(|v| v.as_str())
+        .unwrap_or("llama")
+        .to_string();
+    Ok(Prepared::Llama {
+        info: ModelInfo {
+            n_params: config.n_params(tied, false),
+            arch: Arch::Llama { config, name },
+        },
+        tokenizer,
+        files: Files {
+            format: Format::Gguf,
+            config: Uint8Array::new_with_length(0),
+            weights: bytes,
+        },
+    })
+}
+
+/// A Hugging Face Llama-family folder's config.json and tokenizer.json, checked against
+/// each other; the safetensors' bytes go to the worker.
+pub fn prepare_hf_llama(
+    config_json: &[u8],
+    tokenizer_json: &[u8],
+    weights: Uint8Array,
+) -> Result<Prepared, String> {
+    let err = |e: attnlab_model::Error| e.to_string();
+    let (config, qkv_bias, _, tied) = LlamaConfig::from_hf_json(config_json).map_err(err)?;
+    let tokenizer = Tokenizer::from_bytes(tokenizer_json).map_err(err)?;
+    attnlab_model::fits(&tokenizer, config.vocab_size).map_err(err)?;
+    let name = model_type(config_json).unwrap_or_else(|| "llama".into());
+    Ok(Prepared::Llama {
+        info: ModelInfo {
+            n_params: config.n_params(tied, qkv_bias),
+            arch: Arch::Llama { config, name },
+        },
+        tokenizer,
+        files: Files {
+            format: Format::HfLlama,
+            config: Uint8Array::from(config_json),
+            weights,
+        },
+    })
+}
+
+/// A config.json's `model_type`.
+fn model_type(config_json: &[u8]) -> Option<String> {
+    let j: serde_json::Value = serde_json::from_slice(config_json).ok()?;
+    j["model_type"].as_str().map(str::to_string)
+}
+
+/// Fetches a served model's GGUF file, reporting (bytes so far, total), and reads its head.
+pub async fn fetch_served(
+    served: &Served,
+    progress: impl Fn(u64, Option<u64>),
+) -> Result<Prepared, String> {
+    let (resp, size) = dom::open(served.url).await.map_err(|e| {
+        format!(
+            "{e} — the model is served beside the app by scripts/serve.sh, which fetches it once"
+        )
+    })?;
+    let size = size.ok_or_else(|| format!("{}: the server did not say its size", served.url))?;
+    let bytes = dom::read_body_js(served.url, resp, size, |n| progress(n, Some(size))).await?;
+    dom::next_task().await;
+    prepare_gguf(bytes)
+}
 
 /// Where the page finds the model (copied next to index.html by Trunk).
 pub const MODEL_FILES: [&str; 3] = [
@@ -47,46 +192,75 @@ pub async fn fetch_bundled(progress: impl Fn(u64, Option<u64>)) -> Result<ModelB
     })
 }
 
-/// Reads the model files among `files` (reporting progress as `OwnLoad`s); returns the bytes
-/// and the names of the three files used.
+/// The user's files as read: a GPT-2-layout bundle (validated on the page next), or a
+/// Llama-family model already checked as far as the page checks it.
+pub enum Own {
+    Gpt2(ModelBytes),
+    Llama(Box<Prepared>),
+}
+
+/// Reads the model files among `files` (reporting progress as `OwnLoad`s): one `.gguf` file,
+/// or config.json, the safetensors weights and tokenizer.json. Returns what they hold and
+/// the names of the files used.
 pub async fn read_own(
     files: &[web_sys::File],
     status: &impl Fn(OwnLoad),
-) -> Result<(ModelBytes, String), OwnLoad> {
+) -> Result<(Own, String), OwnLoad> {
     let names: Vec<String> = files.iter().map(|f| f.name()).collect();
+    let reading = |base: u64, total: u64| {
+        move |n: u64| {
+            status(OwnLoad::Reading {
+                loaded: base + n,
+                total,
+            })
+        }
+    };
+    if let Some(g) = model_files::pick_gguf(&names).map_err(OwnLoad::Failed)? {
+        let total = files[g].size() as u64;
+        status(OwnLoad::Reading { loaded: 0, total });
+        let bytes = dom::read_file_js(&files[g], reading(0, total))
+            .await
+            .map_err(OwnLoad::Failed)?;
+        status(OwnLoad::Checking { done: 0, total: 0 });
+        dom::next_task().await;
+        let prepared = prepare_gguf(bytes).map_err(OwnLoad::Failed)?;
+        return Ok((Own::Llama(Box::new(prepared)), names[g].clone()));
+    }
     let [c, w, t] = model_files::pick(&names).map_err(|missing| OwnLoad::Missing {
         missing,
         got: names.clone(),
     })?;
     let total: u64 = [c, w, t].iter().map(|&i| files[i].size() as u64).sum();
-    let mut bytes = Vec::new();
-    let mut base = 0u64;
-    for i in [c, w, t] {
-        status(OwnLoad::Reading {
-            loaded: base,
-            total,
-        });
-        let b = dom::read_file(&files[i], |n| {
-            status(OwnLoad::Reading {
-                loaded: base + n,
-                total,
-            })
-        })
+    let name = [c, w, t].map(|i| names[i].clone()).join(" + ");
+    // the small files first: config.json says which kind of model the weights are
+    let (c_len, t_len) = (files[c].size() as u64, files[t].size() as u64);
+    status(OwnLoad::Reading { loaded: 0, total });
+    let config = dom::read_file(&files[c], reading(0, total))
         .await
         .map_err(OwnLoad::Failed)?;
-        base += b.len() as u64;
-        bytes.push(b);
+    let tokenizer = dom::read_file(&files[t], reading(c_len, total))
+        .await
+        .map_err(OwnLoad::Failed)?;
+    let base = c_len + t_len;
+    let llama = model_type(&config).is_some_and(|t| LlamaConfig::reads_model_type(&t));
+    if llama {
+        let weights = dom::read_file_js(&files[w], reading(base, total))
+            .await
+            .map_err(OwnLoad::Failed)?;
+        status(OwnLoad::Checking { done: 0, total: 0 });
+        dom::next_task().await;
+        let prepared = prepare_hf_llama(&config, &tokenizer, weights).map_err(OwnLoad::Failed)?;
+        return Ok((Own::Llama(Box::new(prepared)), name));
     }
-    let [config, weights, tokenizer]: [Vec<u8>; 3] = bytes
-        .try_into()
-        .map_err(|_| OwnLoad::Failed("three files".into()))?;
-    let name = [c, w, t].map(|i| names[i].clone()).join(" + ");
+    let weights = dom::read_file(&files[w], reading(base, total))
+        .await
+        .map_err(OwnLoad::Failed)?;
     Ok((
-        ModelBytes {
+        Own::Gpt2(ModelBytes {
             config,
             weights,
             tokenizer,
-        },
+        }),
         name,
     ))
 }
@@ -122,6 +296,11 @@ pub async fn validate(
 pub enum OwnLoad {
     #[default]
     Idle,
+    /// Downloading a model (a served one, or the bundled one again).
+    Fetching {
+        loaded: u64,
+        total: u64,
+    },
     Reading {
         loaded: u64,
         total: u64,

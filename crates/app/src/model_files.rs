@@ -1,5 +1,21 @@
-//! Which of the files a user dropped or picked make a model: config.json, tokenizer.json and
-//! one `.safetensors` (model.safetensors preferred). Pure, so it is tested natively.
+//! Which of the files a user dropped or picked make a model: one `.gguf` file, or
+//! config.json, tokenizer.json and one `.safetensors` (model.safetensors preferred). Pure, so
+//! it is tested natively.
+
+/// The GGUF file among `names`, when there is exactly one.
+pub fn pick_gguf(names: &[String]) -> Result<Option<usize>, String> {
+    let ggufs: Vec<usize> = (0..names.len())
+        .filter(|&i| names[i].to_ascii_lowercase().ends_with(".gguf"))
+        .collect();
+    match ggufs.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(*one)),
+        more => Err(format!(
+            "{} .gguf files: give one model at a time",
+            more.len()
+        )),
+    }
+}
 
 /// Indices of (config.json, model.safetensors, tokenizer.json) in `names`, or the names of
 /// what is missing (and why, for several .safetensors files).
@@ -45,7 +61,17 @@ pub fn pick(names: &[String]) -> Result<[usize; 3], Vec<String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::pick;
+    use super::{pick, pick_gguf};
+
+    #[test]
+    fn one_gguf_file_is_a_model_and_two_are_refused() {
+        let n = names(&["notes.txt", "models/SmolLM2.Q4_1.GGUF"]);
+        assert_eq!(pick_gguf(&n), Ok(Some(1)));
+        assert_eq!(pick_gguf(&names(&["config.json"])), Ok(None));
+        assert!(pick_gguf(&names(&["a.gguf", "b.gguf"]))
+            .unwrap_err()
+            .contains("2 .gguf files"));
+    }
 
     fn names(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

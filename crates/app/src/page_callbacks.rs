@@ -118,6 +118,8 @@ pub struct PageCallbacks {
     pub on_files: Rc<Callback<(Vec<web_sys::File>, bool)>>,
     /// load the kept model, forget it
     pub on_kept: Rc<(Callback<()>, Callback<()>)>,
+    /// the model menu's choice: a served model's id, or None for the bundled one
+    pub on_model: Rc<Callback<Option<&'static str>>>,
     /// the selected head switched off or on
     pub on_ablate: Rc<Callback<bool>>,
 }
@@ -191,6 +193,18 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
             )
         }
     });
+    let on_model = use_memo(state.model.preference, {
+        let engine = engine.clone();
+        move |&p| {
+            Callback::from(move |id: Option<&'static str>| {
+                let e = engine.clone();
+                match id.and_then(crate::loader::served) {
+                    Some(s) => wasm_bindgen_futures::spawn_local(e.load_served(s, p)),
+                    None => wasm_bindgen_futures::spawn_local(e.load_bundled(p)),
+                }
+            })
+        }
+    });
     let on_ablate = use_memo((state.view.layer, state.view.head), {
         let d = state.dispatcher();
         move |&(l, h)| {
@@ -208,6 +222,7 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         on_present,
         on_files,
         on_kept,
+        on_model,
         on_ablate,
     }
 }

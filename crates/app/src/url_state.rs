@@ -2,7 +2,7 @@
 //! `#t=<text>&b=<second text>&lang=ko&l=1&h=2&q=3&v=temperature&tau=0.5&apply=1&mask=0&ablate=0.1,2.3&backend=cpu`,
 //! and the Generate control's settings when they are not the defaults
 //! (`gen=8&greedy=0&out_t=0.8&top_k=40&top_p=0.9&seed=7`; an empty top-k/top-p: no limit),
-//! the theme when one was chosen (`theme=dark`), and embed mode (`embed=head&input=0`: one
+//! the theme when one was chosen (`theme=dark`), a served real model (`model=smollm2`), and embed mode (`embed=head&input=0`: one
 //! view for another page's frame, `display`).
 //! Parsing never fails: unknown or malformed parameters are skipped and reported as notices
 //! (plain text, never markup).
@@ -52,6 +52,8 @@ pub struct UrlState {
     pub embed: Option<crate::display::Solo>,
     /// Embed mode's text box (`input=0`: none).
     pub input: Option<bool>,
+    /// A served model to load (`model=smollm2`).
+    pub model: Option<&'static str>,
 }
 
 /// `%XX` and `+` decoding; invalid escapes are kept as they are, invalid UTF-8 replaced.
@@ -203,6 +205,10 @@ pub fn parse(fragment: &str) -> (UrlState, Vec<String>) {
                 Some(b) => st.input = Some(b),
                 None => bad(),
             },
+            "model" => match crate::loader::served(&val) {
+                Some(s) => st.model = Some(s.id),
+                None => bad(),
+            },
             "backend" => match Preference::from_code(&val) {
                 Some(p) => st.backend = Some(p),
                 None => bad(),
@@ -273,6 +279,9 @@ impl UrlState {
         }
         if let Some(p) = self.backend {
             s.model.preference = p;
+        }
+        if self.model.is_some() {
+            s.model.asked = self.model;
         }
         if let Some(m) = self.flow {
             v.flow = m;
@@ -361,6 +370,13 @@ pub fn page_fragment(s: &State) -> String {
     }
     if s.model.preference != Preference::Auto {
         parts.push(format!("backend={}", s.model.preference.code()));
+    }
+    let served = match s.model.source {
+        crate::state::ModelSource::Served(id) => Some(id),
+        _ => s.model.asked,
+    };
+    if let Some(id) = served {
+        parts.push(format!("model={id}"));
     }
     if v.gen != crate::state::GenSettings::default() {
         let g = &v.gen.sampling;

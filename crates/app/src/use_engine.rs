@@ -9,19 +9,19 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use attnlab_model::roles::{Probe, PROBE_LEN, PROBE_SEED};
-use attnlab_model::{AttentionOptions, Bundle};
+use attnlab_model::AttentionOptions;
 use yew::prelude::*;
 
 use crate::components::Labels;
 use crate::dom::now;
 use crate::engine::gpu::Gpu;
 use crate::engine::page::{Job, Outcome, PageEngine};
-use crate::engine::worker_client::CpuWorker;
-use crate::engine::{Engine, Preference};
-use crate::loader::OwnLoad;
-use crate::loader::{self, ModelBytes};
+use crate::engine::protocol::{Files, Format};
+use crate::engine::worker_client::{js_bytes, CpuWorker};
+use crate::engine::{CpuWhy, Engine, Preference};
+use crate::loader::{self, ModelBytes, Own, OwnLoad, Prepared, Served};
 use crate::runner::Runner;
-use crate::state::{plan, Action, ModelAction, ModelInfo, Plan, Request, State};
+use crate::state::{plan, Action, ModelAction, ModelSource, Plan, Request, State};
 use crate::test_hooks;
 
 struct Inner {
@@ -107,28 +107,52 @@ impl EngineHandle {
         self.0.runner.borrow().clone()
     }
 
-    /// Starts the engines for `bundle` (whose files are `bytes`) and puts them in place of
-    /// the current ones; then runs the last text on them.
-    async fn install(
-        &self,
-        bundle: Bundle,
-        bytes: ModelBytes,
-        preference: Preference,
-    ) -> Result<(), String> {
-        let Bundle { model, tokenizer } = bundle;
-        let context = model.config.n_positions;
+    /// Starts the engines for a model and puts them in place of the current ones; then runs
+    /// the last text on them. The worker reads and checks the model first: if it refuses
+    /// it, the current engines stay.
+    async fn install(&self, prepared: Prepared, preference: Preference) -> Result<(), String> {
+        let (tokenizer, context, gpu, files) = match prepared {
+            Prepared::Gpt2 { bundle, bytes } => {
+                let attnlab_model::Bundle { model, tokenizer } = bundle;
+                let gpu = Gpu::start(&model).await.map_err(CpuWhy::NoWebGpu);
+                let context = model.config.n_positions;
+                // the page keeps no weights: the GPU has its copy, the worker gets its own
+                drop(model);
+                let ModelBytes {
+                    config, weights, ..
+                } = bytes;
+                let files = Files {
+                    format: Format::Gpt2,
+                    config: js_bytes(&config).await,
+                    weights: js_bytes(&weights).await,
+                };
+                (tokenizer, context, gpu, files)
+            }
+            Prepared::Llama {
+                info,
+                tokenizer,
+                files,
+            } => {
+                let name = match &info.arch {
+                    crate::state::Arch::Llama { name, .. } => name.clone(),
+                    crate::state::Arch::Gpt2 { .. } => "gpt2".into(),
+                };
+                (
+                    tokenizer,
+                    info.context(),
+                    Err(CpuWhy::CpuOnlyModel(name)),
+                    files,
+                )
+            }
+        };
         let probe = Probe::new(&tokenizer, PROBE_LEN, PROBE_SEED, context);
-        let gpu = Gpu::start(&model).await;
-        // the page keeps no weights: the GPU has its copy, the worker gets its own
-        drop(model);
         // the worker already running takes the new model; the first one is started here
         let running = self.current().map(|r| r.engine().engine.cpu().clone());
         let cpu = match running {
-            Some(w) => w.load(&bytes.config, &bytes.weights).await.map(|()| w),
-            None => CpuWorker::start(&bytes.config, &bytes.weights).await,
+            Some(w) => w.load(files).await,
+            None => CpuWorker::start(files).await,
         }
-        .map_err(|e| format!("the CPU worker did not start: {e}"))?;
-        drop(bytes);
+        .map_err(|e| format!("the CPU worker did not load the model: {e}"))?;
         self.0.vocab.set(Labels(Rc::new(
             (0..tokenizer.vocab_size() as u32)
                 .map(|id| tokenizer.display_id(id))
@@ -182,11 +206,66 @@ impl EngineHandle {
     pub async fn load_own(self, files: Vec<web_sys::File>, keep: bool, preference: Preference) {
         let d = self.0.dispatch.clone();
         let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
-        let (bytes, name) = match loader::read_own(&files, &status).await {
-            Ok(x) => x,
-            Err(o) => return status(o),
+        match loader::read_own(&files, &status).await {
+            Ok((Own::Gpt2(bytes), name)) => self.load_bytes(bytes, name, keep, preference).await,
+            Ok((Own::Llama(prepared), name)) => {
+                if keep {
+                    let why = "keeping a model on this device is for GPT-2-layout models so far; this one was loaded, not kept";
+                    self.0
+                        .dispatch
+                        .dispatch(Action::Model(ModelAction::Kept(Some(Err(why.into())))));
+                }
+                self.load_prepared(*prepared, ModelSource::Own(name), preference)
+                    .await
+            }
+            Err(o) => status(o),
+        }
+    }
+
+    /// Downloads a model the serve command put beside the app (with progress) and loads it.
+    pub async fn load_served(self, served: &'static Served, preference: Preference) {
+        let d = self.0.dispatch.clone();
+        let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
+        let progress = |loaded, total: Option<u64>| {
+            status(OwnLoad::Fetching {
+                loaded,
+                total: total.unwrap_or(0),
+            })
         };
-        self.load_bytes(bytes, name, keep, preference).await
+        progress(0, None);
+        match loader::fetch_served(served, progress).await {
+            Ok(prepared) => {
+                self.load_prepared(prepared, ModelSource::Served(served.id), preference)
+                    .await
+            }
+            Err(e) => status(OwnLoad::Failed(e)),
+        }
+    }
+
+    /// Loads the bundled model again, in place of the current one.
+    pub async fn load_bundled(self, preference: Preference) {
+        let d = self.0.dispatch.clone();
+        let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
+        let progress = |loaded, total: Option<u64>| {
+            status(OwnLoad::Fetching {
+                loaded,
+                total: total.unwrap_or(0),
+            })
+        };
+        let bytes = match loader::fetch_bundled(progress).await {
+            Ok(b) => b,
+            Err(e) => return status(OwnLoad::Failed(e)),
+        };
+        let bundle = match loader::validate(&bytes, |_, _| {}).await {
+            Ok(b) => b,
+            Err(e) => return status(OwnLoad::Failed(e)),
+        };
+        self.load_prepared(
+            Prepared::Gpt2 { bundle, bytes },
+            ModelSource::Bundled,
+            preference,
+        )
+        .await
     }
 
     /// Loads the model kept on this device (`kept`).
@@ -209,8 +288,8 @@ impl EngineHandle {
         d.dispatch(Action::Model(ModelAction::Kept(k)));
     }
 
-    /// Validates and installs a model's files; keeps them on this device first when asked
-    /// (a bundle that fails to validate is never kept).
+    /// Validates and installs a GPT-2-layout model's files; keeps them on this device first
+    /// when asked (a bundle that fails to validate is never kept).
     async fn load_bytes(
         self,
         bytes: loader::ModelBytes,
@@ -228,33 +307,39 @@ impl EngineHandle {
             Ok(b) => b,
             Err(e) => return status(OwnLoad::Failed(e)),
         };
-        let info = model_info(&bundle);
         if keep {
             let k = crate::kept::keep(&name, &bytes).await;
             self.0
                 .dispatch
                 .dispatch(Action::Model(ModelAction::Kept(Some(k))));
         }
-        if let Err(e) = self.install(bundle, bytes, preference).await {
-            return status(OwnLoad::Failed(e));
+        self.load_prepared(
+            Prepared::Gpt2 { bundle, bytes },
+            ModelSource::Own(name),
+            preference,
+        )
+        .await
+    }
+
+    /// Installs a model the page has read and checked, in place of the current one (which
+    /// stays on any error).
+    async fn load_prepared(self, prepared: Prepared, source: ModelSource, preference: Preference) {
+        let d = self.0.dispatch.clone();
+        let info = prepared.info();
+        d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Checking {
+            done: 0,
+            total: 0,
+        })));
+        if let Err(e) = self.install(prepared, preference).await {
+            return d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Failed(e))));
         }
-        self.0
-            .dispatch
-            .dispatch(Action::Model(ModelAction::OwnLoaded(info, name)));
+        d.dispatch(Action::Model(ModelAction::OwnLoaded(info, source)));
     }
 }
 
-fn model_info(bundle: &Bundle) -> ModelInfo {
-    let config = bundle.model.config.clone();
-    let has_ln_f = bundle.model.weights.ln_f.is_some();
-    ModelInfo {
-        n_params: config.n_params(has_ln_f),
-        config,
-        has_ln_f,
-    }
-}
-
-async fn start(handle: EngineHandle, preference: Preference) {
+/// Loads the bundled model and starts its engines; then the served model the URL asks for
+/// (`model=`), if any.
+async fn start(handle: EngineHandle, preference: Preference, served: Option<&'static Served>) {
     let d = handle.0.dispatch.clone();
     let fail = |e: String| d.dispatch(Action::Model(ModelAction::LoadFailed(e)));
     let progress = {
@@ -269,7 +354,8 @@ async fn start(handle: EngineHandle, preference: Preference) {
         Ok(b) => b,
         Err(e) => return fail(e),
     };
-    d.dispatch(Action::Model(ModelAction::Loaded(model_info(&bundle))));
+    let prepared = Prepared::Gpt2 { bundle, bytes };
+    d.dispatch(Action::Model(ModelAction::Loaded(prepared.info())));
     // a model kept on this device from an earlier visit is offered (not loaded)
     {
         let d = d.clone();
@@ -279,7 +365,7 @@ async fn start(handle: EngineHandle, preference: Preference) {
             }
         });
     }
-    if let Err(e) = handle.install(bundle, bytes, preference).await {
+    if let Err(e) = handle.install(prepared, preference).await {
         return fail(e);
     }
     let (gpu, cpu) = (handle.clone(), handle.clone());
@@ -287,15 +373,19 @@ async fn start(handle: EngineHandle, preference: Preference) {
         gpu: Rc::new(move || gpu.current().and_then(|r| r.engine().engine.gpu())),
         cpu: Rc::new(move || cpu.current().map(|r| r.engine().engine.cpu().clone())),
     });
+    if let Some(served) = served {
+        handle.load_served(served, preference).await;
+    }
 }
 
-/// The page's engine: starts loading the bundled model on first render, and runs the page's
+/// The page's engine: starts loading the bundled model on first render (then the served model `asked` for by the URL, if any), and runs the page's
 /// request whenever it changes (or new engines start): the state's `request()`, the number
 /// of the engines running (`ModelStatus::engines`), the result on screen (which engines
 /// computed it, and what it answers) and the time of the input event that asked.
 #[hook]
 pub fn use_engine(
     dispatch: UseReducerDispatcher<State>,
+    asked: Option<&'static str>,
     request: Request,
     engines: u64,
     shown: Option<(u64, Rc<Request>)>,
@@ -316,8 +406,9 @@ pub fn use_engine(
     {
         let handle = (*handle).clone();
         let preference = request.preference;
+        let served = asked.and_then(loader::served);
         use_effect_with((), move |_| {
-            wasm_bindgen_futures::spawn_local(start(handle, preference));
+            wasm_bindgen_futures::spawn_local(start(handle, preference, served));
         });
     }
     {

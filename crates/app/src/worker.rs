@@ -1,29 +1,46 @@
-//! The CPU worker's side (the `attnlab-worker` binary, a Web Worker): it holds the model,
-//! runs the CPU reference forward — incremental, with a second cache for the unmodified
+//! The CPU worker's side (the `attnlab-worker` binary, a Web Worker): it holds the model (a
+//! GPT-2-layout or a Llama-family one, behind `inspect::Traced`), runs the CPU reference forward — incremental, with a second cache for the unmodified
 //! model's baseline — and sends each Trace back as one transferred `Float32Array` (see
 //! `engine::wire`). The page's thread never runs a forward.
 
 use std::cell::RefCell;
 
-use attnlab_model::{forward_incremental, AttentionOptions, Model, Trace};
+use attnlab_model::gguf::Gguf;
+use attnlab_model::inspect::Traced;
+use attnlab_model::llama::LlamaModel;
+use attnlab_model::{AttentionOptions, Model, Trace};
 use js_sys::{ArrayBuffer, Float32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::dom::now;
-use crate::engine::protocol::{Files, Reply, Request};
+use crate::engine::protocol::{Files, Format, Reply, Request};
 use crate::engine::wire::{self, Header};
 
 #[derive(Default)]
 struct State {
-    model: Option<Model>,
+    model: Option<Box<dyn Traced>>,
+    /// The page's number for the model held (`Request::Load`'s `model`).
+    number: u32,
     prev: Option<Trace>,
     base_prev: Option<Trace>,
 }
 
-fn load(files: &Files) -> Result<Model, String> {
-    Model::from_bytes(&files.config.to_vec(), &files.weights.to_vec()).map_err(|e| e.to_string())
+/// Reads and checks the model in `files` (every tensor's shape against its config).
+fn load(files: &Files) -> Result<Box<dyn Traced>, String> {
+    let err = |e: attnlab_model::Error| e.to_string();
+    let weights = files.weights.to_vec();
+    Ok(match files.format {
+        Format::Gpt2 => Box::new(Model::from_bytes(&files.config.to_vec(), &weights).map_err(err)?),
+        Format::Gguf => {
+            let g = Gguf::parse(&weights).map_err(err)?;
+            Box::new(LlamaModel::from_gguf(&g, &weights).map_err(err)?)
+        }
+        Format::HfLlama => {
+            Box::new(LlamaModel::from_hf(&files.config.to_vec(), &[&weights]).map_err(err)?)
+        }
+    })
 }
 
 /// The trace's arrays, one after another, in a `Float32Array` outside wasm memory (so its
@@ -63,8 +80,9 @@ fn run(
     } else {
         &mut state.prev
     };
-    let (trace, incremental) =
-        forward_incremental(model, cache.as_ref(), ids, opts).map_err(|e| e.to_string())?;
+    let (trace, incremental) = model
+        .trace_incremental(cache.as_ref(), ids, opts)
+        .map_err(|e| e.to_string())?;
     let worker_ms = now() - started;
     let header = Header::of(&trace, !full);
     let data = flatten(&trace, &header, spare);
@@ -79,11 +97,11 @@ fn run(
 }
 
 /// The logit lens's heavy part for the page: the rows it sent through the model's final
-/// LayerNorm and output head (`lens::head_probs`), as one transferred array.
+/// norm and output head (`Traced::head_probs`), as one transferred array.
 fn lens(state: &State, id: u32, rows: &[f32]) -> Result<Reply, String> {
     let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
     let started = now();
-    let probs = attnlab_model::lens::head_probs(model, rows).map_err(|e| e.to_string())?;
+    let probs = model.head_probs(rows).map_err(|e| e.to_string())?;
     let worker_ms = now() - started;
     let data = Float32Array::new_with_length(probs.len() as u32);
     data.copy_from(&probs);
@@ -92,6 +110,15 @@ fn lens(state: &State, id: u32, rows: &[f32]) -> Result<Reply, String> {
         data,
         worker_ms,
     })
+}
+
+/// Whether a request for model `model` may run: the worker holds that model.
+fn holds(state: &State, model: u32) -> Result<(), String> {
+    if state.number == model {
+        Ok(())
+    } else {
+        Err("superseded by another model".into())
+    }
 }
 
 /// The answer to one request.
@@ -103,11 +130,19 @@ fn answer(state: &mut State, request: Request) -> Reply {
         }
     };
     match request {
-        Request::Load { load_id, files } => {
-            *state = State::default();
+        Request::Load {
+            load_id,
+            model: number,
+            files,
+        } => {
+            // a model that fails to load leaves the one loaded before in place
             let error = match load(&files) {
                 Ok(model) => {
-                    state.model = Some(model);
+                    *state = State {
+                        model: Some(model),
+                        number,
+                        ..State::default()
+                    };
                     None
                 }
                 Err(e) => Some(e),
@@ -121,13 +156,18 @@ fn answer(state: &mut State, request: Request) -> Reply {
         }
         Request::Forward {
             id,
+            model,
             ids,
             opts,
             baseline,
             full,
             spare,
-        } => run(state, id, &ids, &opts, (baseline, full), spare).unwrap_or_else(failed(id)),
-        Request::Lens { id, rows } => lens(state, id, &rows).unwrap_or_else(failed(id)),
+        } => holds(state, model)
+            .and_then(|()| run(state, id, &ids, &opts, (baseline, full), spare))
+            .unwrap_or_else(failed(id)),
+        Request::Lens { id, model, rows } => holds(state, model)
+            .and_then(|()| lens(state, id, &rows))
+            .unwrap_or_else(failed(id)),
         // the end-to-end tests' fault injection: a real panic, as a bug would cause
         Request::Crash => panic!("the page asked the CPU worker to crash (test hook)"),
     }

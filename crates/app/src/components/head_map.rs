@@ -11,6 +11,7 @@ use super::{on_checked, use_measured, HeadSel};
 use crate::compare::fmt_num;
 use crate::draw::{heatmap, highlight, Layout, INK_DARK, INK_LIGHT};
 use crate::i18n::{Key, Lang};
+use crate::state::LlamaAttn;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -36,6 +37,9 @@ pub struct Props {
     /// The dark theme is on (the labels are drawn light).
     #[prop_or_default]
     pub dark: bool,
+    /// RoPE and the key/value heads, for a Llama-family model.
+    #[prop_or_default]
+    pub llama: Option<LlamaAttn>,
     /// The widest the map is drawn, in CSS px (larger when presented).
     #[prop_or(640.0)]
     pub max_width: f64,
@@ -231,9 +235,23 @@ pub fn HeadMap(props: &Props) -> Html {
         Key::Head.text(lang),
         props.sel.head
     );
+    // grouped-query attention: the key/value head this head reads, and who shares it
+    let gqa = props.llama.as_ref().map(|a| {
+        let (kv, group) = a.kv_of(props.sel.head);
+        let heads: Vec<String> = group.map(|h| h.to_string()).collect();
+        format!(
+            "{} {kv} · {} {}",
+            Key::ReadsKvHead.text(lang),
+            Key::SharedBy.text(lang),
+            heads.join(", ")
+        )
+    });
     html! {
         <section class="card head-card" aria-labelledby="head-h">
             <h2 id="head-h">{ title.clone() }</h2>
+            if let Some(g) = gqa {
+                <p class="help" id="gqa-label">{ g }</p>
+            }
             <fieldset class="flow-switch" id="flow-switch">
                 <legend>{ Key::FlowShows.text(lang) }</legend>
                 { for Method::ALL.iter().map(|&m| {
@@ -266,7 +284,7 @@ pub fn HeadMap(props: &Props) -> Html {
             </div>
             <div aria-live="polite">{ readout }</div>
             if let Some(cell) = drill_cell {
-                <super::drill::Drill {lang} sel={props.sel.clone()} {cell} />
+                <super::drill::Drill {lang} sel={props.sel.clone()} {cell} llama={props.llama.clone()} />
             }
             <label class="check ablate">
                 <input id="ablate" type="checkbox" checked={props.ablated} onchange={on_checked(&props.on_ablate)} />

@@ -63,6 +63,7 @@ pub fn badge(backend: &Backend, lang: Lang) -> (&'static str, String, String) {
                 CpuWhy::Chosen => t(Key::CpuChosen).to_string(),
                 CpuWhy::Faster { .. } => t(Key::SoftwareGpuNote).to_string(),
                 CpuWhy::GpuFailed(e) => format!("{} ({e})", t(Key::GpuFailed)),
+                CpuWhy::CpuOnlyModel(arch) => format!("{} ({arch})", t(Key::CpuOnlyModel)),
             };
             (
                 "badge cpu",

@@ -31,8 +31,8 @@ pub struct Props {
     pub vocab: Labels,
     /// The latest lens in the state (maybe of another result or position).
     pub lens: Option<Rc<LensResult>>,
-    /// The model has a final LayerNorm (pre-LN): every stage goes through it.
-    pub has_ln_f: bool,
+    /// How every stage reaches the output head (the model's final norm, if any).
+    pub normalised: Normalised,
     /// Asks for the lens of (result, position) from these rows.
     pub on_need: Callback<(u64, usize, Vec<f32>)>,
 }
@@ -74,11 +74,7 @@ pub fn LogitLens(props: &Props) -> Html {
             },
         );
     }
-    let normalised = if props.has_ln_f {
-        Normalised::FinalLayerNorm
-    } else {
-        Normalised::BlockOutputs
-    };
+    let normalised = props.normalised;
     let how = match normalised {
         Normalised::FinalLayerNorm => Key::LensPreLn,
         Normalised::BlockOutputs => Key::LensPostLn,

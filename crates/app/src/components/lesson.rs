@@ -15,7 +15,9 @@ use crate::lesson::{self, parse_scores, softmax, Section};
 use crate::lesson_text;
 
 use super::lesson_widgets::{self as widgets, num, numbers_input, rnn_diagram, row, small_matrix};
-use crate::state::ModelInfo;
+use crate::loader::SMOLLM2;
+use crate::state::{Arch, ModelInfo, ModelSource};
+use attnlab_model::roles::{Role, Scores};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -30,7 +32,77 @@ pub struct Props {
     pub mask: bool,
     pub on_mask: Callback<bool>,
     pub on_preset: Callback<String>,
+    /// The head roles measured on the running model (the page's probe), where it came from,
+    /// and the model menu (for the real model the lesson points to).
+    #[prop_or_default]
+    pub roles: Rc<Vec<Scores>>,
+    #[prop_or_default]
+    pub source: ModelSource,
+    #[prop_or_default]
+    pub on_model: Callback<Option<&'static str>>,
 }
+
+/// The strongest heads of `role` in the probe's scores: "L18H6 0.90, …" (at most `n`).
+fn strongest(roles: &[Scores], n_head: usize, role: Role, n: usize) -> String {
+    let mut heads: Vec<(usize, f32)> = roles
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.get(role).map(|x| (i, x)))
+        .collect();
+    heads.sort_by(|a, b| b.1.total_cmp(&a.1));
+    heads
+        .iter()
+        .take(n)
+        .map(|&(i, x)| format!("L{}H{} {x:.2}", i / n_head, i % n_head))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The same view on a real model: a button that opens SmolLM2 with the lesson's English
+/// sentence, or — once it runs — its previous-token and induction heads with their scores.
+fn real_model(props: &Props) -> Html {
+    let lang = props.lang;
+    let t = |k: Key| k.text(lang);
+    let english = lesson::PRESETS[2];
+    let running = props.source == ModelSource::Served(SMOLLM2.id);
+    let open = {
+        let (model, preset) = (props.on_model.clone(), props.on_preset.clone());
+        Callback::from(move |_: MouseEvent| {
+            model.emit(Some(SMOLLM2.id));
+            preset.emit(english.to_string());
+        })
+    };
+    if !running {
+        return html! {
+            <div class="lesson-real" id="lesson-real">
+                <button id="lesson-real-open" onclick={open}>{ format!("{} ({})", t(Key::LessonOpenReal), SMOLLM2.label) }</button>
+            </div>
+        };
+    }
+    let n_head = props.info.as_ref().map_or(1, |i| i.heads().1);
+    let heads = if props.roles.iter().all(|s| s.strongest().is_none()) {
+        html! { <p class="help">{ t(Key::Computing) }</p> }
+    } else {
+        html! {
+            <ul id="lesson-real-heads">
+                <li data-role="previous">{ format!("{}: {}", t(Key::RolePrevious), strongest(&props.roles, n_head, Role::Previous, 3)) }</li>
+                <li data-role="induction">{ format!("{}: {}", t(Key::RoleInduction), strongest(&props.roles, n_head, Role::Induction, 3)) }</li>
+            </ul>
+        }
+    };
+    let preset = props.on_preset.clone();
+    html! {
+        <div class="lesson-real" id="lesson-real">
+            <p class="help">{ t(Key::LessonRealHeads) }</p>
+            { heads }
+            <button class="link" id="lesson-real-sentence" onclick={Callback::from(move |_: MouseEvent| preset.emit(english.to_string()))}>
+                { format!("{}: {english}", t(Key::LessonUseSentence)) }</button>
+        </div>
+    }
+}
+
+/// Heads listed in the multi-head section (the strongest first).
+const HEAD_PICKS: usize = 16;
 
 /// Scrolls the panel `selector` names into view and moves the keyboard focus to its title.
 fn show(selector: &str) {
@@ -90,7 +162,7 @@ pub fn Lesson(props: &Props) -> Html {
         Section::WhyNotRnn => rnn_diagram(lang, sel),
         Section::Qkv => match (sel, &props.info) {
             (Some(s), Some(info)) => {
-                let c = &info.config;
+                let (d_model, (_, n_head)) = (info.d_model(), info.heads());
                 let hv = s.view();
                 let dk = hv.d_k;
                 let show = dk.min(12);
@@ -104,8 +176,8 @@ pub fn Lesson(props: &Props) -> Html {
                 html! {
                     <>
                         <ul class="shapes" id="qkv-shapes">
-                            <li>{ format!("X: T × d_model = {} × {}", hv.t, c.n_embd) }</li>
-                            <li>{ format!("W_Q, W_K, W_V: {0} × {0} = {1} {2} × d_k {3}", c.n_embd, Key::LessonHeads.text(lang), c.n_head, dk) }</li>
+                            <li>{ format!("X: T × d_model = {} × {}", hv.t, d_model) }</li>
+                            <li>{ format!("W_Q, W_K, W_V: {0} × {0} = {1} {2} × d_k {3}", d_model, Key::LessonHeads.text(lang), n_head, dk) }</li>
                             <li>{ format!("Q, K, V {}: T × d_k = {} × {}", Key::LessonPerHead.text(lang), hv.t, dk) }</li>
                         </ul>
                         <p class="help">{ format!("{} «{}» · {} {} · {} {} ({} {show}/{dk})", Key::LessonToken.text(lang),
@@ -319,7 +391,10 @@ pub fn Lesson(props: &Props) -> Html {
                 // every head's strongest key from the last token, strongest first
                 let tr = &s.trace.0;
                 let last = tr.dims.t - 1;
-                let items = lesson::top_keys(tr, last).into_iter().enumerate().map(|(rank, k)| {
+                // a real model has hundreds of heads: the strongest 16 (all of the bundled model), and how many more
+                let tops = lesson::top_keys(tr, last);
+                let more = tops.len().saturating_sub(HEAD_PICKS);
+                let items = tops.into_iter().take(HEAD_PICKS).enumerate().map(|(rank, k)| {
                     html! {
                         <li data-pick={format!("{}.{}", k.layer, k.head)} class={classes!((rank == 0).then_some("clearest"))}>
                             { format!("L{} H{}: «{}» → «{}» {:.2}", k.layer, k.head, s.labels.get(last), s.labels.get(k.key), k.weight) }
@@ -327,33 +402,73 @@ pub fn Lesson(props: &Props) -> Html {
                         </li>
                     }
                 });
-                html! { <ol class="head-picks" id="head-picks">{ for items }</ol> }
+                html! { <>
+                    <ol class="head-picks" id="head-picks">{ for items }</ol>
+                    if more > 0 { <p class="help">{ format!("… {more} {}", Key::MoreHeads.text(lang)) }</p> }
+                </> }
             }
             None => waiting(),
         },
         Section::Block => match &props.info {
             Some(info) => {
-                let c = &info.config;
-                let lines = match c.ln_placement {
-                    LnPlacement::Post => vec![
-                        "x ← LayerNorm(x + MultiHead(x))".to_string(),
-                        "x ← LayerNorm(x + FFN(x))".to_string(),
-                    ],
-                    LnPlacement::Pre => vec![
-                        "x ← x + MultiHead(LayerNorm(x))".to_string(),
-                        "x ← x + FFN(LayerNorm(x))".to_string(),
-                        format!("{} LayerNorm (ln_f)", Key::LessonThenFinal.text(lang)),
-                    ],
+                let (kind, lines, sizes) = match &info.arch {
+                    Arch::Gpt2 { config: c, .. } => {
+                        let lines = match c.ln_placement {
+                            LnPlacement::Post => vec![
+                                "x ← LayerNorm(x + MultiHead(x))".to_string(),
+                                "x ← LayerNorm(x + FFN(x))".to_string(),
+                            ],
+                            LnPlacement::Pre => vec![
+                                "x ← x + MultiHead(LayerNorm(x))".to_string(),
+                                "x ← x + FFN(LayerNorm(x))".to_string(),
+                                format!("{} LayerNorm (ln_f)", Key::LessonThenFinal.text(lang)),
+                            ],
+                        };
+                        let kind = match c.ln_placement {
+                            LnPlacement::Post => Key::LessonPostLn.text(lang),
+                            LnPlacement::Pre => Key::LessonPreLn.text(lang),
+                        };
+                        (
+                            kind,
+                            lines,
+                            format!(
+                                "× N = {} · d_model {} · FFN {} → {} → {} · {} {}",
+                                c.n_layer,
+                                c.n_embd,
+                                c.n_embd,
+                                c.d_ff(),
+                                c.n_embd,
+                                Key::Heads.text(lang),
+                                c.n_head
+                            ),
+                        )
+                    }
+                    Arch::Llama { config: c, .. } => (
+                        Key::LessonPreLn.text(lang),
+                        vec![
+                            "x ← x + MultiHead(RMSNorm(x))   (RoPE: q, k)".to_string(),
+                            "x ← x + SwiGLU(RMSNorm(x))".to_string(),
+                            format!("{} RMSNorm", Key::LessonThenFinal.text(lang)),
+                        ],
+                        format!(
+                            "× N = {} · d_model {} · FFN {} → {} → {} · {} {} · {} {}",
+                            c.n_layer,
+                            c.n_embd,
+                            c.n_embd,
+                            c.n_ff,
+                            c.n_embd,
+                            Key::Heads.text(lang),
+                            c.n_head,
+                            Key::KvHeads.text(lang),
+                            c.n_kv_head
+                        ),
+                    ),
                 };
                 html! {
                     <>
-                        <p class="help" id="block-kind">{ match c.ln_placement {
-                            LnPlacement::Post => Key::LessonPostLn.text(lang),
-                            LnPlacement::Pre => Key::LessonPreLn.text(lang),
-                        } }</p>
+                        <p class="help" id="block-kind">{ kind }</p>
                         <pre class="formula">{ lines.join("\n") }</pre>
-                        <p class="help">{ format!("× N = {} · d_model {} · FFN {} → {} → {} · {} {}", c.n_layer, c.n_embd, c.n_embd, c.d_ff(), c.n_embd,
-                            Key::Heads.text(lang), c.n_head) }</p>
+                        <p class="help">{ sizes }</p>
                         <button class="link" id="lesson-lens-link" onclick={Callback::from(|_: MouseEvent| show(".lens-card"))}>
                             { Key::LensLessonLink.text(lang) }</button>
                     </>
@@ -386,7 +501,10 @@ pub fn Lesson(props: &Props) -> Html {
                     { for preset }
                     <button class="link" id="lesson-show-panel" onclick={show_panel}>{ Key::LessonShowPanel.text(lang) }</button>
                 </div>
-                <div class="lesson-widget">{ widget }</div>
+                <div class="lesson-widget">{ widget }
+                if matches!(section, Section::WeightedSum | Section::MultiHead) {
+                    { real_model(props) }
+                }</div>
             </div>
             <div class="lesson-nav">
                 <button id="lesson-prev" disabled={i == 0} onclick={go(Some(i.saturating_sub(1)))}>{ Key::LessonPrev.text(lang) }</button>

@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use crate::engine::Backend;
 use crate::i18n::{Key, Lang};
-use crate::state::ModelInfo;
+use crate::state::{Arch, ModelInfo};
 use crate::telemetry::use_timings;
 
 #[derive(Properties, PartialEq)]
@@ -63,12 +63,71 @@ pub fn blocks(placement: LnPlacement, has_ln_f: bool) -> (Vec<Key>, std::ops::Ra
     (b, start..end)
 }
 
+/// The Llama family's boxes, as `blocks`: pre-norm blocks with RMSNorm, a final RMSNorm.
+pub fn llama_blocks() -> (Vec<Key>, std::ops::Range<usize>) {
+    let b = vec![
+        Key::TokenEmbedding,
+        Key::FinalRmsNorm, // drawn as "RMSNorm" inside the block
+        Key::GqaAttention,
+        Key::Add,
+        Key::FinalRmsNorm,
+        Key::SwigluFfn,
+        Key::Add,
+        Key::FinalRmsNorm,
+        Key::Unembed,
+    ];
+    (b, 1..7)
+}
+
 #[function_component]
 pub fn ModelCard(props: &Props) -> Html {
     let lang = props.lang;
     let t = |k: Key| k.text(lang);
-    let c = &props.info.config;
-    let (boxes, repeat) = blocks(c.ln_placement, props.info.has_ln_f);
+    let row = |k: Key, v: String| html! { <div><dt>{ t(k) }</dt><dd>{ v }</dd></div> };
+    let plain = |k: &str, v: String| html! { <div><dt>{ k.to_string() }</dt><dd>{ v }</dd></div> };
+    let (n_layer, _) = props.info.heads();
+    // the diagram's boxes, the block that repeats, its label and the sizes' rows
+    let (boxes, repeat, placement, scale_embedding, sizes) = match &props.info.arch {
+        Arch::Gpt2 {
+            config: c,
+            has_ln_f,
+        } => {
+            let (b, r) = blocks(c.ln_placement, *has_ln_f);
+            let placement = match c.ln_placement {
+                LnPlacement::Post => "post-LN",
+                LnPlacement::Pre => "pre-LN",
+            };
+            let sizes = html! { <>
+                { row(Key::Layers, c.n_layer.to_string()) }
+                { row(Key::Heads, c.n_head.to_string()) }
+                { row(Key::Context, c.n_positions.to_string()) }
+                { plain("d_model", c.n_embd.to_string()) }
+                { plain("d_k", c.d_k().to_string()) }
+                { plain("d_ff", c.d_ff().to_string()) }
+                { row(Key::Vocab, c.vocab_size.to_string()) }
+                { row(Key::Parameters, fmt_params(props.info.n_params)) }
+                { plain("LayerNorm", placement.to_string()) }
+            </> };
+            (b, r, placement, c.scale_embedding, sizes)
+        }
+        Arch::Llama { config: c, name } => {
+            let (b, r) = llama_blocks();
+            let sizes = html! { <>
+                { plain("architecture", name.clone()) }
+                { row(Key::Layers, c.n_layer.to_string()) }
+                { row(Key::Heads, c.n_head.to_string()) }
+                { row(Key::KvHeads, c.n_kv_head.to_string()) }
+                { row(Key::Context, c.context.to_string()) }
+                { plain("d_model", c.n_embd.to_string()) }
+                { plain("d_k", c.head_dim.to_string()) }
+                { plain("d_ff", c.n_ff.to_string()) }
+                { row(Key::Vocab, c.vocab_size.to_string()) }
+                { row(Key::Parameters, fmt_params(props.info.n_params)) }
+                { plain("RoPE θ", format!("{}", c.rope_theta)) }
+            </> };
+            (b, r, "pre-RMSNorm", false, sizes)
+        }
+    };
     let (bh, gap, w) = (26.0, 8.0, 300.0);
     let height = boxes.len() as f64 * (bh + gap) + 8.0;
     // drawn top to bottom as data flows: input at the top
@@ -77,14 +136,15 @@ pub fn ModelCard(props: &Props) -> Html {
         let in_block = repeat.contains(&i);
         let text = match k {
             Key::FinalNorm if in_block => "LayerNorm",
+            Key::FinalRmsNorm if in_block => "RMSNorm",
             // the original Transformer's factor on the token embedding (config scale_embedding)
-            Key::Embedding if c.scale_embedding => t(Key::EmbeddingScaled),
+            Key::Embedding if scale_embedding => t(Key::EmbeddingScaled),
             _ => t(k),
         };
         let class = match k {
-            Key::Attention => "blk attn",
-            Key::Ffn => "blk ffn",
-            Key::AddNorm | Key::Add | Key::FinalNorm => "blk norm",
+            Key::Attention | Key::GqaAttention => "blk attn",
+            Key::Ffn | Key::SwigluFfn => "blk ffn",
+            Key::AddNorm | Key::Add | Key::FinalNorm | Key::FinalRmsNorm => "blk norm",
             _ => "blk io",
         };
         html! {
@@ -107,11 +167,6 @@ pub fn ModelCard(props: &Props) -> Html {
         Backend::Cpu { .. } => "CPU (wasm, Web Worker)".to_string(),
         Backend::Starting => t(Key::BackendStarting).to_string(),
     };
-    let placement = match c.ln_placement {
-        LnPlacement::Post => "post-LN",
-        LnPlacement::Pre => "pre-LN",
-    };
-    let row = |k: Key, v: String| html! { <div><dt>{ t(k) }</dt><dd>{ v }</dd></div> };
     html! {
         <section class="card model-card" aria-labelledby="model-h">
             <h2 id="model-h">{ t(Key::ModelCard) }</h2>
@@ -121,19 +176,11 @@ pub fn ModelCard(props: &Props) -> Html {
                     { for rects }
                     <path class="repeat" d={format!("M34 {y0} h-10 V{y1} h10")} />
                     <text class="repeat-label" x="4" y={((y0 + y1) / 2.0).to_string()}
-                        transform={format!("rotate(-90 12 {})", (y0 + y1) / 2.0)}>{ format!("× {}", c.n_layer) }</text>
+                        transform={format!("rotate(-90 12 {})", (y0 + y1) / 2.0)}>{ format!("× {n_layer}") }</text>
                 </svg>
                 <div class="model-lists">
                 <dl class="sizes" id="model-sizes">
-                    { row(Key::Layers, c.n_layer.to_string()) }
-                    { row(Key::Heads, c.n_head.to_string()) }
-                    { row(Key::Context, c.n_positions.to_string()) }
-                    <div><dt>{ "d_model" }</dt><dd>{ c.n_embd }</dd></div>
-                    <div><dt>{ "d_k" }</dt><dd>{ c.d_k() }</dd></div>
-                    <div><dt>{ "d_ff" }</dt><dd>{ c.d_ff() }</dd></div>
-                    { row(Key::Vocab, c.vocab_size.to_string()) }
-                    { row(Key::Parameters, fmt_params(props.info.n_params)) }
-                    <div><dt>{ "LayerNorm" }</dt><dd>{ placement }</dd></div>
+                    { sizes }
                     { row(Key::Backend, backend) }
                 </dl>
                 <dl class="sizes" id="timings" aria-label={t(Key::Timings)}>

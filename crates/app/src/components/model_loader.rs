@@ -1,7 +1,8 @@
-//! Load your own model: drop or pick config.json + model.safetensors + tokenizer.json (or a
-//! folder holding them). The app reads them with progress, validates the whole bundle and only
-//! then replaces the current model; on any error the current model stays and the error says
-//! what is wrong.
+//! Choose the model: the bundled one, a real model served beside the app (SmolLM2), or your
+//! own — drop or pick a `.gguf` file, or config.json + model.safetensors + tokenizer.json (or
+//! a folder holding them). The app reads them with progress, checks the model and only then
+//! replaces the current one; on any error the current model stays and the error says what
+//! is wrong.
 
 use web_sys::{DragEvent, Event, File, HtmlInputElement};
 use yew::prelude::*;
@@ -10,7 +11,8 @@ use super::target_as;
 use crate::dom;
 use crate::i18n::{Key, Lang};
 use crate::kept::KeptInfo;
-use crate::loader::OwnLoad;
+use crate::loader::{OwnLoad, SERVED};
+use crate::state::ModelSource;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -22,6 +24,10 @@ pub struct Props {
     pub kept: Option<Result<KeptInfo, String>>,
     pub on_load_kept: Callback<()>,
     pub on_forget: Callback<()>,
+    /// The model running, and the menu's choice: a served model's id, or None for the
+    /// bundled one.
+    pub source: ModelSource,
+    pub on_model: Callback<Option<&'static str>>,
 }
 
 #[function_component]
@@ -50,7 +56,7 @@ pub fn ModelLoader(props: &Props) -> Html {
     // one model at a time: while one is read or checked, drops are refused
     let busy = matches!(
         props.own,
-        OwnLoad::Reading { .. } | OwnLoad::Checking { .. }
+        OwnLoad::Fetching { .. } | OwnLoad::Reading { .. } | OwnLoad::Checking { .. }
     );
     let on_drop = {
         let (cb, over) = (on_files.clone(), over.clone());
@@ -92,6 +98,12 @@ pub fn ModelLoader(props: &Props) -> Html {
     let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
     let status = match &props.own {
         OwnLoad::Idle => html! {},
+        OwnLoad::Fetching { loaded, total } => html! {
+            <div class="loading" role="status" id="own-status" data-state="fetching">
+                <label for="own-progress">{ format!("{} — {} / {}", t(Key::Downloading), mb(*loaded), mb(*total)) }</label>
+                <progress id="own-progress" max={(*total).max(1).to_string()} value={loaded.to_string()} />
+            </div>
+        },
         OwnLoad::Reading { loaded, total } => html! {
             <div class="loading" role="status" id="own-status">
                 <label for="own-progress">{ format!("{} — {} / {}", t(Key::Reading), mb(*loaded), mb(*total)) }</label>
@@ -136,16 +148,33 @@ pub fn ModelLoader(props: &Props) -> Html {
             <p class="error" role="alert" id="kept">{ format!("{}: {e}", t(Key::KeepFailed)) }</p>
         },
     };
+    // the menu: the bundled model and the served ones, the running one pressed
+    let choice = |id: Option<&'static str>, label: String| {
+        let pressed = match (&props.source, id) {
+            (ModelSource::Bundled, None) => true,
+            (ModelSource::Served(s), Some(i)) => *s == i,
+            _ => false,
+        };
+        let cb = props.on_model.clone();
+        html! {
+            <button class="model-choice" data-model={id.unwrap_or("bundled")} aria-pressed={pressed.to_string()}
+                disabled={busy} onclick={Callback::from(move |_| cb.emit(id))}>{ label }</button>
+        }
+    };
     html! {
         <section class="card own-card" aria-labelledby="own-h">
             <h2 id="own-h">{ t(Key::OwnModel) }</h2>
+            <div class="model-menu" id="model-menu" role="group" aria-label={t(Key::ModelMenu)}>
+                { choice(None, t(Key::TeachingModel).to_string()) }
+                { for SERVED.iter().map(|s| choice(Some(s.id), s.label.to_string())) }
+            </div>
             <p class="help">{ t(Key::OwnModelHelp) }</p>
             <div class={classes!("drop-zone", (*over).then_some("over"))} id="drop-zone"
                 ondrop={on_drop} ondragover={on_over} ondragleave={on_leave}>
                 <span>{ t(Key::DropHere) }</span>
                 <label class="file-button">
                     { t(Key::PickFiles) }
-                    <input type="file" id="own-files" multiple=true accept=".json,.safetensors"
+                    <input type="file" id="own-files" multiple=true accept=".json,.safetensors,.gguf"
                         disabled={busy} onchange={on_input.clone()} />
                 </label>
                 <label class="file-button">

@@ -71,6 +71,14 @@ pub fn cpu_reason(model: &ModelStatus, shown: Option<&Shown>, lang: Lang) -> Opt
         ) => Some(html! {
             <p class="help cpu-reason">{ format!("{} ({reason})", t(Key::CpuBecause)) }</p>
         }),
+        (
+            Backend::Cpu {
+                why: CpuWhy::CpuOnlyModel(arch),
+            },
+            _,
+        ) => Some(html! {
+            <p class="help cpu-reason" id="cpu-only-model">{ format!("{} ({arch})", t(Key::CpuOnlyModel)) }</p>
+        }),
         (Backend::Gpu { .. }, Some(why)) => Some(html! {
             <p class="help cpu-reason" id="cpu-this-time">{ format!("{} ({why})", t(Key::CpuThisTime)) }</p>
         }),

@@ -47,15 +47,14 @@ pub fn download_bytes(name: &str, mime: &str, bytes: &[u8]) -> Result<(), String
     result
 }
 
-/// Reads a user's file in 8 MB slices, reporting the bytes read so far after each slice (the
-/// page stays responsive between them).
-pub async fn read_file(
+/// Reads a user's file in 8 MB slices, handing each slice to `sink` (the page stays
+/// responsive between slices).
+async fn read_slices(
     file: &web_sys::File,
-    mut progress: impl FnMut(u64),
-) -> Result<Vec<u8>, String> {
+    mut sink: impl FnMut(&Uint8Array),
+) -> Result<(), String> {
     const CHUNK: f64 = 8.0 * 1024.0 * 1024.0;
     let size = file.size();
-    let mut out = Vec::with_capacity(size as usize);
     let mut at = 0.0;
     while at < size {
         let end = (at + CHUNK).min(size);
@@ -65,14 +64,47 @@ pub async fn read_file(
         let buf = JsFuture::from(part.array_buffer())
             .await
             .map_err(|e| format!("{}: {e:?}", file.name()))?;
-        let bytes = Uint8Array::new(&buf);
-        let n = bytes.length() as usize;
-        let start = out.len();
-        out.resize(start + n, 0);
-        bytes.copy_to(&mut out[start..]);
+        sink(&Uint8Array::new(&buf));
         at = end;
-        progress(out.len() as u64);
     }
+    Ok(())
+}
+
+/// Reads a user's file into wasm memory, reporting the bytes read so far after each slice.
+pub async fn read_file(
+    file: &web_sys::File,
+    mut progress: impl FnMut(u64),
+) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(file.size() as usize);
+    read_slices(file, |bytes| {
+        let start = out.len();
+        out.resize(start + bytes.length() as usize, 0);
+        bytes.copy_to(&mut out[start..]);
+        progress(out.len() as u64);
+    })
+    .await?;
+    Ok(out)
+}
+
+/// Reads a user's file outside wasm memory (a model's weights, for the CPU worker),
+/// reporting the bytes read so far after each slice.
+pub async fn read_file_js(
+    file: &web_sys::File,
+    mut progress: impl FnMut(u64),
+) -> Result<Uint8Array, String> {
+    let size = file.size();
+    if size > u32::MAX as f64 {
+        return Err(format!("{}: {size} bytes is too large", file.name()));
+    }
+    let out = Uint8Array::new_with_length(size as u32);
+    let mut at = 0u32;
+    read_slices(file, |bytes| {
+        let n = bytes.length().min(out.length() - at);
+        out.set(&bytes.subarray(0, n), at);
+        at += n;
+        progress(at as u64);
+    })
+    .await?;
     Ok(out)
 }
 

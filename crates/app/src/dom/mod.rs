@@ -12,9 +12,9 @@ mod js;
 mod url;
 
 pub use events::{browser_language, document_target, listen, viewport_height};
-pub use fetch::{open, read_body};
+pub use fetch::{open, read_body, read_body_js};
 pub use files::{
-    download_bytes, download_url, dropped, entry_files, file_list, read_file, Dropped,
+    download_bytes, download_url, dropped, entry_files, file_list, read_file, read_file_js, Dropped,
 };
 pub use hooks::{count, count_draw, expose, hooks, record_paint, stale_count, stale_views};
 pub use idle::{after_paint, awaiting_result, when_idle, AwaitingResult};

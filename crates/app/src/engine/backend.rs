@@ -14,6 +14,8 @@ pub enum CpuWhy {
     Faster { cpu_ms: f64, gpu_ms: f64 },
     /// The GPU failed (with the error); the CPU took over for good.
     GpuFailed(String),
+    /// The WebGPU engine does not run this model's architecture (named) yet.
+    CpuOnlyModel(String),
 }
 
 /// Which engine computes the Trace, as the badge shows it.

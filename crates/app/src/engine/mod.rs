@@ -186,10 +186,10 @@ pub struct Engine<G, C> {
 
 impl<G: Compute, C: CpuCompute> Engine<G, C> {
     /// `gpu`: the GPU backend, or why there is none.
-    pub fn new(gpu: Result<GpuSide<G>, String>, cpu: C, preference: Preference) -> Self {
+    pub fn new(gpu: Result<GpuSide<G>, CpuWhy>, cpu: C, preference: Preference) -> Self {
         let (gpu, no_gpu) = match gpu {
             Ok(g) => (Some(Rc::new(g)), CpuWhy::Chosen),
-            Err(why) => (None, CpuWhy::NoWebGpu(why)),
+            Err(why) => (None, why),
         };
         Engine {
             gpu: RefCell::new(gpu),

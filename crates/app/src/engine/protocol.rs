@@ -11,8 +11,33 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::wire::Header;
 use crate::dom::{self, get};
 
-/// The model's files as the page read them: config.json and the safetensors' bytes.
+/// How the worker reads a model's files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// GPT-2 layout: config.json and model.safetensors.
+    Gpt2,
+    /// A llama-architecture GGUF file (in `weights`; `config` is empty).
+    Gguf,
+    /// A Hugging Face Llama, Mistral or Qwen2 folder: config.json and model.safetensors.
+    HfLlama,
+}
+
+impl Format {
+    const ALL: [Format; 3] = [Format::Gpt2, Format::Gguf, Format::HfLlama];
+
+    fn code(self) -> &'static str {
+        match self {
+            Format::Gpt2 => "gpt2",
+            Format::Gguf => "gguf",
+            Format::HfLlama => "hf-llama",
+        }
+    }
+}
+
+/// The model's files as the page read them: config.json and the weights' bytes.
+#[derive(Clone)]
 pub struct Files {
+    pub format: Format,
     pub config: Uint8Array,
     pub weights: Uint8Array,
 }
@@ -20,13 +45,19 @@ pub struct Files {
 /// Page → worker.
 pub enum Request {
     /// Load a model. Numbered, so that the files coming back from an older load are told
-    /// apart.
-    Load { load_id: u32, files: Files },
+    /// apart; `model`: the number the model has once loaded (the page's count of models).
+    Load {
+        load_id: u32,
+        model: u32,
+        files: Files,
+    },
     /// Run the model on `ids` with `opts` (`baseline`: the unmodified model's run, with its
     /// own incremental cache and the default options). `full`: every field of the trace, not
     /// only what the views read. `spare`: the buffer of the previous trace, to fill again.
+    /// `model`: the model it is for (refused when the worker holds another one).
     Forward {
         id: u32,
+        model: u32,
         ids: Vec<u32>,
         opts: AttentionOptions,
         baseline: bool,
@@ -34,7 +65,7 @@ pub enum Request {
         spare: Option<ArrayBuffer>,
     },
     /// The logit lens's heavy part: `rows` through ln_f and the output head.
-    Lens { id: u32, rows: Vec<f32> },
+    Lens { id: u32, model: u32, rows: Vec<f32> },
     /// A test hook: the worker panics.
     Crash,
 }
@@ -69,6 +100,8 @@ pub enum Reply {
 const KIND: &str = "kind";
 const ID: &str = "id";
 const LOAD_ID: &str = "loadId";
+const MODEL: &str = "model";
+const FORMAT: &str = "format";
 const CONFIG: &str = "config";
 const WEIGHTS: &str = "weights";
 const IDS: &str = "ids";
@@ -111,15 +144,22 @@ fn typed<T: JsCast>(value: &JsValue, key: &str, what: &str) -> Result<T, String>
 }
 
 fn files(value: &JsValue) -> Result<Files, String> {
+    let code = get(value, FORMAT).as_string().unwrap_or_default();
+    let format = Format::ALL
+        .into_iter()
+        .find(|f| f.code() == code)
+        .ok_or_else(|| format!("the message names no model format it knows ({code:?})"))?;
     Ok(Files {
+        format,
         config: typed(value, CONFIG, "config.json")?,
         weights: typed(value, WEIGHTS, "weights")?,
     })
 }
 
 impl Files {
-    fn fields(&self) -> [(&'static str, Option<JsValue>); 2] {
+    fn fields(&self) -> [(&'static str, Option<JsValue>); 3] {
         [
+            (FORMAT, Some(self.format.code().into())),
             (CONFIG, Some(self.config.clone().into())),
             (WEIGHTS, Some(self.weights.clone().into())),
         ]
@@ -135,20 +175,27 @@ impl Request {
     pub fn to_js(&self) -> Result<(JsValue, Array), String> {
         let transfer = Array::new();
         let msg = match self {
-            Request::Load { load_id, files } => {
+            Request::Load {
+                load_id,
+                model,
+                files,
+            } => {
                 for b in files.buffers() {
                     transfer.push(&b);
                 }
-                let [config, weights] = files.fields();
+                let [format, config, weights] = files.fields();
                 object(&[
                     (KIND, Some(LOAD.into())),
                     (LOAD_ID, Some((*load_id).into())),
+                    (MODEL, Some((*model).into())),
+                    format,
                     config,
                     weights,
                 ])
             }
             Request::Forward {
                 id,
+                model,
                 ids,
                 opts,
                 baseline,
@@ -165,18 +212,20 @@ impl Request {
                         Some(if *baseline { BASELINE } else { FORWARD }.into()),
                     ),
                     (ID, Some((*id).into())),
+                    (MODEL, Some((*model).into())),
                     (IDS, Some(Uint32Array::from(&ids[..]).into())),
                     (OPTS, Some(opts.into())),
                     (FULL, Some((*full).into())),
                     (SPARE, spare.clone().map(Into::into)),
                 ])
             }
-            Request::Lens { id, rows } => {
+            Request::Lens { id, model, rows } => {
                 let rows = Float32Array::from(&rows[..]);
                 transfer.push(&rows.buffer());
                 object(&[
                     (KIND, Some(LENS.into())),
                     (ID, Some((*id).into())),
+                    (MODEL, Some((*model).into())),
                     (ROWS, Some(rows.into())),
                 ])
             }
@@ -189,11 +238,14 @@ impl Request {
     /// request's id, when it has one).
     pub fn from_js(msg: &JsValue) -> Result<Request, (Option<u32>, String)> {
         let id = number(msg, ID);
+        // a page that does not number its models (the peer benchmark) has model 0 only
+        let model = number(msg, MODEL).unwrap_or(0);
         let kind = get(msg, KIND).as_string().unwrap_or_default();
         let fail = |e: String| (id, e);
         Ok(match kind.as_str() {
             LOAD => Request::Load {
                 load_id: number(msg, LOAD_ID).unwrap_or(0),
+                model,
                 files: files(msg).map_err(fail)?,
             },
             FORWARD | BASELINE => {
@@ -207,6 +259,7 @@ impl Request {
                 };
                 Request::Forward {
                     id: id.unwrap_or(0),
+                    model,
                     ids: ids.to_vec(),
                     opts,
                     baseline,
@@ -216,6 +269,7 @@ impl Request {
             }
             LENS => Request::Lens {
                 id: id.unwrap_or(0),
+                model,
                 rows: typed::<Float32Array>(msg, ROWS, "rows for the lens")
                     .map_err(fail)?
                     .to_vec(),

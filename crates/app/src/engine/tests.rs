@@ -82,7 +82,7 @@ impl CpuCompute for Fake {
     }
 }
 
-fn gpu(script: Vec<Result<f64, ComputeError>>, software: bool) -> Result<GpuSide<Fake>, String> {
+fn gpu(script: Vec<Result<f64, ComputeError>>, software: bool) -> Result<GpuSide<Fake>, CpuWhy> {
     Ok(GpuSide {
         compute: Fake::new(script),
         adapter: "Test GPU".into(),
@@ -159,7 +159,7 @@ fn a_text_too_long_for_the_gpu_runs_on_the_cpu_that_once() {
 #[test]
 fn a_crashed_worker_is_restarted_and_the_request_runs_again() {
     let e = Engine::new(
-        Err("no WebGPU".into()),
+        Err(CpuWhy::NoWebGpu("no WebGPU".into())),
         Fake::new([Err(ComputeError::Crashed("worker panicked".into()))]),
         Preference::Auto,
     );
@@ -179,7 +179,7 @@ fn a_crashed_worker_is_restarted_and_the_request_runs_again() {
     );
     // a worker that crashes twice in a row is an error, not a loop
     let e = Engine::new(
-        Err("no WebGPU".into()),
+        Err(CpuWhy::NoWebGpu("no WebGPU".into())),
         Fake::new([
             Err(ComputeError::Crashed("a".into())),
             Err(ComputeError::Crashed("b".into())),

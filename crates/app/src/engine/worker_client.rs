@@ -2,7 +2,8 @@
 //! that runs the CPU reference. Requests go as messages; each Trace comes back as one
 //! transferred buffer and is copied once into the page's memory (`wire::rebuild`). A worker
 //! that crashes is noticed (its `error` event) and replaced by `restart`, which loads the
-//! model into a new one from the copy kept here.
+//! model into a new one from the copy kept here. A load is awaited: the worker reads and
+//! checks the model, and a model it refuses leaves the one before it running.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -24,6 +25,21 @@ pub const WORKER_URL: &str = "./cpu-worker.js";
 
 /// Where a request's answer goes, once it is there.
 type Answer = Rc<RefCell<Option<Result<Reply, ComputeError>>>>;
+
+/// A load waiting for the worker to say it is done: its number, and where the outcome goes
+/// (`Some(error)` when it failed).
+struct LoadWaiting {
+    load_id: u32,
+    outcome: Rc<RefCell<Option<Result<(), String>>>>,
+    wake: js_sys::Function,
+}
+
+impl LoadWaiting {
+    fn answer(self, a: Result<(), String>) {
+        *self.outcome.borrow_mut() = Some(a);
+        let _ = self.wake.call0(&JsValue::NULL);
+    }
+}
 
 /// The request waiting for its answer.
 struct Waiting {
@@ -51,16 +67,23 @@ struct Inner {
     /// The model files, kept to load a restarted worker. They travel to the worker with each
     /// load and come back once it has read them (transferred both ways: the page never copies
     /// a big model's weights in one piece).
-    config: RefCell<Option<Uint8Array>>,
-    weights: RefCell<Option<Uint8Array>>,
+    files: RefCell<Option<Files>>,
+    /// The files of the model loaded before the one now loading: put back if the worker
+    /// refuses the new one.
+    previous: RefCell<Option<Files>>,
     /// Numbers the loads, so that files coming back from an older load are not kept.
     load_id: Cell<u32>,
+    loading: RefCell<Option<LoadWaiting>>,
     waiting: RefCell<Option<Waiting>>,
     next_id: Cell<u32>,
     /// Why the current worker died (until it is restarted).
     crashed: RefCell<Option<String>>,
     /// How many workers were started (the first and each restart).
     started: Cell<u32>,
+    /// How many models were loaded after the first (each `load`), and the number of the one
+    /// the worker is sent (the next one while a load is on, else the current one).
+    model: Cell<u32>,
+    loading_model: Cell<u32>,
     handlers: RefCell<Option<Handlers>>,
     /// The buffer the last trace came in, sent back with the next request for the worker to
     /// fill again (transferred both ways, never copied).
@@ -69,7 +92,7 @@ struct Inner {
 
 /// A copy of `bytes` outside wasm memory, made in pieces with a pause between them (a big
 /// model's weights would otherwise block the page for one long copy).
-async fn js_bytes(bytes: &[u8]) -> Uint8Array {
+pub async fn js_bytes(bytes: &[u8]) -> Uint8Array {
     const CHUNK: usize = 16 << 20;
     let out = Uint8Array::new_with_length(bytes.len() as u32);
     for (i, chunk) in bytes.chunks(CHUNK).enumerate() {
@@ -97,11 +120,29 @@ impl Inner {
         let id = match &reply {
             // the model files, back from the worker after a load (done or failed); a load
             // error is heard of by the next request, from the worker
-            Reply::Loaded { load_id, files, .. } => {
-                if *load_id == self.load_id.get() {
-                    if let Some(Files { config, weights }) = files {
-                        *self.config.borrow_mut() = Some(config.clone());
-                        *self.weights.borrow_mut() = Some(weights.clone());
+            Reply::Loaded {
+                load_id,
+                files,
+                error,
+            } => {
+                if *load_id != self.load_id.get() {
+                    return;
+                }
+                let outcome = match error {
+                    None => {
+                        *self.files.borrow_mut() = files.clone();
+                        self.previous.borrow_mut().take();
+                        Ok(())
+                    }
+                    // the worker kept the model it had: so are its files kept here
+                    Some(e) => {
+                        *self.files.borrow_mut() = self.previous.borrow_mut().take();
+                        Err(e.clone())
+                    }
+                };
+                if let Some(w) = self.loading.borrow_mut().take() {
+                    if w.load_id == *load_id {
+                        w.answer(outcome);
                     }
                 }
                 return;
@@ -130,56 +171,105 @@ impl Inner {
         }
         *self.crashed.borrow_mut() = Some(why.clone());
         self.fail_waiting(&why);
+        // a load in flight died with the worker (its files with it): the model before it is
+        // the one a restart loads
+        if let Some(w) = self.loading.borrow_mut().take() {
+            if self.files.borrow().is_none() {
+                *self.files.borrow_mut() = self.previous.borrow_mut().take();
+            }
+            w.answer(Err(why));
+        }
     }
 }
 
+/// The page's handle on the worker for one model: a handle made before the worker took
+/// another model (`load`) asks nothing more of it, so that a replaced model's last requests
+/// cannot push the new model's requests aside.
 #[derive(Clone)]
 pub struct CpuWorker {
     inner: Rc<Inner>,
+    /// The model this handle is for (`Inner::model`'s count when it was made).
+    model: u32,
 }
 
 impl CpuWorker {
-    /// Starts a worker with this model (the same files the page validated).
-    pub async fn start(config: &[u8], weights: &[u8]) -> Result<CpuWorker, String> {
+    /// Starts a worker with this model; done once the worker has read and checked it.
+    pub async fn start(files: Files) -> Result<CpuWorker, String> {
         let me = CpuWorker {
             inner: Rc::new(Inner::default()),
+            model: 0,
         };
-        *me.inner.config.borrow_mut() = Some(js_bytes(config).await);
-        *me.inner.weights.borrow_mut() = Some(js_bytes(weights).await);
-        me.spawn()?;
+        *me.inner.files.borrow_mut() = Some(files);
+        let load_id = me.spawn()?;
+        me.loaded(load_id).await?;
         Ok(me)
     }
 
-    /// Gives the running worker another model (no new worker, so nothing is fetched again).
-    pub async fn load(&self, config: &[u8], weights: &[u8]) -> Result<(), String> {
-        *self.inner.config.borrow_mut() = Some(js_bytes(config).await);
-        *self.inner.weights.borrow_mut() = Some(js_bytes(weights).await);
+    /// Gives the running worker another model (no new worker, so nothing is fetched again);
+    /// done once the worker has read and checked it, with the handle for the new model (the
+    /// old handles ask nothing more). If it refuses the model, it keeps the one it had.
+    pub async fn load(&self, files: Files) -> Result<CpuWorker, String> {
+        let previous = self.inner.files.borrow_mut().replace(files);
+        *self.inner.previous.borrow_mut() = previous;
         let worker = self.inner.worker.borrow().clone();
-        match worker {
+        self.inner.loading_model.set(self.inner.model.get() + 1);
+        let posted = match worker {
             Some(w) => self.post_model(&w),
             None => self.spawn(),
+        };
+        let outcome = match posted {
+            Ok(load_id) => self.loaded(load_id).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = outcome {
+            // the worker keeps the model it had; so does a restart
+            self.inner.loading_model.set(self.inner.model.get());
+            return Err(e);
         }
+        self.inner.model.set(self.inner.loading_model.get());
+        Ok(CpuWorker {
+            inner: self.inner.clone(),
+            model: self.inner.model.get(),
+        })
     }
 
-    /// Sends the worker the model files (they come back once it has read them).
-    fn post_model(&self, worker: &Worker) -> Result<(), String> {
-        let (config, weights) = (
-            self.inner.config.borrow_mut().take(),
-            self.inner.weights.borrow_mut().take(),
-        );
-        let (Some(config), Some(weights)) = (config, weights) else {
+    /// Waits for the worker's answer to load `load_id`.
+    async fn loaded(&self, load_id: u32) -> Result<(), String> {
+        let outcome: Rc<RefCell<Option<Result<(), String>>>> = Rc::default();
+        let inner = self.inner.clone();
+        let promise = Promise::new(&mut |wake, _| {
+            if let Some(w) = inner.loading.borrow_mut().take() {
+                w.answer(Err("superseded by another model".into()));
+            }
+            *inner.loading.borrow_mut() = Some(LoadWaiting {
+                load_id,
+                outcome: outcome.clone(),
+                wake,
+            });
+        });
+        let _ = JsFuture::from(promise).await;
+        let answer = outcome.borrow_mut().take();
+        answer.unwrap_or_else(|| Err("the CPU worker did not answer the load".into()))
+    }
+
+    /// Sends the worker the model files (they come back once it has read them); returns
+    /// the load's number.
+    fn post_model(&self, worker: &Worker) -> Result<u32, String> {
+        let Some(files) = self.inner.files.borrow_mut().take() else {
             return Err("the model files are not here: they were in a worker that stopped while reading them".into());
         };
         let load_id = self.inner.load_id.get() + 1;
         self.inner.load_id.set(load_id);
         let (msg, transfer) = Request::Load {
             load_id,
-            files: Files { config, weights },
+            model: self.inner.loading_model.get(),
+            files,
         }
         .to_js()?;
         worker
             .post_message_with_transfer(&msg, &transfer)
-            .map_err(js_err)
+            .map_err(js_err)?;
+        Ok(load_id)
     }
 
     /// How many workers were started so far (1 until the first restart).
@@ -187,7 +277,8 @@ impl CpuWorker {
         self.inner.started.get()
     }
 
-    fn spawn(&self) -> Result<(), String> {
+    /// Starts a new worker and sends it the model; returns the load's number.
+    fn spawn(&self) -> Result<u32, String> {
         let worker = Worker::new(WORKER_URL).map_err(js_err)?;
         let weak = Rc::downgrade(&self.inner);
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new({
@@ -211,14 +302,14 @@ impl CpuWorker {
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        self.post_model(&worker)?;
+        let load_id = self.post_model(&worker)?;
         *self.inner.handlers.borrow_mut() = Some((on_message, on_error));
         if let Some(old) = self.inner.worker.borrow_mut().replace(worker) {
             old.terminate();
         }
         self.inner.crashed.borrow_mut().take();
         self.inner.started.set(self.inner.started.get() + 1);
-        Ok(())
+        Ok(load_id)
     }
 
     /// Makes the worker panic (the end-to-end tests' fault injection).
@@ -232,6 +323,9 @@ impl CpuWorker {
 
     /// Posts `request` (numbered `id`) and waits for its answer.
     async fn ask(&self, id: u32, request: Request) -> Result<Reply, ComputeError> {
+        if self.model != self.inner.model.get() {
+            return Err(ComputeError::Input("superseded by another model".into()));
+        }
         if let Some(why) = self.inner.crashed.borrow().clone() {
             return Err(ComputeError::Crashed(why));
         }
@@ -287,6 +381,7 @@ impl CpuWorker {
         let id = self.next_id();
         let request = Request::Forward {
             id,
+            model: self.model,
             ids: ids.to_vec(),
             opts: opts.clone(),
             baseline,
@@ -344,6 +439,7 @@ impl CpuCompute for CpuWorker {
         let id = self.next_id();
         let request = Request::Lens {
             id,
+            model: self.model,
             rows: rows.to_vec(),
         };
         match self.ask(id, request).await? {
@@ -353,6 +449,7 @@ impl CpuCompute for CpuWorker {
     }
 
     fn restart(&self) {
+        // the load's outcome is heard of by the request run again
         if let Err(e) = self.spawn() {
             *self.inner.crashed.borrow_mut() =
                 Some(format!("the CPU worker could not restart: {e}"));

@@ -122,7 +122,7 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                                 on_ablate={(*pc.on_ablate).clone()}
                                 pin={v.pin.as_ref().map(|_| q)} on_pin={cb.pin.clone()}
                                 flow={v.flow} on_flow={cb.flow.clone()} dark={c.dark}
-                                max_width={map_width} />
+                                max_width={map_width} llama={info.llama_attn()} />
                             }
                         </div>
                     </Deferred>
@@ -178,7 +178,7 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                     </Deferred>
                     }
                     if shows(Solo::Generate) {
-                    <Generate {lang} context={info.config.n_positions} settings={v.gen.clone()}
+                    <Generate {lang} context={info.context()} settings={v.gen.clone()}
                         run={v.gen_run.clone()}
                         on_settings={cb.gen_settings.clone()} on_run={cb.gen.clone()} />
                     }
@@ -186,7 +186,7 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                     <Deferred generation={s.generation}>
                         <LogitLens {lang} trace={trace.clone()} generation={s.generation} position={q}
                             labels={labels.clone()} vocab={c.vocab.clone()} lens={state.results.lens.clone()}
-                            has_ln_f={info.has_ln_f} on_need={(*pc.on_lens).clone()} />
+                            normalised={info.normalised()} on_need={(*pc.on_lens).clone()} />
                     </Deferred>
                     }
                     if whole {

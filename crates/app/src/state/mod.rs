@@ -29,7 +29,7 @@ mod tests;
 mod view;
 
 pub use interventions::{InterventionAction, Interventions, TAU_MAX, TAU_MIN};
-pub use model::{Load, ModelAction, ModelInfo, ModelStatus, Notice};
+pub use model::{Arch, LlamaAttn, Load, ModelAction, ModelInfo, ModelSource, ModelStatus, Notice};
 pub use request::{
     plan, GenAsk, GenEnd, GenRun, GenSettings, GenStatus, Generated, Plan, Request, GEN_MAX_STEPS,
 };
@@ -88,6 +88,8 @@ impl State {
                 preference: Preference::Auto,
                 notice: None,
                 own: OwnLoad::Idle,
+                source: ModelSource::Bundled,
+                asked: None,
                 kept: None,
                 engines: 0,
                 url_notices: Vec::new(),
@@ -141,8 +143,9 @@ impl State {
             ViewAction::SelectHead(l, h) => {
                 v.auto_head = false;
                 if let Some(m) = &self.model.info {
-                    v.layer = l.min(m.config.n_layer - 1);
-                    v.head = h.min(m.config.n_head - 1);
+                    let (n_layer, n_head) = m.heads();
+                    v.layer = l.min(n_layer - 1);
+                    v.head = h.min(n_head - 1);
                 }
             }
             ViewAction::SelectQuery(q) => {
@@ -243,7 +246,7 @@ impl State {
             ModelAction::LoadFailed(e) => m.load = Load::Failed(e),
             ModelAction::Loaded(info) => {
                 m.load = Load::Ready;
-                let (n_layer, n_head) = (info.config.n_layer, info.config.n_head);
+                let (n_layer, n_head) = info.heads();
                 self.view.layer = self.view.layer.min(n_layer - 1);
                 self.view.head = self.view.head.min(n_head - 1);
                 let ablate = &mut self.interventions.ablate;
@@ -270,9 +273,14 @@ impl State {
                     self.stop_generation(GenStatus::Stopped);
                 }
             }
-            ModelAction::Own(o) => m.own = o,
+            ModelAction::Own(o) => {
+                if matches!(o, OwnLoad::Failed(_)) {
+                    m.asked = None;
+                }
+                m.own = o;
+            }
             ModelAction::Kept(k) => m.kept = k,
-            ModelAction::OwnLoaded(info, name) => {
+            ModelAction::OwnLoaded(info, source) => {
                 // a different model: the old result, head, token and ablations do not apply
                 self.results = Results::default();
                 self.view.cell = None;
@@ -286,7 +294,9 @@ impl State {
                 self.view.gen_run = None;
                 self.interventions.ablate.clear();
                 m.info = Some(info);
-                m.own = OwnLoad::Loaded(name);
+                m.own = OwnLoad::Loaded(source.name());
+                m.source = source;
+                m.asked = None;
             }
         }
     }

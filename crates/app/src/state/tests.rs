@@ -87,8 +87,10 @@ fn options_follow_the_applied_variant_only_when_applied() {
 fn selections_stay_inside_the_model_and_the_text() {
     let s = Rc::new(State::new(Lang::Ko));
     let info = ModelInfo {
-        config: config(),
-        has_ln_f: false,
+        arch: Arch::Gpt2 {
+            config: config(),
+            has_ln_f: false,
+        },
         n_params: 0,
     };
     let s = reduce(s, Action::Model(ModelAction::Loaded(info)));
@@ -368,4 +370,20 @@ fn a_generation_is_asked_once_and_its_steps_move_it_on() {
     let s = reduce(s, Action::View(ViewAction::GenStart));
     let s = reduce(s, Action::ContextFull(4));
     assert_eq!(status(&s), GenStatus::ContextFull);
+}
+
+#[test]
+fn a_query_head_reads_its_groups_key_value_head() {
+    let a = LlamaAttn {
+        inv_freq: Rc::new(vec![1.0]),
+        pairs: attnlab_model::llama::RopePairs::Adjacent,
+        n_head: 9,
+        n_kv_head: 3,
+    };
+    assert_eq!(a.kv_of(0), (0, 0..3));
+    assert_eq!(a.kv_of(6), (2, 6..9));
+    assert_eq!(a.kv_of(5), (1, 3..6));
+    // multi-query: every head reads the one key/value head
+    let mqa = LlamaAttn { n_kv_head: 1, ..a };
+    assert_eq!(mqa.kv_of(8), (0, 0..9));
 }

@@ -94,3 +94,26 @@ fn decoding_is_forgiving() {
     assert_eq!(u.text.unwrap().chars().count(), MAX_TEXT);
     assert_eq!(n.len(), 1);
 }
+
+#[test]
+fn a_served_model_is_in_the_link_from_the_moment_it_is_asked_for() {
+    let (st, notices) = parse("#t=hi&model=smollm2");
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(st.model, Some("smollm2"));
+    let mut s = State::new(Lang::En);
+    st.apply_to(&mut s);
+    assert_eq!(s.model.asked, Some("smollm2"));
+    // asked, still loading: the link keeps it
+    assert!(fragment(&s).contains("&model=smollm2"));
+    // loaded: the source says it
+    s.model.asked = None;
+    s.model.source = crate::state::ModelSource::Served("smollm2");
+    assert!(fragment(&s).contains("&model=smollm2"));
+    // the user's own files are not a link
+    s.model.source = crate::state::ModelSource::Own("a.gguf".into());
+    assert!(!fragment(&s).contains("model="));
+    // an unknown model is skipped with a notice
+    let (st, notices) = parse("#model=gpt-5");
+    assert_eq!(st.model, None);
+    assert_eq!(notices.len(), 1);
+}

