@@ -76,6 +76,10 @@ async function measure(backend) {
       const after = log.find((r) => fetched && r.at > fetched.responseEnd);
       return fetched && after ? { downloadMs: fetched.responseEnd - fetched.startTime, toPaintedMs: after.at - fetched.startTime } : null;
     });
+    // the worker's memory with the model loaded and its first result (and the head-role
+    // probe) done, before any typing
+    await new Promise((r) => setTimeout(r, 5000));
+    if (modelMs) modelMs.loadedMemory = await workerMemory(page);
   }
   // the longest main-thread task (≥ 50 ms is what Chromium reports as a long task)
   await page.evaluate(() => {
@@ -193,6 +197,7 @@ lines.push('');
 for (const r of results) {
   lines.push(`${r.backend}: first result painted ${fmt(r.firstPaintMs)} ms after navigation (its forward ${fmt(r.firstForwardMs)} ms)`);
   if (r.modelMs) lines.push(`${r.backend}: ${MODEL}: download ${fmt(r.modelMs.downloadMs)} ms; download start → its first painted result ${fmt(r.modelMs.toPaintedMs)} ms`);
+  if (r.modelMs?.loadedMemory) lines.push(`${r.backend}: the CPU worker's wasm memory with ${MODEL} loaded (its first result and the probe done): ${(r.modelMs.loadedMemory / 1e6).toFixed(1)} MB`);
   for (const row of r.rows) {
     if (row.workerMemory) lines.push(`${r.backend}: the CPU worker's wasm memory after T≈${row.t}: ${(row.workerMemory / 1e6).toFixed(1)} MB`);
   }

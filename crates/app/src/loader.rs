@@ -17,7 +17,6 @@ use js_sys::Uint8Array;
 use crate::dom::{self, now};
 use crate::engine::protocol::{Files, Format};
 use crate::model_files;
-use crate::state::{Arch, ModelInfo};
 
 /// A real model the serve command puts beside the app (`scripts/serve.sh`): its id in the
 /// URL (`model=`), its file, and how the menu names it.
@@ -45,28 +44,15 @@ pub fn served(id: &str) -> Option<&'static Served> {
 pub enum Prepared {
     /// GPT-2 layout, validated whole (the WebGPU engine gets the model, the worker its files).
     Gpt2 { bundle: Bundle, bytes: ModelBytes },
-    /// A Llama-family model: what the page read of it, and its files for the CPU worker.
+    /// A Llama-family model: what the page read of it (its architecture's name as the file
+    /// says it, e.g. "llama" or "qwen2"), and its files for the CPU worker.
     Llama {
-        info: ModelInfo,
+        config: LlamaConfig,
+        name: String,
+        n_params: usize,
         tokenizer: Tokenizer,
         files: Files,
     },
-}
-
-impl Prepared {
-    pub fn info(&self) -> ModelInfo {
-        match self {
-            Prepared::Gpt2 { bundle, .. } => {
-                let config = bundle.model.config.clone();
-                let has_ln_f = bundle.model.weights.ln_f.is_some();
-                ModelInfo {
-                    n_params: config.n_params(has_ln_f),
-                    arch: Arch::Gpt2 { config, has_ln_f },
-                }
-            }
-            Prepared::Llama { info, .. } => info.clone(),
-        }
-    }
 }
 
 /// The first bytes of a GGUF file read for its directory; a file whose directory is longer
@@ -91,10 +77,9 @@ pub fn prepare_gguf(bytes: Uint8Array) -> Result<Prepared, String> {
         .unwrap_or("llama")
         .to_string();
     Ok(Prepared::Llama {
-        info: ModelInfo {
-            n_params: config.n_params(tied, false),
-            arch: Arch::Llama { config, name },
-        },
+        n_params: config.n_params(tied, false),
+        config,
+        name,
         tokenizer,
         files: Files {
             format: Format::Gguf,
@@ -117,10 +102,9 @@ pub fn prepare_hf_llama(
     attnlab_model::fits(&tokenizer, config.vocab_size).map_err(err)?;
     let name = model_type(config_json).unwrap_or_else(|| "llama".into());
     Ok(Prepared::Llama {
-        info: ModelInfo {
-            n_params: config.n_params(tied, qkv_bias),
-            arch: Arch::Llama { config, name },
-        },
+        n_params: config.n_params(tied, qkv_bias),
+        config,
+        name,
         tokenizer,
         files: Files {
             format: Format::HfLlama,

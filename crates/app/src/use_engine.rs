@@ -21,7 +21,7 @@ use crate::engine::worker_client::{js_bytes, CpuWorker};
 use crate::engine::{CpuWhy, Engine, Preference};
 use crate::loader::{self, ModelBytes, Own, OwnLoad, Prepared, Served};
 use crate::runner::Runner;
-use crate::state::{plan, Action, ModelAction, ModelSource, Plan, Request, State};
+use crate::state::{plan, Action, Arch, ModelAction, ModelInfo, ModelSource, Plan, Request, State};
 use crate::test_hooks;
 
 struct Inner {
@@ -129,21 +129,17 @@ impl EngineHandle {
                 (tokenizer, context, gpu, files)
             }
             Prepared::Llama {
-                info,
+                config,
+                name,
                 tokenizer,
                 files,
-            } => {
-                let name = match &info.arch {
-                    crate::state::Arch::Llama { name, .. } => name.clone(),
-                    crate::state::Arch::Gpt2 { .. } => "gpt2".into(),
-                };
-                (
-                    tokenizer,
-                    info.context(),
-                    Err(CpuWhy::CpuOnlyModel(name)),
-                    files,
-                )
-            }
+                ..
+            } => (
+                tokenizer,
+                config.context,
+                Err(CpuWhy::CpuOnlyModel(name)),
+                files,
+            ),
         };
         let probe = Probe::new(&tokenizer, PROBE_LEN, PROBE_SEED, context);
         // the worker already running takes the new model; the first one is started here
@@ -325,7 +321,7 @@ impl EngineHandle {
     /// stays on any error).
     async fn load_prepared(self, prepared: Prepared, source: ModelSource, preference: Preference) {
         let d = self.0.dispatch.clone();
-        let info = prepared.info();
+        let info = info(&prepared);
         d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Checking {
             done: 0,
             total: 0,
@@ -334,6 +330,32 @@ impl EngineHandle {
             return d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Failed(e))));
         }
         d.dispatch(Action::Model(ModelAction::OwnLoaded(info, source)));
+    }
+}
+
+/// What the page says the model is.
+fn info(prepared: &Prepared) -> ModelInfo {
+    match prepared {
+        Prepared::Gpt2 { bundle, .. } => {
+            let config = bundle.model.config.clone();
+            let has_ln_f = bundle.model.weights.ln_f.is_some();
+            ModelInfo {
+                n_params: config.n_params(has_ln_f),
+                arch: Arch::Gpt2 { config, has_ln_f },
+            }
+        }
+        Prepared::Llama {
+            config,
+            name,
+            n_params,
+            ..
+        } => ModelInfo {
+            n_params: *n_params,
+            arch: Arch::Llama {
+                config: config.clone(),
+                name: name.clone(),
+            },
+        },
     }
 }
 
@@ -355,7 +377,7 @@ async fn start(handle: EngineHandle, preference: Preference, served: Option<&'st
         Err(e) => return fail(e),
     };
     let prepared = Prepared::Gpt2 { bundle, bytes };
-    d.dispatch(Action::Model(ModelAction::Loaded(prepared.info())));
+    d.dispatch(Action::Model(ModelAction::Loaded(info(&prepared))));
     // a model kept on this device from an earlier visit is offered (not loaded)
     {
         let d = d.clone();
