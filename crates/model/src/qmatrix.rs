@@ -1,7 +1,9 @@
 //! A weight matrix kept as it is stored: f32 values, or the blocks of a GGUF tensor type
 //! (F16, BF16, Q4_0 … Q6_K) as bytes, so that a quantized model stays as small in memory as
 //! its file. Products dequantize `TILE` rows at a time into a scratch buffer and multiply
-//! those (`cpu::matmul_into`): at most `TILE` × columns f32 values exist at once.
+//! those (`cpu::matmul_into`): at most `TILE` × columns f32 values exist at once. A product
+//! with a few rows of x (one appended token) reads the blocks directly instead (`dot_rows`):
+//! nothing is dequantized to memory.
 
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -14,6 +16,10 @@ pub const TILE: usize = if cfg!(target_arch = "wasm32") {
 } else {
     256
 };
+
+/// Rows of x up to which `QMatrix::matmul_t` multiplies the blocks directly (`dot_rows`)
+/// rather than dequantizing tiles.
+pub const FEW_ROWS: usize = 4;
 
 /// How a `QMatrix` holds its values.
 #[derive(Clone, Debug, PartialEq)]
@@ -99,8 +105,12 @@ impl QMatrix {
     pub fn matmul_t(&self, x: &[f32], m: usize, y: &mut [f32]) {
         let (k, n) = (self.cols, self.rows);
         assert!(x.len() == m * k && y.len() == m * n);
-        if let Storage::F32(w) = &self.storage {
-            return cpu::matmul_into(x, w, m, k, n, true, y, 0.0);
+        let (ty, bytes) = match &self.storage {
+            Storage::F32(w) => return cpu::matmul_into(x, w, m, k, n, true, y, 0.0),
+            Storage::Blocks { ty, bytes } => (*ty, bytes),
+        };
+        if m <= FEW_ROWS && ty.is_quantized() {
+            return dot_rows(ty, bytes, k, x, m, y);
         }
         let mut tile = vec![0f32; TILE.min(n) * k];
         let mut part = vec![0f32; m * TILE.min(n)];
@@ -111,6 +121,129 @@ impl QMatrix {
             cpu::matmul_into(x, w, m, k, rows, true, out, 0.0);
             for i in 0..m {
                 y[i * n + r0..i * n + r0 + rows].copy_from_slice(&out[i * rows..(i + 1) * rows]);
+            }
+        }
+    }
+}
+
+/// `y = x · Wᵀ` for W's blocks of `ty` (rows of `k` values), read directly: each block's dot
+/// product with x from its integers and scales. Q4_0, Q4_1 and Q8_0 by their algebra (a
+/// block's dot is d·Σ q·x, plus m·Σ x or − 8d·Σ x, Σ x computed once per block of x); other
+/// types through one dequantized block on the stack.
+fn dot_rows(ty: GgmlType, bytes: &[u8], k: usize, x: &[f32], m: usize, y: &mut [f32]) {
+    let (block, size) = ty.block().expect("a read type");
+    let (per_row, n) = (k / block, y.len() / m);
+    let f16 = |b: &[u8], at: usize| half::f16::from_le_bytes([b[at], b[at + 1]]).to_f32();
+    // Σ x over each block of each row of x
+    let sums: Vec<f32> = x.chunks_exact(block).map(|c| c.iter().sum()).collect();
+    let mut scratch = [0f32; 256];
+    for (r, row) in bytes.chunks_exact(per_row * size).enumerate().take(n) {
+        for i in 0..m {
+            let xr = &x[i * k..(i + 1) * k];
+            let xs = &sums[i * per_row..(i + 1) * per_row];
+            let mut acc = 0f32;
+            for (b, blk) in row.chunks_exact(size).enumerate() {
+                let xb = &xr[b * block..(b + 1) * block];
+                acc += match ty {
+                    GgmlType::Q8_0 => {
+                        let q = &blk[2..34];
+                        let dot: f32 = q.iter().zip(xb).map(|(&q, &x)| (q as i8) as f32 * x).sum();
+                        f16(blk, 0) * dot
+                    }
+                    GgmlType::Q4_0 | GgmlType::Q4_1 => {
+                        let at = if ty == GgmlType::Q4_0 { 2 } else { 4 };
+                        let q = &blk[at..at + 16];
+                        let mut dot = 0f32;
+                        for j in 0..16 {
+                            dot += (q[j] & 0x0F) as f32 * xb[j] + (q[j] >> 4) as f32 * xb[j + 16];
+                        }
+                        let d = f16(blk, 0);
+                        if ty == GgmlType::Q4_0 {
+                            d * (dot - 8.0 * xs[b])
+                        } else {
+                            d * dot + f16(blk, 2) * xs[b]
+                        }
+                    }
+                    _ => {
+                        let w = &mut scratch[..block];
+                        dequant::dequantize(ty, blk, w);
+                        w.iter().zip(xb).map(|(w, x)| w * x).sum()
+                    }
+                };
+            }
+            y[i * n + r] = acc;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Random blocks of `ty` whose f16 scales (at `scales`) are ordinary numbers.
+    fn blocks(
+        ty: GgmlType,
+        rows: usize,
+        cols: usize,
+        scales: &[usize],
+        rng: &mut impl Rng,
+    ) -> QMatrix {
+        let (block, size) = ty.block().unwrap();
+        let mut bytes: Vec<u8> = (0..rows * cols / block * size)
+            .map(|_| rng.random())
+            .collect();
+        for b in bytes.chunks_exact_mut(size) {
+            for &at in scales {
+                let s = half::f16::from_f32(rng.random_range(-0.05..0.05));
+                b[at..at + 2].copy_from_slice(&s.to_le_bytes());
+            }
+        }
+        QMatrix {
+            rows,
+            cols,
+            storage: Storage::Blocks { ty, bytes },
+        }
+    }
+
+    /// The direct product of a few rows equals the product of the dequantized tiles.
+    #[test]
+    fn a_few_rows_multiply_the_blocks_as_the_dequantized_matrix_does() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(36);
+        let (rows, cols) = (70, 96);
+        let cases = [
+            (GgmlType::Q4_0, vec![0]),
+            (GgmlType::Q4_1, vec![0, 2]),
+            (GgmlType::Q5_0, vec![0]),
+            (GgmlType::Q5_1, vec![0, 2]),
+            (GgmlType::Q8_0, vec![0]),
+        ];
+        for (ty, scales) in cases {
+            let w = blocks(ty, rows, cols, &scales, &mut rng);
+            let mut dense = vec![0f32; rows * cols];
+            w.rows_into(0, &mut dense);
+            // more rows than FEW_ROWS: the tile path; the first FEW_ROWS of them: the direct one
+            let m = FEW_ROWS + 1;
+            let x: Vec<f32> = (0..m * cols).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let (mut tiled, mut direct) = (vec![0f32; m * rows], vec![0f32; FEW_ROWS * rows]);
+            w.matmul_t(&x, m, &mut tiled);
+            w.matmul_t(&x[..FEW_ROWS * cols], FEW_ROWS, &mut direct);
+            for (i, (a, b)) in direct.iter().zip(&tiled).enumerate() {
+                // the reference: the dequantized matrix, in f64
+                let (r, c) = (i / rows, i % rows);
+                let exact: f64 = (0..cols)
+                    .map(|j| x[r * cols + j] as f64 * dense[c * cols + j] as f64)
+                    .sum();
+                assert!(
+                    (a - b).abs() <= 1e-5 + 1e-4 * b.abs(),
+                    "{}: [{i}] direct {a}, tiles {b}",
+                    ty.name()
+                );
+                assert!(
+                    (*a as f64 - exact).abs() <= 1e-5 + 1e-4 * exact.abs(),
+                    "{}: [{i}] {a} vs {exact}",
+                    ty.name()
+                );
             }
         }
     }
