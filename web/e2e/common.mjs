@@ -8,7 +8,7 @@ import { after, afterEach, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { launch } from './browser.mjs';
-import { serve } from './server.mjs';
+import { serveMany } from './server.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DIST = process.env.ATTNLAB_DIST ?? path.join(ROOT, 'dist');
@@ -19,11 +19,11 @@ export const CLI = process.env.ATTNLAB_CLI ?? path.join(TARGET, 'debug', 'attnla
 /** Opens the app; resolves once the first result is painted. `errors` collects every
  * uncaught exception and console error of every page (and frame, and worker) opened in its
  * browser context; `failOnErrors` checks them after each test. */
-export async function openApp({ webgpu = true, width = 1280, height = 800, lang = 'ko-KR', query = '' } = {}) {
+export async function openApp({ webgpu = true, width = 1280, height = 800, lang = 'ko-KR', query = '', mounts = {} } = {}) {
   if (!fs.existsSync(path.join(DIST, 'index.html'))) {
     throw new Error(`${DIST}/index.html is missing: run \`trunk build --release\` first`);
   }
-  const srv = await serve(DIST);
+  const srv = await serveMany({ '/': DIST, ...mounts });
   const { context, close } = await launch({ webgpu, width, height, lang });
   const errors = [];
   const watch = (p) => {

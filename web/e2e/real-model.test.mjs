@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { ARTIFACTS, assertTopFiveIsCli, CLI, currentHash, DIST, focusCell, fullPageShot, painted, parseShown, requestsSince, ROOT, setText, suiteApp } from './common.mjs';
+import { allowErrors, ARTIFACTS, assertTopFiveIsCli, CLI, currentHash, DIST, focusCell, fullPageShot, painted, parseShown, requestsSince, ROOT, setText, suiteApp } from './common.mjs';
 import { loadFiles } from './features.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
@@ -150,5 +150,102 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     assert.equal(status.state, 'loaded', status.text);
     await page.waitForFunction(() => /Paris/.test(document.querySelector('#next-last li')?.textContent ?? ''), null, { timeout: 120_000 });
     assert.ok((await page.locator('#model-sizes').textContent()).includes('layers30'));
+  });
+});
+
+/** A safetensors file's F32/I64 tensors as JS arrays (its header, then its bytes). */
+function readSafetensors(file) {
+  const b = fs.readFileSync(file);
+  const n = Number(b.readBigUInt64LE(0));
+  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
+  const out = {};
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const [s, e] = t.data_offsets;
+    const raw = b.subarray(8 + n + s, 8 + n + e);
+    const copy = new Uint8Array(raw).buffer;
+    out[name] = { shape: t.shape, data: t.dtype === 'I64' ? [...new BigInt64Array(copy)].map(Number) : [...new Float32Array(copy)] };
+  }
+  return out;
+}
+
+const HF = path.join(ROOT, 'crates/model/tests/data/hf');
+
+/** Opens Hugging Face id `id` from the model card; resolves to the new final status. */
+async function openHub(page, id) {
+  const prev = (await page.locator('#own-status').textContent().catch(() => '')) ?? '';
+  await page.locator('#hub-id').fill(id);
+  await page.locator('#hub-open').click();
+  await page.waitForFunction(
+    (p) => {
+      const el = document.querySelector('#own-status');
+      return el && ['loaded', 'failed'].includes(el.dataset.state) && el.textContent !== p;
+    },
+    prev,
+    { timeout: 120_000 },
+  );
+  const el = page.locator('#own-status');
+  return { state: await el.getAttribute('data-state'), text: await el.textContent() };
+}
+
+describe('a Hugging Face model id, from a local mirror laid out as the Hub', () => {
+  // the Hub's resolve URLs served from the transformers fixtures (`hub=./hub`)
+  const app = suiteApp({ webgpu: false, query: '#lang=en&backend=cpu&hub=./hub', mounts: { '/hub/': { dir: HF, hub: true } } });
+
+  test('an id opens the model from the resolve URLs; its next tokens and attention equal transformers', async () => {
+    const { page, srv } = app;
+    // the browser reports each 404 of the missing and the sharded model
+    allowErrors(app, /Failed to load resource: the server responded with a status of 404/);
+    const sizes = await page.locator('#model-sizes').textContent();
+    // not ids, a missing model, a sharded one: refused by name, the bundled model stays
+    for (const [id, words] of [
+      ['not an id', 'is not a Hugging Face model id'],
+      ['attnlab/missing', 'HTTP 404'],
+      ['attnlab/mistral-bf16-sharded', 'is sharded'],
+    ]) {
+      const got = await openHub(page, id);
+      assert.equal(got.state, 'failed', `${id}: ${got.text}`);
+      assert.ok(got.text.includes(words), `${id}: «${got.text}» says ${words}`);
+    }
+    assert.equal(await page.locator('#model-sizes').textContent(), sizes);
+
+    const requests = srv.requests.length;
+    const got = await openHub(page, 'attnlab/llama-gqa-tied');
+    assert.equal(got.state, 'loaded', got.text);
+    assert.match(got.text, /attnlab\/llama-gqa-tied/);
+    assert.deepEqual(
+      requestsSince(srv, requests).sort(),
+      ['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => `/hub/attnlab/llama-gqa-tied/resolve/main/${f}`),
+    );
+    assert.match(decodeURIComponent(await currentHash(page)), /&model=hf:attnlab\/llama-gqa-tied&hub=\.\/hub/);
+
+    // the lesson's sentence: transformers' next-token distribution at the last position
+    const want = readSafetensors(path.join(HF, 'llama-gqa-tied', 'expected.safetensors'));
+    const sentence = 'Which do you like better, coffee or tea? I like coffee better than tea, but my friend likes tea.';
+    const p = await setText(page, sentence);
+    const [t, v] = want.logits.shape;
+    assert.equal(p.tokens, t, 'the tokenizer gives transformers’ token count');
+    const last = want.logits.data.slice((t - 1) * v, t * v);
+    const max = Math.max(...last);
+    const exp = last.map((x) => Math.exp(x - max));
+    const z = exp.reduce((a, b) => a + b, 0);
+    const next = exp.map((e, id) => ({ id, prob: e / z })).sort((a, b) => b.prob - a.prob);
+    await assertTopFiveIsCli(page, '#next-last', next, 'transformers');
+    // every head of layer 0 as the table view prints it (4 decimals)
+    await page.locator('#table-view').check();
+    const [heads, , ] = want['attn.0'].shape;
+    for (let h = 0; h < heads; h++) {
+      await page.locator(`.head-cell[data-head="0.${h}"]`).click();
+      await page.waitForSelector(`.head-cell[data-head="0.${h}"][aria-pressed=true]`);
+      const rows = await page.$$eval('#head-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+      assert.equal(rows.length, t);
+      rows.forEach((row, i) =>
+        row.forEach((cell, j) => {
+          const w = want['attn.0'].data[(h * t + i) * t + j];
+          if (cell === '—') return assert.ok(j > i && w === 0, `L0H${h} [${i},${j}] masked`);
+          assert.ok(Math.abs(Number(cell) - w) <= 5e-5 + 1e-6, `L0H${h} [${i},${j}]: page ${cell}, transformers ${w}`);
+        }),
+      );
+    }
   });
 });

@@ -22,7 +22,8 @@ const TYPES = {
 
 /**
  * Serves `mounts` ({ '/': dir, '/peer/': dir, … }; the longest matching prefix wins; a mount
- * may list the only files it serves as `{ dir, only: ['a', 'b'] }`). Resolves to
+ * may list the only files it serves as `{ dir, only: ['a', 'b'] }`, or be a Hugging Face Hub
+ * mirror, `{ dir, hub: true }`: ORG/NAME/resolve/main/FILE is dir/NAME/FILE). Resolves to
  * { url, requests, close, setRoot } (`setRoot(dir)` serves another folder at `/` from then on:
  * a new build at the same address).
  */
@@ -30,8 +31,8 @@ export function serveMany(mounts) {
   const requests = [];
   const table = Object.entries(mounts)
     .map(([prefix, m]) => {
-      const { dir, only } = typeof m === 'string' ? { dir: m, only: null } : m;
-      return { prefix, root: path.resolve(dir), only: only ? new Set(only) : null };
+      const { dir, only, hub } = typeof m === 'string' ? { dir: m, only: null } : m;
+      return { prefix, root: path.resolve(dir), only: only ? new Set(only) : null, hub: !!hub };
     })
     .sort((a, b) => b.prefix.length - a.prefix.length);
   const server = http.createServer((req, res) => {
@@ -47,6 +48,12 @@ export function serveMany(mounts) {
       return notFound();
     }
     if (m.only && !m.only.has(rel)) return notFound();
+    // a Hub mirror: ORG/NAME/resolve/main/FILE is the folder NAME's FILE
+    if (m.hub) {
+      const hub = rel.match(/^[^/]+\/([^/]+)\/resolve\/main\/([^/]+)$/);
+      if (!hub) return notFound();
+      rel = `${hub[1]}/${hub[2]}`;
+    }
     let file = path.resolve(m.root, rel);
     if (file !== m.root && !file.startsWith(m.root + path.sep)) {
       res.writeHead(403).end();

@@ -37,7 +37,11 @@ fn Page() -> Html {
     // the engine runs what the state asks (`State::request`), whenever it changes
     let (engine, vocab) = use_engine(
         state.dispatcher(),
-        state.model.asked,
+        state
+            .model
+            .asked
+            .clone()
+            .map(|a| (a, state.model.hub_base())),
         state.request(),
         state.model.engines,
         state

@@ -32,6 +32,109 @@ pub const SMOLLM2: Served = Served {
     label: "SmolLM2-135M-Instruct · 98 MB · Apache-2.0",
 };
 
+/// Where Hugging Face model ids are fetched from, unless the URL names another base (`hub=`,
+/// a path on this origin such as a mirror laid out the same way; the page's CSP allows this
+/// origin and huggingface.co).
+pub const HUB: &str = "https://huggingface.co";
+
+/// A Hugging Face model id, `org/name` (letters, digits, `.`, `_`, `-`), or why not.
+pub fn hub_id(id: &str) -> Result<String, String> {
+    let id = id.trim();
+    let part = |p: &str| {
+        !p.is_empty()
+            && p.len() <= 96
+            && !p.starts_with('.')
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    };
+    match id.split_once('/') {
+        Some((org, name)) if part(org) && part(name) => Ok(id.to_string()),
+        _ => Err(format!(
+            "{id:?} is not a Hugging Face model id (org/name, e.g. HuggingFaceTB/SmolLM2-135M-Instruct)"
+        )),
+    }
+}
+
+/// A Hub base URL: https://…, or a path on this origin (`/…`, `./…`); without its last `/`.
+pub fn hub_base(base: &str) -> Result<String, String> {
+    let b = base.trim().trim_end_matches('/');
+    let ok = (b.starts_with("https://") || b.starts_with('/') || b.starts_with("./"))
+        && !b.contains(char::is_whitespace)
+        && !b.is_empty();
+    if ok {
+        Ok(b.to_string())
+    } else {
+        Err(format!(
+            "{base:?} is not a Hub address (https://… or a path on this site)"
+        ))
+    }
+}
+
+/// The URL of `file` of model `id` at `base`, as the Hub lays it out.
+pub fn hub_url(base: &str, id: &str, file: &str) -> String {
+    format!("{base}/{id}/resolve/main/{file}")
+}
+
+/// Fetches a Hugging Face model's config.json, tokenizer.json and model.safetensors from the
+/// Hub's resolve URLs, reporting (bytes so far, total); the weights of a Llama-family model
+/// stay outside wasm memory. A sharded model is refused by name.
+pub async fn fetch_hub(
+    base: &str,
+    id: &str,
+    progress: impl Fn(u64, Option<u64>),
+) -> Result<Own, String> {
+    let url = |f: &str| hub_url(base, id, f);
+    let (config_url, tokenizer_url, weights_url) = (
+        url("config.json"),
+        url("tokenizer.json"),
+        url("model.safetensors"),
+    );
+    let weights = dom::open(&weights_url).await;
+    let weights = match weights {
+        Ok(w) => w,
+        Err(e) => {
+            let sharded = dom::open(&url("model.safetensors.index.json"))
+                .await
+                .is_ok();
+            return Err(if sharded {
+                format!("{id} is sharded (model.safetensors.index.json); the page reads one model.safetensors so far — the CLI reads shards")
+            } else {
+                e
+            });
+        }
+    };
+    let config = dom::open(&config_url).await?;
+    let tokenizer = dom::open(&tokenizer_url).await?;
+    let total = [config.1, tokenizer.1, weights.1]
+        .into_iter()
+        .sum::<Option<u64>>();
+    let config = dom::read_body(&config_url, config.0, |n| progress(n, total)).await?;
+    let base_t = config.len() as u64;
+    let tokenizer =
+        dom::read_body(&tokenizer_url, tokenizer.0, |n| progress(base_t + n, total)).await?;
+    let base_w = base_t + tokenizer.len() as u64;
+    let llama = model_type(&config).is_some_and(|t| LlamaConfig::reads_model_type(&t));
+    if llama {
+        let size = weights
+            .1
+            .ok_or_else(|| format!("{weights_url}: the server did not say its size"))?;
+        let bytes = dom::read_body_js(&weights_url, weights.0, size, |n| {
+            progress(base_w + n, total)
+        })
+        .await?;
+        dom::next_task().await;
+        return Ok(Own::Llama(Box::new(prepare_hf_llama(
+            &config, &tokenizer, bytes,
+        )?)));
+    }
+    let weights = dom::read_body(&weights_url, weights.0, |n| progress(base_w + n, total)).await?;
+    Ok(Own::Gpt2(ModelBytes {
+        config,
+        weights,
+        tokenizer,
+    }))
+}
+
 /// The served models, by id.
 pub const SERVED: [&Served; 1] = [&SMOLLM2];
 

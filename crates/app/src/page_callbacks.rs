@@ -120,6 +120,8 @@ pub struct PageCallbacks {
     pub on_kept: Rc<(Callback<()>, Callback<()>)>,
     /// the model menu's choice: a served model's id, or None for the bundled one
     pub on_model: Rc<Callback<Option<&'static str>>>,
+    /// a Hugging Face model id to open
+    pub on_hub: Rc<Callback<String>>,
     /// the selected head switched off or on
     pub on_ablate: Rc<Callback<bool>>,
 }
@@ -205,6 +207,15 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
             })
         }
     });
+    let on_hub = use_memo((state.model.preference, state.model.hub_base()), {
+        let engine = engine.clone();
+        move |(p, base)| {
+            let (p, base) = (*p, base.clone());
+            Callback::from(move |id: String| {
+                wasm_bindgen_futures::spawn_local(engine.clone().load_hub(base.clone(), id, p))
+            })
+        }
+    });
     let on_ablate = use_memo((state.view.layer, state.view.head), {
         let d = state.dispatcher();
         move |&(l, h)| {
@@ -223,6 +234,7 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         on_files,
         on_kept,
         on_model,
+        on_hub,
         on_ablate,
     }
 }

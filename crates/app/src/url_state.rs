@@ -2,7 +2,8 @@
 //! `#t=<text>&b=<second text>&lang=ko&l=1&h=2&q=3&v=temperature&tau=0.5&apply=1&mask=0&ablate=0.1,2.3&backend=cpu`,
 //! and the Generate control's settings when they are not the defaults
 //! (`gen=8&greedy=0&out_t=0.8&top_k=40&top_p=0.9&seed=7`; an empty top-k/top-p: no limit),
-//! the theme when one was chosen (`theme=dark`), a served real model (`model=smollm2`), and embed mode (`embed=head&input=0`: one
+//! the theme when one was chosen (`theme=dark`), a real model (`model=smollm2`, a served one; `model=hf:org/name`, a Hugging Face id, fetched
+//! from `hub=URL` when given), and embed mode (`embed=head&input=0`: one
 //! view for another page's frame, `display`).
 //! Parsing never fails: unknown or malformed parameters are skipped and reported as notices
 //! (plain text, never markup).
@@ -52,8 +53,10 @@ pub struct UrlState {
     pub embed: Option<crate::display::Solo>,
     /// Embed mode's text box (`input=0`: none).
     pub input: Option<bool>,
-    /// A served model to load (`model=smollm2`).
-    pub model: Option<&'static str>,
+    /// A model to load (`model=smollm2`, `model=hf:org/name`), and where Hugging Face ids
+    /// are fetched from (`hub=URL`).
+    pub model: Option<crate::state::ModelSource>,
+    pub hub: Option<String>,
 }
 
 /// `%XX` and `+` decoding; invalid escapes are kept as they are, invalid UTF-8 replaced.
@@ -205,9 +208,13 @@ pub fn parse(fragment: &str) -> (UrlState, Vec<String>) {
                 Some(b) => st.input = Some(b),
                 None => bad(),
             },
-            "model" => match crate::loader::served(&val) {
-                Some(s) => st.model = Some(s.id),
+            "model" => match crate::state::ModelSource::from_code(&val) {
+                Some(m) => st.model = Some(m),
                 None => bad(),
+            },
+            "hub" => match crate::loader::hub_base(&val) {
+                Ok(b) => st.hub = Some(b),
+                Err(_) => bad(),
             },
             "backend" => match Preference::from_code(&val) {
                 Some(p) => st.backend = Some(p),
@@ -281,7 +288,10 @@ impl UrlState {
             s.model.preference = p;
         }
         if self.model.is_some() {
-            s.model.asked = self.model;
+            s.model.asked = self.model.clone();
+        }
+        if self.hub.is_some() {
+            s.model.hub = self.hub.clone();
         }
         if let Some(m) = self.flow {
             v.flow = m;
@@ -371,12 +381,17 @@ pub fn page_fragment(s: &State) -> String {
     if s.model.preference != Preference::Auto {
         parts.push(format!("backend={}", s.model.preference.code()));
     }
-    let served = match s.model.source {
-        crate::state::ModelSource::Served(id) => Some(id),
-        _ => s.model.asked,
-    };
-    if let Some(id) = served {
-        parts.push(format!("model={id}"));
+    // the model running, or the one asked for while it loads
+    let model = s
+        .model
+        .source
+        .code()
+        .or_else(|| s.model.asked.as_ref().and_then(|a| a.code()));
+    if let Some(code) = model {
+        parts.push(format!("model={}", percent_encode(&code)));
+    }
+    if let Some(hub) = &s.model.hub {
+        parts.push(format!("hub={}", percent_encode(hub)));
     }
     if v.gen != crate::state::GenSettings::default() {
         let g = &v.gen.sampling;

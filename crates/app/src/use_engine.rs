@@ -203,18 +203,53 @@ impl EngineHandle {
         let d = self.0.dispatch.clone();
         let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
         match loader::read_own(&files, &status).await {
-            Ok((Own::Gpt2(bytes), name)) => self.load_bytes(bytes, name, keep, preference).await,
-            Ok((Own::Llama(prepared), name)) => {
+            Ok((own, name)) => {
+                self.load_read(own, ModelSource::Own(name), keep, preference)
+                    .await
+            }
+            Err(o) => status(o),
+        }
+    }
+
+    /// Checks and installs a model read from files or the Hub (kept on this device first
+    /// when asked, GPT-2 layout only).
+    async fn load_read(self, own: Own, source: ModelSource, keep: bool, preference: Preference) {
+        match own {
+            Own::Gpt2(bytes) => self.load_bytes(bytes, source, keep, preference).await,
+            Own::Llama(prepared) => {
                 if keep {
                     let why = "keeping a model on this device is for GPT-2-layout models so far; this one was loaded, not kept";
                     self.0
                         .dispatch
                         .dispatch(Action::Model(ModelAction::Kept(Some(Err(why.into())))));
                 }
-                self.load_prepared(*prepared, ModelSource::Own(name), preference)
+                self.load_prepared(*prepared, source, preference).await
+            }
+        }
+    }
+
+    /// Fetches a Hugging Face model by id from `base`'s resolve URLs (with progress) and
+    /// loads it.
+    pub async fn load_hub(self, base: String, id: String, preference: Preference) {
+        let d = self.0.dispatch.clone();
+        let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
+        let id = match loader::hub_id(&id) {
+            Ok(id) => id,
+            Err(e) => return status(OwnLoad::Failed(e)),
+        };
+        let progress = |loaded, total: Option<u64>| {
+            status(OwnLoad::Fetching {
+                loaded,
+                total: total.unwrap_or(0),
+            })
+        };
+        progress(0, None);
+        match loader::fetch_hub(&base, &id, progress).await {
+            Ok(own) => {
+                self.load_read(own, ModelSource::Hub(id), false, preference)
                     .await
             }
-            Err(o) => status(o),
+            Err(e) => status(OwnLoad::Failed(e)),
         }
     }
 
@@ -268,7 +303,10 @@ impl EngineHandle {
     pub async fn load_kept(self, preference: Preference) {
         let d = self.0.dispatch.clone();
         match crate::kept::load().await {
-            Ok(Some((bytes, name))) => self.load_bytes(bytes, name, false, preference).await,
+            Ok(Some((bytes, name))) => {
+                self.load_bytes(bytes, ModelSource::Own(name), false, preference)
+                    .await
+            }
             Ok(None) => d.dispatch(Action::Model(ModelAction::Kept(None))),
             Err(e) => d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Failed(e)))),
         }
@@ -289,7 +327,7 @@ impl EngineHandle {
     async fn load_bytes(
         self,
         bytes: loader::ModelBytes,
-        name: String,
+        source: ModelSource,
         keep: bool,
         preference: Preference,
     ) {
@@ -304,17 +342,13 @@ impl EngineHandle {
             Err(e) => return status(OwnLoad::Failed(e)),
         };
         if keep {
-            let k = crate::kept::keep(&name, &bytes).await;
+            let k = crate::kept::keep(&source.name(), &bytes).await;
             self.0
                 .dispatch
                 .dispatch(Action::Model(ModelAction::Kept(Some(k))));
         }
-        self.load_prepared(
-            Prepared::Gpt2 { bundle, bytes },
-            ModelSource::Own(name),
-            preference,
-        )
-        .await
+        self.load_prepared(Prepared::Gpt2 { bundle, bytes }, source, preference)
+            .await
     }
 
     /// Installs a model the page has read and checked, in place of the current one (which
@@ -359,9 +393,9 @@ fn info(prepared: &Prepared) -> ModelInfo {
     }
 }
 
-/// Loads the bundled model and starts its engines; then the served model the URL asks for
-/// (`model=`), if any.
-async fn start(handle: EngineHandle, preference: Preference, served: Option<&'static Served>) {
+/// Loads the bundled model and starts its engines; then the model the URL asks for
+/// (`model=`: a served one, or a Hugging Face id from `hub`), if any.
+async fn start(handle: EngineHandle, preference: Preference, asked: Option<(ModelSource, String)>) {
     let d = handle.0.dispatch.clone();
     let fail = |e: String| d.dispatch(Action::Model(ModelAction::LoadFailed(e)));
     let progress = {
@@ -395,19 +429,25 @@ async fn start(handle: EngineHandle, preference: Preference, served: Option<&'st
         gpu: Rc::new(move || gpu.current().and_then(|r| r.engine().engine.gpu())),
         cpu: Rc::new(move || cpu.current().map(|r| r.engine().engine.cpu().clone())),
     });
-    if let Some(served) = served {
-        handle.load_served(served, preference).await;
+    match asked {
+        Some((ModelSource::Served(id), _)) => {
+            if let Some(s) = loader::served(id) {
+                handle.load_served(s, preference).await
+            }
+        }
+        Some((ModelSource::Hub(id), hub)) => handle.load_hub(hub, id, preference).await,
+        _ => {}
     }
 }
 
-/// The page's engine: starts loading the bundled model on first render (then the served model `asked` for by the URL, if any), and runs the page's
+/// The page's engine: starts loading the bundled model on first render (then the model `asked` for by the URL, if any, with the Hub's address), and runs the page's
 /// request whenever it changes (or new engines start): the state's `request()`, the number
 /// of the engines running (`ModelStatus::engines`), the result on screen (which engines
 /// computed it, and what it answers) and the time of the input event that asked.
 #[hook]
 pub fn use_engine(
     dispatch: UseReducerDispatcher<State>,
-    asked: Option<&'static str>,
+    asked: Option<(ModelSource, String)>,
     request: Request,
     engines: u64,
     shown: Option<(u64, Rc<Request>)>,
@@ -428,9 +468,8 @@ pub fn use_engine(
     {
         let handle = (*handle).clone();
         let preference = request.preference;
-        let served = asked.and_then(loader::served);
         use_effect_with((), move |_| {
-            wasm_bindgen_futures::spawn_local(start(handle, preference, served));
+            wasm_bindgen_futures::spawn_local(start(handle, preference, asked));
         });
     }
     {

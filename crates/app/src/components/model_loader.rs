@@ -28,6 +28,9 @@ pub struct Props {
     /// bundled one.
     pub source: ModelSource,
     pub on_model: Callback<Option<&'static str>>,
+    /// Opens a Hugging Face model id (from `hub`, the Hub's address).
+    pub hub: String,
+    pub on_hub: Callback<String>,
 }
 
 #[function_component]
@@ -161,6 +164,24 @@ pub fn ModelLoader(props: &Props) -> Html {
                 disabled={busy} onclick={Callback::from(move |_| cb.emit(id))}>{ label }</button>
         }
     };
+    let hub_id = use_state(String::new);
+    let on_hub_submit = {
+        let (cb, id) = (props.on_hub.clone(), hub_id.clone());
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            if !id.trim().is_empty() {
+                cb.emit((*id).clone());
+            }
+        })
+    };
+    let on_hub_input = {
+        let id = hub_id.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(input) = target_as::<HtmlInputElement>(&e) {
+                id.set(input.value());
+            }
+        })
+    };
     html! {
         <section class="card own-card" aria-labelledby="own-h">
             <h2 id="own-h">{ t(Key::OwnModel) }</h2>
@@ -168,6 +189,14 @@ pub fn ModelLoader(props: &Props) -> Html {
                 { choice(None, t(Key::TeachingModel).to_string()) }
                 { for SERVED.iter().map(|s| choice(Some(s.id), s.label.to_string())) }
             </div>
+            <form class="hub-form" id="hub-form" onsubmit={on_hub_submit}>
+                <label for="hub-id">{ t(Key::HubId) }</label>
+                <input id="hub-id" type="text" spellcheck="false" autocomplete="off"
+                    placeholder="HuggingFaceTB/SmolLM2-135M-Instruct" value={(*hub_id).clone()}
+                    oninput={on_hub_input} disabled={busy} />
+                <button type="submit" id="hub-open" disabled={busy}>{ t(Key::HubOpen) }</button>
+                <span class="help">{ format!("{} {}", t(Key::HubFrom), props.hub) }</span>
+            </form>
             <p class="help">{ t(Key::OwnModelHelp) }</p>
             <div class={classes!("drop-zone", (*over).then_some("over"))} id="drop-zone"
                 ondrop={on_drop} ondragover={on_over} ondragleave={on_leave}>

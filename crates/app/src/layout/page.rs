@@ -46,7 +46,8 @@ pub fn page(c: &Ctx) -> Html {
                 if state.model.info.is_some() {
                     <ModelLoader {lang} own={state.model.own.clone()} on_files={(*pc.on_files).clone()}
                         kept={state.model.kept.clone()} on_load_kept={pc.on_kept.0.clone()} on_forget={pc.on_kept.1.clone()}
-                        source={state.model.source.clone()} on_model={(*pc.on_model).clone()} />
+                        source={state.model.source.clone()} on_model={(*pc.on_model).clone()}
+                        hub={state.model.hub_base()} on_hub={(*pc.on_hub).clone()} />
                 }
             </main>
         </>

@@ -90,6 +90,7 @@ impl State {
                 own: OwnLoad::Idle,
                 source: ModelSource::Bundled,
                 asked: None,
+                hub: None,
                 kept: None,
                 engines: 0,
                 url_notices: Vec::new(),

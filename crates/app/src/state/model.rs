@@ -8,6 +8,15 @@ use attnlab_model::Config;
 use crate::engine::{Backend, Preference};
 use crate::loader::OwnLoad;
 
+impl ModelStatus {
+    /// Where Hugging Face ids are fetched from.
+    pub fn hub_base(&self) -> String {
+        self.hub
+            .clone()
+            .unwrap_or_else(|| crate::loader::HUB.to_string())
+    }
+}
+
 /// Progress of fetching the model files.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Load {
@@ -107,6 +116,8 @@ pub enum ModelSource {
     Bundled,
     /// A real model served beside the app (`loader::SMOLLM2`), by its id.
     Served(&'static str),
+    /// A Hugging Face model id (`org/name`), its files from the Hub's resolve URLs.
+    Hub(String),
     /// The user's files (their names).
     Own(String),
 }
@@ -120,7 +131,26 @@ impl ModelSource {
                 crate::loader::served(id).map_or_else(|| id.to_string(), |s| s.label.to_string())
             }
             ModelSource::Own(name) => name.clone(),
+            ModelSource::Hub(id) => id.clone(),
         }
+    }
+
+    /// How the URL names it (`model=`): a served model's id, `hf:org/name`; None for the
+    /// bundled model and the user's files.
+    pub fn code(&self) -> Option<String> {
+        match self {
+            ModelSource::Served(id) => Some(id.to_string()),
+            ModelSource::Hub(id) => Some(format!("hf:{id}")),
+            ModelSource::Bundled | ModelSource::Own(_) => None,
+        }
+    }
+
+    /// The source a `model=` value names, if it is one.
+    pub fn from_code(code: &str) -> Option<ModelSource> {
+        if let Some(id) = code.strip_prefix("hf:") {
+            return crate::loader::hub_id(id).ok().map(ModelSource::Hub);
+        }
+        crate::loader::served(code).map(|s| ModelSource::Served(s.id))
     }
 }
 
@@ -143,8 +173,10 @@ pub struct ModelStatus {
     pub own: OwnLoad,
     /// Where the running model came from.
     pub source: ModelSource,
-    /// The served model the URL asks for (`model=`), until it is loaded or fails.
-    pub asked: Option<&'static str>,
+    /// The model the URL asks for (`model=`), until it is loaded or fails.
+    pub asked: Option<ModelSource>,
+    /// Where Hugging Face model ids are fetched from (`hub=`; `loader::HUB` when None).
+    pub hub: Option<String>,
     /// A model of the user's kept on this device (`kept`), or why keeping one failed.
     pub kept: Option<Result<crate::kept::KeptInfo, String>>,
     /// Which engines run (the `n`th installed, a model loaded, bundled or the user's): new

@@ -1,4 +1,5 @@
 use super::*;
+use crate::state::ModelSource;
 
 #[test]
 fn a_state_survives_the_round_trip_exactly() {
@@ -99,10 +100,10 @@ fn decoding_is_forgiving() {
 fn a_served_model_is_in_the_link_from_the_moment_it_is_asked_for() {
     let (st, notices) = parse("#t=hi&model=smollm2");
     assert!(notices.is_empty(), "{notices:?}");
-    assert_eq!(st.model, Some("smollm2"));
+    assert_eq!(st.model, Some(ModelSource::Served("smollm2")));
     let mut s = State::new(Lang::En);
     st.apply_to(&mut s);
-    assert_eq!(s.model.asked, Some("smollm2"));
+    assert_eq!(s.model.asked, Some(ModelSource::Served("smollm2")));
     // asked, still loading: the link keeps it
     assert!(fragment(&s).contains("&model=smollm2"));
     // loaded: the source says it
@@ -116,4 +117,37 @@ fn a_served_model_is_in_the_link_from_the_moment_it_is_asked_for() {
     let (st, notices) = parse("#model=gpt-5");
     assert_eq!(st.model, None);
     assert_eq!(notices.len(), 1);
+}
+
+#[test]
+fn a_hugging_face_id_and_its_hub_round_trip_and_bad_ones_are_skipped() {
+    let (st, notices) = parse("#model=hf%3AHuggingFaceTB%2FSmolLM2-135M-Instruct&hub=.%2Fhub");
+    assert!(notices.is_empty(), "{notices:?}");
+    let mut s = State::new(Lang::En);
+    st.apply_to(&mut s);
+    assert_eq!(
+        s.model.asked,
+        Some(ModelSource::Hub(
+            "HuggingFaceTB/SmolLM2-135M-Instruct".into()
+        ))
+    );
+    assert_eq!(s.model.hub_base(), "./hub");
+    let (again, _) = parse(&fragment(&s));
+    assert_eq!((again.model, again.hub), (st.model, st.hub));
+    // not ids, not addresses: skipped with a notice each
+    for bad in [
+        "#model=hf%3Anoslash",
+        "#model=hf%3A..%2Fx",
+        "#model=hf%3Aa%2Fb%2Fc",
+        "#hub=javascript%3Aalert(1)",
+        "#hub=http%3A%2F%2Fexample.com",
+    ] {
+        let (st, notices) = parse(bad);
+        assert!(st.model.is_none() && st.hub.is_none(), "{bad}");
+        assert_eq!(notices.len(), 1, "{bad}");
+    }
+    assert_eq!(
+        State::new(Lang::En).model.hub_base(),
+        "https://huggingface.co"
+    );
 }
