@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use attnlab_model::cpu;
+use attnlab_model::export::{next_json, tokens_json};
 use attnlab_model::llama::LlamaBundle;
 use attnlab_model::trace::top_k_of;
 use attnlab_model::AttentionOptions;
@@ -70,9 +71,11 @@ pub fn predict(
     let display = |id: u32| tokenizer.display_id(id);
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
         if json {
+            // the same document as the traced models' predict
             let doc = json!({
-                "tokens": tokens.iter().map(|t| json!({"id": t.id, "text": t.display})).collect::<Vec<_>>(),
-                "next": next.iter().map(|&(id, p)| json!({"id": id, "text": display(id), "prob": p})).collect::<Vec<_>>(),
+                "tokens": tokens_json(&tokens),
+                "dropped": 0,
+                "next": next_json(&display, &next),
             });
             serde_json::to_writer_pretty(&mut *out, &doc)?;
             return writeln!(out);

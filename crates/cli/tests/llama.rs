@@ -65,7 +65,7 @@ fn predict_reads_a_gguf_model() {
     let next = doc["next"].as_array().unwrap();
     assert_eq!(next.len(), 3);
     assert_eq!(
-        (next[0]["id"].as_u64(), next[0]["text"].as_str()),
+        (next[0]["id"].as_u64(), next[0]["display"].as_str()),
         (Some(7042), Some("␣Paris"))
     );
     assert!(next[0]["prob"].as_f64().unwrap() > 0.5);

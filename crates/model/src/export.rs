@@ -68,10 +68,14 @@ pub fn tokens_json(tokens: &[TokenInfo]) -> Value {
 }
 
 pub fn top_json(display: &dyn Fn(u32) -> String, tr: &Trace, k: usize) -> Value {
-    json!(tr
-        .top_k(tr.dims.t - 1, k)
-        .into_iter()
-        .map(|(id, p)| json!({"id": id, "display": display(id), "prob": p}))
+    next_json(display, &tr.top_k(tr.dims.t - 1, k))
+}
+
+/// Next tokens with their probabilities, `[{"id", "display", "prob"}]`.
+pub fn next_json(display: &dyn Fn(u32) -> String, next: &[(u32, f32)]) -> Value {
+    json!(next
+        .iter()
+        .map(|&(id, p)| json!({"id": id, "display": display(id), "prob": p}))
         .collect::<Vec<_>>())
 }
 
