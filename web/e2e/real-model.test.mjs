@@ -81,6 +81,12 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     const cli = cliTrace(GGUF, text);
     assert.equal(cli.next[0].display, '␣Paris');
     await assertTopFiveIsCli(page, '#next-last', cli.next, 'SmolLM2');
+    // the steps view starts with RoPE: q and k before and after; position 0 is not turned
+    assert.equal(await page.locator('#rope-steps figure').count(), 4);
+    const firstRows = await page.$$eval('#rope-steps figure', (fs) => fs.map((f) => [...f.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))));
+    assert.deepEqual(firstRows[0][0], firstRows[1][0], 'q at position 0: before = after');
+    assert.deepEqual(firstRows[2][0], firstRows[3][0], 'k at position 0: before = after');
+    assert.notDeepEqual(firstRows[0][4], firstRows[1][4], 'q at position 4 is turned');
     assert.equal(await page.locator('.heads-row:not(.head-labels)').count(), 30);
     assert.equal(await page.locator('.heads-row:not(.head-labels)').first().locator('.head-cell').count(), 9);
 

@@ -1,5 +1,6 @@
 //! QKᵀ → ÷√d_k → mask → softmax → × V for the selected head: the actual numbers for short
-//! inputs, colour for long ones.
+//! inputs, colour for long ones. For a Llama-family model, RoPE first: q and k before and
+//! after their turn (the first dimensions, where the angles turn fastest).
 
 use std::rc::Rc;
 
@@ -9,6 +10,7 @@ use super::matrix::{MatrixCanvas, MatrixTable};
 use super::{Floats, HeadSel, Labels};
 use crate::draw::Scale;
 use crate::i18n::{Key, Lang};
+use crate::state::LlamaAttn;
 
 /// Inputs up to this many tokens show numbers.
 pub const NUMBERS_UP_TO: usize = 8;
@@ -23,12 +25,31 @@ pub struct Props {
     /// The pinned query row, highlighted in the number tables.
     #[prop_or_default]
     pub pin: Option<usize>,
+    /// RoPE and the key/value heads, for a Llama-family model.
+    #[prop_or_default]
+    pub llama: Option<LlamaAttn>,
+}
+
+/// The first `cols` dimensions of each row of `x` (rows of `dk`, row i at position i) before
+/// RoPE turned them, and as they are.
+fn before_after(x: &[f32], dk: usize, cols: usize, a: &LlamaAttn) -> (Vec<f32>, Vec<f32>) {
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    for (pos, row) in x.chunks(dk).enumerate() {
+        let mut turned_back = row.to_vec();
+        for p in attnlab_model::llama::rotated_pairs(row, pos, &a.inv_freq, a.pairs) {
+            turned_back[p.dims.0] = p.before.0;
+            turned_back[p.dims.1] = p.before.1;
+        }
+        before.extend_from_slice(&turned_back[..cols]);
+        after.extend_from_slice(&row[..cols]);
+    }
+    (before, after)
 }
 
 #[function_component]
 pub fn Steps(props: &Props) -> Html {
     let lang = props.lang;
-    let mats = use_memo(props.sel.clone(), |sel| {
+    let mats = use_memo((props.sel.clone(), props.llama.clone()), |(sel, llama)| {
         let hv = sel.view();
         let cols = hv.d_k.min(OUT_DIMS);
         let out: Vec<f32> = hv
@@ -37,14 +58,21 @@ pub fn Steps(props: &Props) -> Html {
             .flat_map(|r| r[..cols].to_vec())
             .collect();
         let f = |v: &[f32]| Floats(Rc::new(v.to_vec()));
+        // RoPE: q and k before and after their turn
+        let rope = llama.as_ref().map(|a| {
+            let (qb, qa) = before_after(hv.q, hv.d_k, cols, a);
+            let (kb, ka) = before_after(hv.k, hv.d_k, cols, a);
+            [qb, qa, kb, ka].map(|v| Floats(Rc::new(v)))
+        });
         (
             hv.t,
             cols,
             [f(hv.scores), f(hv.scaled), f(hv.masked), f(hv.weights)],
             Floats(Rc::new(out)),
+            rope,
         )
     });
-    let (t, cols, ref steps, ref out) = *mats;
+    let (t, cols, ref steps, ref out, ref rope) = *mats;
     let names = [
         Key::StepScores,
         Key::StepScaled,
@@ -79,6 +107,12 @@ pub fn Steps(props: &Props) -> Html {
             <h2 id="steps-h">{ Key::Steps.text(lang) }</h2>
             <p class="help">{ Key::StepsHelp.text(lang) }</p>
             if !numbers { <p class="help">{ Key::ManyTokens.text(lang) }</p> }
+            if let Some(r) = rope {
+                <div class={classes!("steps", "rope-steps", numbers.then_some("numbers"))} id="rope-steps">
+                    { for [Key::StepQBefore, Key::StepQAfter, Key::StepKBefore, Key::StepKAfter].iter().zip(r.iter())
+                        .map(|(&k, v)| panel(k, v, Scale::signed_for(&v.0), cols, Some(dims.clone()))) }
+                </div>
+            }
             <div class={classes!("steps", numbers.then_some("numbers"))}>
                 { for (0..4).map(|k| panel(names[k], &steps[k], scales[k], t, Some(props.sel.labels.clone()))) }
                 { panel(Key::StepOutput, out, Scale::signed_for(&out.0), cols, Some(dims)) }

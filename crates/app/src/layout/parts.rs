@@ -151,7 +151,7 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                     }
                     if shows(Solo::Steps) {
                     <Deferred generation={s.generation}>
-                        <Steps {lang} sel={sel.clone()} pin={v.pin.as_ref().map(|_| q)} />
+                        <Steps {lang} sel={sel.clone()} pin={v.pin.as_ref().map(|_| q)} llama={info.llama_attn()} />
                     </Deferred>
                     }
                     if shows(Solo::Softmax) {
