@@ -5,11 +5,11 @@
 
 use std::cell::RefCell;
 
-use attnlab_model::gguf::Gguf;
+use attnlab_model::gguf::{Gguf, TensorBytes, TensorInfo};
 use attnlab_model::inspect::Traced;
 use attnlab_model::llama::LlamaModel;
 use attnlab_model::{AttentionOptions, Model, Trace};
-use js_sys::{ArrayBuffer, Float32Array};
+use js_sys::{ArrayBuffer, Float32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
@@ -27,19 +27,42 @@ struct State {
     base_prev: Option<Trace>,
 }
 
+/// A GGUF file sent by the page, read one tensor at a time: only the tensors' copies enter
+/// wasm memory, never the whole file.
+struct JsTensors<'a>(&'a Uint8Array);
+
+impl TensorBytes for JsTensors<'_> {
+    fn tensor_bytes(&self, t: &TensorInfo) -> Option<std::borrow::Cow<'_, [u8]>> {
+        let end = t.start.checked_add(t.len)?;
+        (end <= self.0.length() as usize)
+            .then(|| std::borrow::Cow::Owned(self.0.subarray(t.start as u32, end as u32).to_vec()))
+    }
+}
+
+/// The first bytes of a GGUF file read for its directory (a longer directory: the whole file).
+const GGUF_HEAD: u32 = 16 << 20;
+
 /// Reads and checks the model in `files` (every tensor's shape against its config).
 fn load(files: &Files) -> Result<Box<dyn Traced>, String> {
     let err = |e: attnlab_model::Error| e.to_string();
-    let weights = files.weights.to_vec();
     Ok(match files.format {
-        Format::Gpt2 => Box::new(Model::from_bytes(&files.config.to_vec(), &weights).map_err(err)?),
+        Format::Gpt2 => Box::new(
+            Model::from_bytes(&files.config.to_vec(), &files.weights.to_vec()).map_err(err)?,
+        ),
         Format::Gguf => {
-            let g = Gguf::parse(&weights).map_err(err)?;
-            Box::new(LlamaModel::from_gguf(&g, &weights).map_err(err)?)
+            let w = &files.weights;
+            let len = w.length();
+            let head = |n: u32| w.subarray(0, n.min(len)).to_vec();
+            let g = match Gguf::parse_head(&head(GGUF_HEAD), len as usize) {
+                Err(_) if len > GGUF_HEAD => Gguf::parse(&head(len)),
+                r => r,
+            }
+            .map_err(err)?;
+            Box::new(LlamaModel::from_gguf(&g, &JsTensors(w)).map_err(err)?)
         }
-        Format::HfLlama => {
-            Box::new(LlamaModel::from_hf(&files.config.to_vec(), &[&weights]).map_err(err)?)
-        }
+        Format::HfLlama => Box::new(
+            LlamaModel::from_hf(&files.config.to_vec(), &[&files.weights.to_vec()]).map_err(err)?,
+        ),
     })
 }
 
@@ -135,7 +158,10 @@ fn answer(state: &mut State, request: Request) -> Reply {
             model: number,
             files,
         } => {
-            // a model that fails to load leaves the one loaded before in place
+            // a model that fails to load leaves the one loaded before in place (its caches
+            // go first: the new model's memory is what matters now)
+            state.prev = None;
+            state.base_prev = None;
             let error = match load(&files) {
                 Ok(model) => {
                     *state = State {

@@ -7,7 +7,7 @@
 
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::gguf::{dequant, GgmlType, Gguf, TensorInfo};
+use crate::gguf::{dequant, GgmlType, Gguf, TensorBytes, TensorInfo};
 
 /// Rows dequantized at a time by `QMatrix::matmul_t`: in wasm 64, natively 256, so that the
 /// product of a tile (matrixmultiply there) is large enough to split over the cores.
@@ -51,7 +51,11 @@ impl QMatrix {
     }
 
     /// The 2-D tensor `t` of a GGUF file, its bytes copied as they are (F32 as values).
-    pub fn from_gguf(g: &Gguf, bytes: &[u8], t: &TensorInfo) -> Result<QMatrix> {
+    pub fn from_gguf(
+        g: &Gguf,
+        bytes: &(impl TensorBytes + ?Sized),
+        t: &TensorInfo,
+    ) -> Result<QMatrix> {
         let [rows, cols] = t.shape[..] else {
             return Err(Error::Gguf(format!(
                 "tensor `{}` has shape {:?}; a matrix is needed",
@@ -61,9 +65,12 @@ impl QMatrix {
         let storage = if t.ty == GgmlType::F32 {
             Storage::F32(g.read(bytes, t)?)
         } else if t.ty.is_read() {
+            let raw = bytes.tensor_bytes(t).ok_or_else(|| {
+                Error::Gguf(format!("tensor `{}` lies outside these bytes", t.name))
+            })?;
             Storage::Blocks {
                 ty: t.ty,
-                bytes: bytes[t.start..t.start + t.len].to_vec(),
+                bytes: raw.into_owned(),
             }
         } else {
             return Err(Error::Gguf(format!(

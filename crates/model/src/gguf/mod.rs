@@ -92,6 +92,28 @@ impl TensorInfo {
     }
 }
 
+/// Where a GGUF file's tensor bytes come from: the whole file in memory (`[u8]`, `Vec<u8>`), or
+/// a source that hands out one tensor's bytes at a time (the page's CPU worker copies them out
+/// of the JS array it was sent, so the file is never in its memory whole).
+pub trait TensorBytes {
+    /// The bytes of tensor `t` (`t.start .. t.start + t.len` of the file), or None when the
+    /// source does not hold them.
+    fn tensor_bytes(&self, t: &TensorInfo) -> Option<std::borrow::Cow<'_, [u8]>>;
+}
+
+impl TensorBytes for [u8] {
+    fn tensor_bytes(&self, t: &TensorInfo) -> Option<std::borrow::Cow<'_, [u8]>> {
+        self.get(t.start..t.start.checked_add(t.len)?)
+            .map(std::borrow::Cow::Borrowed)
+    }
+}
+
+impl TensorBytes for Vec<u8> {
+    fn tensor_bytes(&self, t: &TensorInfo) -> Option<std::borrow::Cow<'_, [u8]>> {
+        self.as_slice().tensor_bytes(t)
+    }
+}
+
 /// A GGUF file's header, metadata and tensor directory (the tensors stay in the file's bytes).
 #[derive(Clone, Debug)]
 pub struct Gguf {
@@ -356,7 +378,7 @@ impl Gguf {
     }
 
     /// The values of tensor `t` (from the file's `bytes`) as f32, row-major.
-    pub fn read(&self, bytes: &[u8], t: &TensorInfo) -> Result<Vec<f32>> {
+    pub fn read(&self, bytes: &(impl TensorBytes + ?Sized), t: &TensorInfo) -> Result<Vec<f32>> {
         if !t.ty.is_read() {
             return Err(bad(format!(
                 "tensor `{}` is {}; attnlab reads {}",
@@ -366,10 +388,10 @@ impl Gguf {
             )));
         }
         let raw = bytes
-            .get(t.start..t.start + t.len)
+            .tensor_bytes(t)
             .ok_or_else(|| bad(format!("tensor `{}` lies outside these bytes", t.name)))?;
         let mut out = vec![0f32; t.elements()];
-        dequant::dequantize(t.ty, raw, &mut out);
+        dequant::dequantize(t.ty, &raw, &mut out);
         Ok(out)
     }
 }

@@ -12,7 +12,7 @@ pub use ops::{rms_norm, rope, rope_table, rotated_pairs, swiglu, RopePairs, Rota
 
 use crate::error::{Error, Result};
 use crate::gguf::tokenizer::tokenizer_json;
-use crate::gguf::{Gguf, TensorInfo, Value};
+use crate::gguf::{Gguf, TensorBytes, TensorInfo, Value};
 use crate::qmatrix::QMatrix;
 use crate::roles::{HeadMaps, Subject};
 use crate::tokenizer::Tokenizer;
@@ -278,13 +278,19 @@ impl LlamaBundle {
 
 impl LlamaModel {
     /// A llama-architecture GGUF file's model. Every tensor's shape is checked against the
-    /// metadata before its bytes are copied.
-    pub fn from_gguf(g: &Gguf, bytes: &[u8]) -> Result<LlamaModel> {
+    /// metadata before its bytes are copied; the bytes come from the whole file or any other
+    /// `TensorBytes` (the page's worker copies them one tensor at a time out of what it was
+    /// sent).
+    pub fn from_gguf(g: &Gguf, bytes: &(impl TensorBytes + ?Sized)) -> Result<LlamaModel> {
         LlamaModel::with_config(LlamaConfig::from_gguf(g)?, g, bytes)
     }
 
     /// `from_gguf` with the file's config already read.
-    fn with_config(config: LlamaConfig, g: &Gguf, bytes: &[u8]) -> Result<LlamaModel> {
+    fn with_config(
+        config: LlamaConfig,
+        g: &Gguf,
+        bytes: &(impl TensorBytes + ?Sized),
+    ) -> Result<LlamaModel> {
         let c = &config;
         let tensor = |name: &str, shape: &[usize]| -> Result<&TensorInfo> {
             let t = g
