@@ -197,11 +197,27 @@ impl EngineHandle {
         Ok(())
     }
 
+    /// Reports the loading of a model (the user's, a served or a Hub one) to the page.
+    fn own_status(&self) -> impl Fn(OwnLoad) {
+        let d = self.0.dispatch.clone();
+        move |o| d.dispatch(Action::Model(ModelAction::Own(o)))
+    }
+
+    /// Reports a download's progress (bytes so far, the total when known).
+    fn fetching(&self) -> impl Fn(u64, Option<u64>) {
+        let status = self.own_status();
+        move |loaded, total| {
+            status(OwnLoad::Fetching {
+                loaded,
+                total: total.unwrap_or(0),
+            })
+        }
+    }
+
     /// Reads the user's files, validates them as a model and, only if that succeeds, replaces
     /// the current model. The current model keeps running meanwhile and after any error.
     pub async fn load_own(self, files: Vec<web_sys::File>, keep: bool, preference: Preference) {
-        let d = self.0.dispatch.clone();
-        let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
+        let status = self.own_status();
         match loader::read_own(&files, &status).await {
             Ok((own, name)) => {
                 self.load_read(own, ModelSource::Own(name), keep, preference)
@@ -231,18 +247,12 @@ impl EngineHandle {
     /// Fetches a Hugging Face model by id from `base`'s resolve URLs (with progress) and
     /// loads it.
     pub async fn load_hub(self, base: String, id: String, preference: Preference) {
-        let d = self.0.dispatch.clone();
-        let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
+        let status = self.own_status();
         let id = match loader::hub_id(&id) {
             Ok(id) => id,
             Err(e) => return status(OwnLoad::Failed(e)),
         };
-        let progress = |loaded, total: Option<u64>| {
-            status(OwnLoad::Fetching {
-                loaded,
-                total: total.unwrap_or(0),
-            })
-        };
+        let progress = self.fetching();
         progress(0, None);
         match loader::fetch_hub(&base, &id, progress).await {
             Ok(own) => {
@@ -255,14 +265,8 @@ impl EngineHandle {
 
     /// Downloads a model the serve command put beside the app (with progress) and loads it.
     pub async fn load_served(self, served: &'static Served, preference: Preference) {
-        let d = self.0.dispatch.clone();
-        let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
-        let progress = |loaded, total: Option<u64>| {
-            status(OwnLoad::Fetching {
-                loaded,
-                total: total.unwrap_or(0),
-            })
-        };
+        let status = self.own_status();
+        let progress = self.fetching();
         progress(0, None);
         match loader::fetch_served(served, progress).await {
             Ok(prepared) => {
@@ -275,14 +279,8 @@ impl EngineHandle {
 
     /// Loads the bundled model again, in place of the current one.
     pub async fn load_bundled(self, preference: Preference) {
-        let d = self.0.dispatch.clone();
-        let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
-        let progress = |loaded, total: Option<u64>| {
-            status(OwnLoad::Fetching {
-                loaded,
-                total: total.unwrap_or(0),
-            })
-        };
+        let status = self.own_status();
+        let progress = self.fetching();
         let bytes = match loader::fetch_bundled(progress).await {
             Ok(b) => b,
             Err(e) => return status(OwnLoad::Failed(e)),
@@ -331,8 +329,7 @@ impl EngineHandle {
         keep: bool,
         preference: Preference,
     ) {
-        let d = self.0.dispatch.clone();
-        let status = move |o: OwnLoad| d.dispatch(Action::Model(ModelAction::Own(o)));
+        let status = self.own_status();
         let bundle = match loader::validate(&bytes, |done, total| {
             status(OwnLoad::Checking { done, total })
         })
