@@ -18,8 +18,10 @@ pub const TILE: usize = if cfg!(target_arch = "wasm32") {
 };
 
 /// Rows of x up to which `QMatrix::matmul_t` multiplies the blocks directly (`dot_rows`)
-/// rather than dequantizing tiles.
+/// rather than dequantizing tiles — natively: in wasm the tiles' product was faster
+/// (BENCHMARKS.md, the SmolLM2-in-the-page entry).
 pub const FEW_ROWS: usize = 4;
+const DIRECT: bool = !cfg!(target_arch = "wasm32");
 
 /// How a `QMatrix` holds its values.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,7 +118,7 @@ impl QMatrix {
             Storage::F32(w) => return cpu::matmul_into(x, w, m, k, n, true, y, 0.0),
             Storage::Blocks { ty, bytes } => (*ty, bytes),
         };
-        if m <= FEW_ROWS && ty.is_quantized() {
+        if DIRECT && m <= FEW_ROWS && ty.is_quantized() {
             return dot_rows(ty, bytes, k, x, m, y);
         }
         let mut tile = vec![0f32; TILE.min(n) * k];
