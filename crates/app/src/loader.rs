@@ -15,7 +15,7 @@ use attnlab_model::{Bundle, Tokenizer};
 use js_sys::Uint8Array;
 
 use crate::dom::{self, now};
-use crate::engine::protocol::{Files, Format};
+use crate::engine::protocol::{read_gguf_head, Files, Format};
 use crate::model_files;
 
 /// A real model the serve command puts beside the app (`scripts/serve.sh`): its id in the
@@ -158,21 +158,10 @@ pub enum Prepared {
     },
 }
 
-/// The first bytes of a GGUF file read for its directory; a file whose directory is longer
-/// is read whole.
-const GGUF_HEAD: u32 = 16 << 20;
-
 /// Reads a GGUF file's hyperparameters and tokenizer from its head (checked against each
 /// other and the file's length); the weights stay where they are, for the worker.
 pub fn prepare_gguf(bytes: Uint8Array) -> Result<Prepared, String> {
-    let len = bytes.length();
-    let head_of = |n: u32| bytes.subarray(0, n.min(len)).to_vec();
-    let read = |head: &[u8]| LlamaBundle::read_head(head, len as usize);
-    let (g, config, tokenizer) = match read(&head_of(GGUF_HEAD)) {
-        Err(_) if len > GGUF_HEAD => read(&head_of(len)),
-        r => r,
-    }
-    .map_err(|e| e.to_string())?;
+    let (g, config, tokenizer) = read_gguf_head(&bytes, LlamaBundle::read_head)?;
     let tied = g.tensor("output.weight").is_none();
     let name = g
         .get("general.architecture")

@@ -15,7 +15,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::dom::now;
-use crate::engine::protocol::{Files, Format, Reply, Request};
+use crate::engine::protocol::{read_gguf_head, Files, Format, Reply, Request};
 use crate::engine::wire::{self, Header};
 
 #[derive(Default)]
@@ -39,9 +39,6 @@ impl TensorBytes for JsTensors<'_> {
     }
 }
 
-/// The first bytes of a GGUF file read for its directory (a longer directory: the whole file).
-const GGUF_HEAD: u32 = 16 << 20;
-
 /// Reads and checks the model in `files` (every tensor's shape against its config).
 fn load(files: &Files) -> Result<Box<dyn Traced>, String> {
     let err = |e: attnlab_model::Error| e.to_string();
@@ -50,15 +47,8 @@ fn load(files: &Files) -> Result<Box<dyn Traced>, String> {
             Model::from_bytes(&files.config.to_vec(), &files.weights.to_vec()).map_err(err)?,
         ),
         Format::Gguf => {
-            let w = &files.weights;
-            let len = w.length();
-            let head = |n: u32| w.subarray(0, n.min(len)).to_vec();
-            let g = match Gguf::parse_head(&head(GGUF_HEAD), len as usize) {
-                Err(_) if len > GGUF_HEAD => Gguf::parse(&head(len)),
-                r => r,
-            }
-            .map_err(err)?;
-            Box::new(LlamaModel::from_gguf(&g, &JsTensors(w)).map_err(err)?)
+            let g = read_gguf_head(&files.weights, Gguf::parse_head)?;
+            Box::new(LlamaModel::from_gguf(&g, &JsTensors(&files.weights)).map_err(err)?)
         }
         Format::HfLlama => Box::new(
             LlamaModel::from_hf(&files.config.to_vec(), &[&files.weights.to_vec()]).map_err(err)?,

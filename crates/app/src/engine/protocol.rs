@@ -34,6 +34,26 @@ impl Format {
     }
 }
 
+/// The first bytes of a GGUF file read for its directory; a file whose directory is longer
+/// is read whole.
+const GGUF_HEAD: u32 = 16 << 20;
+
+/// `read(head, file length)` on the first bytes of the GGUF file in `bytes` (outside wasm
+/// memory), again on the whole file if those were too few: both sides read a GGUF file's
+/// directory without copying its weights (the page its tokenizer, the worker its tensors).
+pub fn read_gguf_head<T>(
+    bytes: &Uint8Array,
+    read: impl Fn(&[u8], usize) -> attnlab_model::Result<T>,
+) -> Result<T, String> {
+    let len = bytes.length();
+    let head = |n: u32| bytes.subarray(0, n.min(len)).to_vec();
+    match read(&head(GGUF_HEAD), len as usize) {
+        Err(_) if len > GGUF_HEAD => read(&head(len), len as usize),
+        r => r,
+    }
+    .map_err(|e| e.to_string())
+}
+
 /// The model's files as the page read them: config.json and the weights' bytes.
 #[derive(Clone)]
 pub struct Files {

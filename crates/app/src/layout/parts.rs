@@ -99,6 +99,8 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
             let dropped = s.run.trace.dropped;
             let q = state.query_index().unwrap_or(0);
             let (l, h) = (v.layer, v.head);
+            // RoPE and the key/value heads (Llama family), for the head map and the steps
+            let llama = info.llama_attn();
             html! {
                 <>
                     if shows(Solo::Tokens) {
@@ -122,7 +124,7 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                                 on_ablate={(*pc.on_ablate).clone()}
                                 pin={v.pin.as_ref().map(|_| q)} on_pin={cb.pin.clone()}
                                 flow={v.flow} on_flow={cb.flow.clone()} dark={c.dark}
-                                max_width={map_width} llama={info.llama_attn()} />
+                                max_width={map_width} llama={llama.clone()} />
                             }
                         </div>
                     </Deferred>
@@ -151,7 +153,7 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                     }
                     if shows(Solo::Steps) {
                     <Deferred generation={s.generation}>
-                        <Steps {lang} sel={sel.clone()} pin={v.pin.as_ref().map(|_| q)} llama={info.llama_attn()} />
+                        <Steps {lang} sel={sel.clone()} pin={v.pin.as_ref().map(|_| q)} llama={llama} />
                     </Deferred>
                     }
                     if shows(Solo::Softmax) {
