@@ -1,8 +1,10 @@
-// qmatmul: y = x · Wᵀ with W kept as its file stores it — rows of GGUF blocks, read as bytes
-// from an array of u32 and dequantized inside the product, so that a quantized model stays
-// compact on the GPU. x (M, K) rows [row0, row0 + m), W (N, K) as `row_bytes` bytes a row, y
-// (M, N). Types (ggml's ids): F16 1, Q4_0 2, Q4_1 3, Q8_0 8, BF16 30. One invocation per
-// output. CPU twin: QMatrix::matmul_t (dequantize, then multiply).
+// qmatmul: y = x · Wᵀ (+ b) with W kept as its file stores it — rows of GGUF blocks, read as
+// bytes from an array of u32 and dequantized inside the product, so that a quantized model
+// stays compact on the GPU. x (M, K) rows [row0, row0 + m), W (N, K) as `row_bytes` bytes a
+// row, b (N) added when `bias` is 1, y (M, N). Types (ggml's ids): F32 0, F16 1, Q4_0 2,
+// Q4_1 3, Q8_0 8, BF16 30. One invocation per output column and ROWS rows of x: each block's
+// scale is read once and each weight dequantized once for those rows. CPU twin:
+// QMatrix::matmul_t.
 
 struct Params {
     m: u32,
@@ -11,86 +13,81 @@ struct Params {
     ty: u32,
     row_bytes: u32,
     row0: u32,
-    _pad0: u32,
-    _pad1: u32,
+    bias: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;           // (M, K)
 @group(0) @binding(2) var<storage, read> w: array<u32>;           // N rows of `row_bytes`
-@group(0) @binding(3) var<storage, read_write> y: array<f32>;     // (M, N)
-
-fn byte_at(i: u32) -> u32 {
-    return (w[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
-}
-
-// the little-endian 16 bits at byte i
-fn bits16(i: u32) -> u32 {
-    return byte_at(i) | (byte_at(i + 1u) << 8u);
-}
-
-// the f16 at byte i, widened exactly by its bits (unpack2x16float needs a capability that
-// not every device has)
-fn f16_at(i: u32) -> f32 {
-    let h = bits16(i);
-    let e = (h >> 10u) & 0x1fu;
-    let m = h & 0x3ffu;
-    var v = bitcast<f32>(((e + 112u) << 23u) | (m << 13u));
-    if (e == 0u) {
-        v = f32(m) * exp2(-24.0);
-    } else if (e == 31u) {
-        v = bitcast<f32>(0x7f800000u | (m << 13u));
-    }
-    return select(v, -v, (h & 0x8000u) != 0u);
-}
-
-// the 4-bit value j (0 … 31) of a block whose 16 bytes of nibbles start at byte q: values
-// 0 … 15 are the low nibbles, 16 … 31 the high ones
-fn nibble(q: u32, j: u32) -> u32 {
-    let b = byte_at(q + (j & 15u));
-    return select(b & 15u, b >> 4u, j >= 16u);
-}
-
-// W[row][c], dequantized
-fn weight(row: u32, c: u32) -> f32 {
-    let base = row * p.row_bytes;
-    let j = c & 31u;
-    switch p.ty {
-        case 1u: {
-            return f16_at(base + 2u * c);
-        }
-        case 30u: {
-            return bitcast<f32>(bits16(base + 2u * c) << 16u);
-        }
-        case 2u: {
-            let b = base + (c >> 5u) * 18u;
-            return (f32(nibble(b + 2u, j)) - 8.0) * f16_at(b);
-        }
-        case 3u: {
-            let b = base + (c >> 5u) * 20u;
-            return f32(nibble(b + 4u, j)) * f16_at(b) + f16_at(b + 2u);
-        }
-        case 8u: {
-            let b = base + (c >> 5u) * 34u;
-            let q = i32(byte_at(b + 2u + j));
-            return f32(select(q, q - 256, q >= 128)) * f16_at(b);
-        }
-        default: {
-            return 0.0;
-        }
-    }
-}
+@group(0) @binding(3) var<storage, read> b: array<f32>;           // (N), or 4 zeros
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;     // (M, N)
 
 @compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn qmatmul(@builtin(global_invocation_id) gid: vec3<u32>) {
     let col = gid.x;
-    let i = p.row0 + gid.y;
-    if (col >= p.n || gid.y >= p.m) {
+    let first = gid.y * ROWS;
+    if (col >= p.n || first >= p.m) {
         return;
     }
-    var acc = 0.0;
-    for (var c = 0u; c < p.k; c = c + 1u) {
-        acc = acc + x[i * p.k + c] * weight(col, c);
+    let rows = min(ROWS, p.m - first);
+    let xr = (p.row0 + first) * p.k;
+    let base = col * p.row_bytes;
+    var acc: array<f32, ROWS>;
+    if (p.ty == 0u || p.ty == 1u || p.ty == 30u) {
+        for (var c = 0u; c < p.k; c = c + 1u) {
+            let wv = dequant(base, c, p.ty);
+            for (var r = 0u; r < rows; r = r + 1u) {
+                acc[r] = acc[r] + x[xr + r * p.k + c] * wv;
+            }
+        }
+    } else {
+        // blocks of 32: Q4_0 (scale, 16 bytes of nibbles), Q4_1 (scale, minimum, nibbles),
+        // Q8_0 (scale, 32 signed bytes); nibble j's low half is value j, its high half j + 16
+        var size = 34u;
+        var quants = 2u;
+        if (p.ty == 2u) {
+            size = 18u;
+        } else if (p.ty == 3u) {
+            size = 20u;
+            quants = 4u;
+        }
+        for (var blk = 0u; blk < p.k / 32u; blk = blk + 1u) {
+            let at = base + blk * size;
+            let d = f16_at(at);
+            var m = 0.0;
+            if (p.ty == 2u) {
+                m = -8.0 * d;
+            } else if (p.ty == 3u) {
+                m = f16_at(at + 2u);
+            }
+            let c0 = blk * 32u;
+            if (p.ty == 8u) {
+                for (var j = 0u; j < 32u; j = j + 1u) {
+                    let q = i32(byte_at(at + 2u + j));
+                    let wv = f32(select(q, q - 256, q >= 128)) * d;
+                    for (var r = 0u; r < rows; r = r + 1u) {
+                        acc[r] = acc[r] + x[xr + r * p.k + c0 + j] * wv;
+                    }
+                }
+            } else {
+                for (var j = 0u; j < 16u; j = j + 1u) {
+                    let q = byte_at(at + quants + j);
+                    let lo = f32(q & 15u) * d + m;
+                    let hi = f32(q >> 4u) * d + m;
+                    for (var r = 0u; r < rows; r = r + 1u) {
+                        let xi = xr + r * p.k + c0 + j;
+                        acc[r] = acc[r] + x[xi] * lo + x[xi + 16u] * hi;
+                    }
+                }
+            }
+        }
     }
-    y[i * p.n + col] = acc;
+    for (var r = 0u; r < rows; r = r + 1u) {
+        var v = acc[r];
+        if (p.bias == 1u) {
+            v = v + b[col];
+        }
+        y[(p.row0 + first + r) * p.n + col] = v;
+    }
 }

@@ -52,10 +52,13 @@ table!(
     softmax_rows,
     pack_scores,
     // the Llama family's own operations
-    qmatmul,
+    qmatmul after dequant with crate::qmatmul::CONSTS,
     rms_norm,
     rope,
     swiglu,
+    residual_add,
+    gather_heads,
+    qembed after dequant,
 );
 
 /// The kernel named `name`.

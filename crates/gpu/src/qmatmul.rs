@@ -1,7 +1,7 @@
-//! `qmatmul` (shaders/qmatmul.wgsl): y = x · Wᵀ with W as a GGUF file stores it (F16, BF16,
-//! Q4_0, Q4_1, Q8_0 blocks), dequantized inside the product so that the weights stay as
-//! compact on the GPU as in the file. One invocation per output. CPU twin:
-//! `attnlab_model::qmatrix::QMatrix::matmul_t`.
+//! `qmatmul` (shaders/qmatmul.wgsl): y = x · Wᵀ (+ b) with W as a GGUF file stores it (F32,
+//! F16, BF16, Q4_0, Q4_1, Q8_0 blocks), dequantized inside the product so that the weights
+//! stay as compact on the GPU as in the file. One invocation per output column and [`ROWS`]
+//! rows of x. CPU twin: `attnlab_model::qmatrix::QMatrix::matmul_t`, then the bias.
 
 use std::ops::Range;
 
@@ -17,10 +17,17 @@ pub const WG: [u32; 3] = [64, 1, 1];
 pub const NAME: &str = "qmatmul";
 
 /// The storage bindings after the uniform params, in order; `true` = written.
-pub const WRITES: &[bool] = &[false, false, true];
+pub const WRITES: &[bool] = &[false, false, false, true];
 
-/// The block types the kernel dequantizes.
-pub const TYPES: [GgmlType; 5] = [
+/// Rows of x one invocation multiplies (each weight is dequantized once for them).
+pub const ROWS: usize = 4;
+
+/// The constants the WGSL reads from its header.
+pub const CONSTS: &[(&str, u32)] = &[("ROWS", ROWS as u32)];
+
+/// The types the kernel reads.
+pub const TYPES: [GgmlType; 6] = [
+    GgmlType::F32,
     GgmlType::F16,
     GgmlType::BF16,
     GgmlType::Q4_0,
@@ -37,20 +44,22 @@ crate::params! {
         pub ty: u32,
         pub row_bytes: u32,
         pub row0: u32,
-        pub _pad0: u32,
-        pub _pad1: u32,
+        pub bias: u32,
+        pub _pad: u32,
     }
 }
 
-/// x (P, K), w (N rows of blocks, padded to whole u32s), y (P, N).
+/// x (P, K), w (N rows of blocks, padded to whole u32s), b (N, or a few zeros for a product
+/// without bias), y (P, N).
 pub struct Buffers<'a> {
     pub x: &'a wgpu::Buffer,
     pub w: &'a wgpu::Buffer,
+    pub b: &'a wgpu::Buffer,
     pub y: &'a wgpu::Buffer,
 }
 
 pub fn bind(gpu: &Gpu, params: &wgpu::Buffer, b: Buffers) -> Bound {
-    Bound::new(gpu, NAME, params, &[b.x, b.w, b.y])
+    Bound::new(gpu, NAME, params, &[b.x, b.w, b.b, b.y])
 }
 
 /// Bytes of one row of `cols` values of type `ty`, if the kernel reads that type.
@@ -67,23 +76,27 @@ pub fn row_bytes(ty: GgmlType, cols: usize) -> Result<usize, GpuError> {
     }
 }
 
-/// Rows `rows` of y = x · Wᵀ, W (n, k) of type `ty`.
+/// Rows `rows` of y = x · Wᵀ, W (n, k) of type `ty`, plus the bias when `bias`.
 pub fn step(
     b: &Bound,
     rows: Range<usize>,
     (k, n): (usize, usize),
     ty: GgmlType,
+    bias: bool,
 ) -> Result<Step<'_>, GpuError> {
     let row_bytes = row_bytes(ty, k)?;
-    // one row of workgroups per row of x
-    if rows.start > rows.end || rows.len() > MAX_GROUPS as usize {
+    // one row of workgroups per ROWS rows of x
+    if rows.start > rows.end || rows.len().div_ceil(ROWS) > MAX_GROUPS as usize {
         return Err(GpuError::Shape(format!(
             "{NAME}: rows {rows:?} (at most {MAX_GROUPS} a dispatch)"
         )));
     }
     b.need(0, "x", rows.end * k)?;
     b.need(1, "w", (n * row_bytes).div_ceil(4))?;
-    b.need(2, "y", rows.end * n)?;
+    if bias {
+        b.need(2, "b", n)?;
+    }
+    b.need(3, "y", rows.end * n)?;
     let p = Params {
         m: rows.len() as u32,
         k: k as u32,
@@ -91,12 +104,13 @@ pub fn step(
         ty: ty.0,
         row_bytes: row_bytes as u32,
         row0: rows.start as u32,
+        bias: bias.into(),
         ..Default::default()
     };
     Ok(Step::new(
         NAME,
         b,
         p,
-        [groups(n, WG[0]), rows.len() as u32, 1],
+        [groups(n, WG[0]), rows.len().div_ceil(ROWS) as u32, 1],
     ))
 }

@@ -795,15 +795,16 @@ fn rope_matches_cpu_reference_on_both_pair_layouts_and_a_later_row_range() {
 }
 
 #[test]
-fn swiglu_matches_cpu_reference() {
+fn swiglu_matches_cpu_reference_and_leaves_elements_outside_its_range() {
     let Some(g) = gpu() else { return };
-    for n in [1, 255, 257, 70_000] {
+    for (from, n) in [(0, 1), (0, 255), (3, 257), (100, 70_000)] {
         let gate = rand_vec(n, n as u64, 12.0);
         let up = rand_vec(n, 7, 3.0);
         let mut want = gate.clone();
-        attnlab_model::llama::swiglu(&mut want, &up);
+        attnlab_model::llama::swiglu(&mut want[from..], &up[from..]);
         let p = swiglu::Params {
-            n: n as u32,
+            start: from as u32,
+            end: n as u32,
             ..Default::default()
         };
         let got = run(
@@ -811,9 +812,89 @@ fn swiglu_matches_cpu_reference() {
             "swiglu",
             bytes_of(&p),
             &[f(&gate), f(&up)],
-            [(n as u32).div_ceil(swiglu::WG[0]), 1, 1],
+            [((n - from) as u32).div_ceil(swiglu::WG[0]), 1, 1],
         );
-        assert_close(&format!("swiglu n={n}"), &got[0][..n], &want, ATOL, RTOL);
+        assert_close(
+            &format!("swiglu {from}..{n}"),
+            &got[0][..n],
+            &want,
+            ATOL,
+            RTOL,
+        );
+        assert_eq!(got[0][..from], gate[..from], "swiglu {from}..{n}");
+    }
+}
+
+#[test]
+fn residual_add_matches_cpu_reference_on_its_rows_only() {
+    let Some(g) = gpu() else { return };
+    for (row0, row1, d) in [(0, 1, 1), (0, 5, 576), (3, 9, 33)] {
+        let a = rand_vec(row1 * d, 1, 2.0);
+        let b = rand_vec(row1 * d, 2, 2.0);
+        let mut want = vec![0.0; (row1 - row0) * d];
+        cpu::residual_add(&a[row0 * d..], &b[row0 * d..], &mut want);
+        let p = residual_add::Params {
+            row0: row0 as u32,
+            row1: row1 as u32,
+            d: d as u32,
+            ..Default::default()
+        };
+        let n = ((row1 - row0) * d) as u32;
+        let got = run(
+            &g,
+            "residual_add",
+            bytes_of(&p),
+            &[f(&a), f(&b), f(&vec![9.0; row1 * d])],
+            [n.div_ceil(residual_add::WG[0]), 1, 1],
+        );
+        let what = format!("residual_add rows {row0}..{row1} of {d}");
+        assert_close(&what, &got[0][row0 * d..row1 * d], &want, ATOL, RTOL);
+        assert!(got[0][..row0 * d].iter().all(|&v| v == 9.0), "{what}");
+    }
+}
+
+#[test]
+fn gather_heads_gives_each_query_head_its_key_value_head() {
+    let Some(g) = gpu() else { return };
+    // (heads, group, dk, positions, rows): multi-head (group 1), grouped-query (SmolLM2's 9
+    // heads on 3), multi-query (one key/value head), a later row range
+    for (h, group, dk, positions, rows) in [
+        (4, 1, 8, 6, 0..6),
+        (9, 3, 64, 8, 0..5),
+        (4, 4, 16, 5, 0..5),
+        (6, 2, 8, 10, 7..10),
+    ] {
+        let width = h / group * dk;
+        let src = rand_vec(rows.end * width, h as u64, 1.0);
+        let p = gather_heads::Params {
+            row0: rows.start as u32,
+            row1: rows.end as u32,
+            heads: h as u32,
+            dk: dk as u32,
+            positions: positions as u32,
+            group: group as u32,
+            ..Default::default()
+        };
+        let n = (rows.len() * h * dk) as u32;
+        let got = run(
+            &g,
+            "gather_heads",
+            bytes_of(&p),
+            &[f(&src), f(&vec![5.0; h * positions * dk])],
+            [n.div_ceil(gather_heads::WG[0]), 1, 1],
+        );
+        for head in 0..h {
+            for r in 0..positions {
+                let at = (head * positions + r) * dk;
+                let got = &got[0][at..at + dk];
+                if rows.contains(&r) {
+                    let from = r * width + head / group * dk;
+                    assert_eq!(got, &src[from..from + dk], "head {head} row {r}");
+                } else {
+                    assert!(got.iter().all(|&v| v == 5.0), "head {head} row {r} written");
+                }
+            }
+        }
     }
 }
 
@@ -855,52 +936,143 @@ fn random_blocks(
 
 #[test]
 fn qmatmul_matches_cpu_reference_on_every_block_type_it_reads() {
+    use attnlab_model::gguf::GgmlType;
     use attnlab_model::qmatrix::{QMatrix, Storage};
     let Some(g) = gpu() else { return };
     for ty in qmatmul::TYPES {
-        for (m, k, n, row0) in [(1, 32, 1, 0), (5, 64, 33, 0), (7, 576, 70, 3)] {
+        // rows of x: one, a few less than ROWS, more than ROWS and not a multiple of it
+        for (m, k, n, row0) in [
+            (1, 32, 1, 0),
+            (5, 64, 33, 0),
+            (7, 576, 70, 3),
+            (9, 64, 5, 1),
+        ] {
+            let seed = (k + n) as u64;
+            let (storage, bytes) = if ty == GgmlType::F32 {
+                let v = rand_vec(n * k, seed, 0.5);
+                (Storage::F32(v.clone()), f(&v))
+            } else {
+                let bytes = random_blocks(ty, n, k, seed);
+                (
+                    Storage::Blocks {
+                        ty,
+                        bytes: bytes.clone(),
+                    },
+                    bytes,
+                )
+            };
             let w = QMatrix {
                 rows: n,
                 cols: k,
-                storage: Storage::Blocks {
-                    ty,
-                    bytes: random_blocks(ty, n, k, (k + n) as u64),
-                },
+                storage,
             };
             let x = rand_vec((row0 + m) * k, m as u64, 1.0);
-            let mut want = vec![0.0; m * n];
-            w.matmul_t(&x[row0 * k..], m, &mut want);
-            let Storage::Blocks { bytes, .. } = &w.storage else {
-                unreachable!()
-            };
-            let mut padded = bytes.clone();
-            padded.resize(bytes.len().next_multiple_of(4), 0);
-            let p = qmatmul::Params {
-                m: m as u32,
-                k: k as u32,
-                n: n as u32,
-                ty: ty.0,
-                row_bytes: qmatmul::row_bytes(ty, k).unwrap() as u32,
-                row0: row0 as u32,
-                ..Default::default()
-            };
-            let got = run(
-                &g,
-                "qmatmul",
-                bytes_of(&p),
-                &[f(&x), padded, f(&vec![0.0; (row0 + m) * n])],
-                [(n as u32).div_ceil(qmatmul::WG[0]), m as u32, 1],
-            );
+            let bias = rand_vec(n, seed + 7, 1.0);
+            for with_bias in [false, true] {
+                let mut want = vec![0.0; m * n];
+                w.matmul_t(&x[row0 * k..], m, &mut want);
+                if with_bias {
+                    for (y, b) in want.iter_mut().zip(bias.iter().cycle()) {
+                        *y += b;
+                    }
+                }
+                let mut padded = bytes.clone();
+                padded.resize(bytes.len().next_multiple_of(4), 0);
+                let p = qmatmul::Params {
+                    m: m as u32,
+                    k: k as u32,
+                    n: n as u32,
+                    ty: ty.0,
+                    row_bytes: qmatmul::row_bytes(ty, k).unwrap() as u32,
+                    row0: row0 as u32,
+                    bias: with_bias.into(),
+                    ..Default::default()
+                };
+                let got = run(
+                    &g,
+                    "qmatmul",
+                    bytes_of(&p),
+                    &[f(&x), padded, f(&bias), f(&vec![0.0; (row0 + m) * n])],
+                    [
+                        (n as u32).div_ceil(qmatmul::WG[0]),
+                        m.div_ceil(qmatmul::ROWS) as u32,
+                        1,
+                    ],
+                );
+                let what = format!(
+                    "qmatmul {} m={m} k={k} n={n} from row {row0}, bias {with_bias}",
+                    ty.name()
+                );
+                assert_close(&what, &got[0][row0 * n..(row0 + m) * n], &want, ATOL, RTOL);
+                // rows outside the range are left alone
+                assert!(got[0][..row0 * n].iter().all(|&v| v == 0.0), "{what}");
+            }
+        }
+    }
+    // a type the kernel does not read is refused by name
+    let e = qmatmul::row_bytes(attnlab_model::gguf::GgmlType::Q6_K, 256).unwrap_err();
+    assert!(e.to_string().contains("Q6_K"), "{e}");
+}
+
+#[test]
+fn qembed_reads_each_tokens_row_of_every_type_it_reads() {
+    use attnlab_model::gguf::GgmlType;
+    use attnlab_model::qmatrix::{QMatrix, Storage};
+    let Some(g) = gpu() else { return };
+    let (vocab, d) = (7, 64);
+    let tokens: [u32; 5] = [3, 0, 6, 3, 1];
+    for ty in qmatmul::TYPES {
+        let (storage, bytes) = if ty == GgmlType::F32 {
+            let v = rand_vec(vocab * d, 3, 0.5);
+            (Storage::F32(v.clone()), f(&v))
+        } else {
+            let bytes = random_blocks(ty, vocab, d, 5);
+            (
+                Storage::Blocks {
+                    ty,
+                    bytes: bytes.clone(),
+                },
+                bytes,
+            )
+        };
+        let w = QMatrix {
+            rows: vocab,
+            cols: d,
+            storage,
+        };
+        let mut padded = bytes;
+        padded.resize(padded.len().next_multiple_of(4), 0);
+        // rows 1.. only: row 0 stays as it was
+        let p = qembed::Params {
+            row0: 1,
+            row1: tokens.len() as u32,
+            d: d as u32,
+            ty: ty.0,
+            row_bytes: qmatmul::row_bytes(ty, d).unwrap() as u32,
+            ..Default::default()
+        };
+        let got = run(
+            &g,
+            "qembed",
+            bytes_of(&p),
+            &[
+                bytemuck::cast_slice(&tokens).to_vec(),
+                padded,
+                f(&vec![2.0; tokens.len() * d]),
+            ],
+            [((tokens.len() - 1) * d).div_ceil(256) as u32, 1, 1],
+        );
+        let mut want = vec![0.0; d];
+        assert!(got[0][..d].iter().all(|&v| v == 2.0), "{}", ty.name());
+        for (r, &t) in tokens.iter().enumerate().skip(1) {
+            w.rows_into(t as usize, &mut want);
             assert_close(
-                &format!("qmatmul {} m={m} k={k} n={n} from row {row0}", ty.name()),
-                &got[0][row0 * n..(row0 + m) * n],
+                &format!("qembed {} row {r} (token {t})", ty.name()),
+                &got[0][r * d..(r + 1) * d],
                 &want,
                 ATOL,
                 RTOL,
             );
         }
     }
-    // a type the kernel does not read is refused by name
-    let e = qmatmul::row_bytes(attnlab_model::gguf::GgmlType::Q6_K, 256).unwrap_err();
-    assert!(e.to_string().contains("Q6_K"), "{e}");
 }
