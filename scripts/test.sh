@@ -38,9 +38,10 @@ log "the ONNX export against the CLI (onnxruntime, natively)"
 cargo build -p attnlab-cli --locked
 ensure_onnx_tools
 tools/onnx/run_all.sh
-log "SmolLM2-135M: the GGUF reader against gguf-py, the tokenizer against llama.cpp, the Llama forward against llama.cpp and transformers, every CLI command on it"
+log "SmolLM2-135M: the GGUF reader against gguf-py, the tokenizer against llama.cpp, the Llama forward (CPU and WGSL) against llama.cpp and transformers, every CLI command on it"
 ensure_smollm2
 cargo test -p attnlab-model --locked --test smollm2 -- --ignored
+cargo test -p attnlab-gpu --locked --test llama -- --ignored
 cargo test -p attnlab-cli --locked --test llama -- --ignored
 build_app
 log "the app end to end in headless Chromium (WebGPU and CPU), against the CLI's numbers"

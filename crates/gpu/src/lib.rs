@@ -34,7 +34,7 @@ pub mod step;
 pub mod swiglu;
 
 pub use context::{runs_on_cpu, Gpu};
-pub use engine::{GpuEngine, Profile};
+pub use engine::{GpuEngine, LlamaGpuEngine, Profile};
 pub use error::GpuError;
 /// The wgpu this engine is built on (its types appear in the API, e.g. `AdapterInfo`).
 pub use wgpu;

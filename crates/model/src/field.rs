@@ -72,9 +72,14 @@ impl Shape {
 
     /// Values per row of a row-major field, `None` for a per-head one.
     pub fn row_width(self, c: &Config) -> Option<usize> {
+        self.width(&Dims::new(c, 0))
+    }
+
+    /// `row_width` for a trace of `dims` (any architecture's).
+    pub fn width(self, dims: &Dims) -> Option<usize> {
         match self {
-            Shape::Rows(Width::Model) => Some(c.n_embd),
-            Shape::Rows(Width::Ffn) => Some(c.d_ff()),
+            Shape::Rows(Width::Model) => Some(dims.d_model),
+            Shape::Rows(Width::Ffn) => Some(dims.d_ff),
             Shape::Heads | Shape::Square => None,
         }
     }

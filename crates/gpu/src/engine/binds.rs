@@ -63,6 +63,7 @@ impl Binds {
         let mut blocks = Vec::new();
         for (i, (bb, bw)) in a.blocks.iter().zip(&w.blocks).enumerate() {
             let f = |field: Field| r(bb.row(field));
+            let qkv = r(bb.qkv.expect("a GPT-2 block has its fused QKV buffer"));
             let hb = &bb.heads;
             let lin = |x: &wgpu::Buffer, (wt, b): &(wgpu::Buffer, wgpu::Buffer), out| {
                 linear::bind(gpu, params, linear::Buffers { x, w: wt, b, out })
@@ -94,12 +95,12 @@ impl Binds {
                         },
                     )
                 }),
-                qkv: lin(f(Field::AttnIn), &bw.c_attn, r(bb.qkv)),
+                qkv: lin(f(Field::AttnIn), &bw.c_attn, qkv),
                 split: split_heads::bind(
                     gpu,
                     params,
                     split_heads::Buffers {
-                        qkv: r(bb.qkv),
+                        qkv,
                         q: hb.get(Field::Q),
                         k: hb.get(Field::K),
                         v: hb.get(Field::V),

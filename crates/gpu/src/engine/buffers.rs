@@ -1,7 +1,7 @@
 //! The engine's storage: the weights on the GPU, and every activation buffer, sized once for
 //! the whole context (`capacity` positions) and reused by every forward.
 
-use attnlab_model::{Config, Field, Model, Shape, TraceLayout};
+use attnlab_model::{Config, Dims, Field, Model, Shape, TraceLayout};
 
 use crate::context::Gpu;
 use crate::pack_scores;
@@ -16,13 +16,19 @@ pub const ACTIVATION_BUDGET: u64 = 1 << 30;
 /// `max_binding`. Never below 16 (or the context, if smaller). A bundled-size model keeps its
 /// whole context; GPT-2 (1024 positions, 12 × 12 heads) gets fewer.
 pub fn capacity(c: &Config, max_binding: u64, budget: u64) -> usize {
+    capacity_of(&Dims::new(c, c.n_positions), max_binding, budget)
+}
+
+/// [`capacity`] for a model of any architecture, its sizes as a trace of its whole context
+/// (`dims.t`) has them.
+pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64) -> usize {
     let (l, d, h, dk, f, v) = (
-        c.n_layer as u64,
-        c.n_embd as u64,
-        c.n_head as u64,
-        c.d_k() as u64,
-        c.d_ff() as u64,
-        c.vocab_size as u64,
+        dims.n_layer as u64,
+        dims.d_model as u64,
+        dims.n_head as u64,
+        dims.d_k as u64,
+        dims.d_ff as u64,
+        dims.vocab as u64,
     );
     // floats per position of the row-major buffers (at most 10 d-wide + qkv + hidden per
     // layer, embedding, ln_f, logits, probs), and of the per-head matrices at p positions
@@ -37,8 +43,8 @@ pub fn capacity(c: &Config, max_binding: u64, budget: u64) -> usize {
             .unwrap_or(0);
         total <= budget && largest <= max_binding
     };
-    let floor = c.n_positions.min(16) as u64;
-    let mut p = c.n_positions as u64;
+    let floor = dims.t.min(16) as u64;
+    let mut p = dims.t as u64;
     while p > floor && !fits(p) {
         p = (p / 2).max(floor);
     }
@@ -147,11 +153,11 @@ impl HeadBuffers {
 }
 
 /// One block's buffers: a row buffer per Trace field (fields the [`TraceLayout`] calls shared
-/// get their source's), the fused QKV projection, and the heads.
+/// get their source's), the fused QKV projection (GPT-2's), and the heads.
 pub(super) struct BlockBuffers {
     /// Per field: its row buffer (`usize::MAX` for a per-head field).
     fields: [usize; Field::COUNT],
-    pub qkv: usize,
+    pub qkv: Option<usize>,
     pub heads: HeadBuffers,
 }
 
@@ -186,9 +192,18 @@ pub(super) struct Activations {
 }
 
 impl Activations {
-    pub fn new(gpu: &Gpu, c: &Config, heads: Heads, has_ln_f: bool) -> Activations {
+    /// The buffers of a model of `dims` (`dims.t` = the positions they hold): a fused QKV
+    /// buffer per block `qkv` wide when `qkv` is not 0 (GPT-2's), `slots` param slots.
+    pub fn new(
+        gpu: &Gpu,
+        dims: &Dims,
+        heads: Heads,
+        (has_ln_f, qkv, slots): (bool, usize, usize),
+    ) -> Activations {
         let p = heads.positions;
-        let layout = TraceLayout::new(c);
+        let layout = TraceLayout {
+            placement: dims.ln_placement,
+        };
         let mut rows: Vec<RowBuffer> = Vec::new();
         let mut add = |label: String, width: usize| {
             rows.push(RowBuffer {
@@ -197,14 +212,14 @@ impl Activations {
             });
             rows.len() - 1
         };
-        let embedding = add("embedding".into(), c.n_embd);
+        let embedding = add("embedding".into(), dims.d_model);
         let mut blocks = Vec::new();
         let mut input = embedding;
-        for i in 0..c.n_layer {
+        for i in 0..dims.n_layer {
             let mut fields = [usize::MAX; Field::COUNT];
             // a shared field's source comes before it in Field::ALL (layout's tests)
             for f in Field::ALL {
-                let Some(width) = f.shape().row_width(c) else {
+                let Some(width) = f.shape().width(dims) else {
                     continue;
                 };
                 fields[f as usize] = match (f, layout.same_as(f)) {
@@ -213,7 +228,7 @@ impl Activations {
                     (_, None) => add(format!("h.{i}.{}", f.name()), width),
                 };
             }
-            let qkv = add(format!("h.{i}.qkv"), 3 * c.n_embd);
+            let qkv = (qkv > 0).then(|| add(format!("h.{i}.qkv"), qkv));
             let block = BlockBuffers {
                 fields,
                 qkv,
@@ -222,12 +237,12 @@ impl Activations {
             input = block.row(Field::Output);
             blocks.push(block);
         }
-        let ln_f = has_ln_f.then(|| add("ln_f".into(), c.n_embd));
-        let logits = add("logits".into(), c.vocab_size);
-        let probs = add("probs".into(), c.vocab_size);
+        let ln_f = has_ln_f.then(|| add("ln_f".into(), dims.d_model));
+        let logits = add("logits".into(), dims.vocab);
+        let probs = add("probs".into(), dims.vocab);
         let packed = gpu.storage(
             "packed scores",
-            c.n_layer * pack_scores::packed_len(heads.count, p),
+            dims.n_layer * pack_scores::packed_len(heads.count, p),
         );
         // the readback holds every row buffer the Trace reads once, each layer's (H, T, Dk)
         // matrices and its packed score matrices, at T = capacity
@@ -237,8 +252,7 @@ impl Activations {
             .filter(|f| f.shape() == Shape::Heads)
             .count();
         let floats = read.iter().map(|&i| rows[i].width * p).sum::<usize>()
-            + c.n_layer * (per_dk * heads.dk_len() + pack_scores::packed_len(heads.count, p));
-        let slots = c.n_layer * 16 + 16;
+            + dims.n_layer * (per_dk * heads.dk_len() + pack_scores::packed_len(heads.count, p));
         Activations {
             rows,
             embedding,

@@ -16,19 +16,22 @@
 
 mod binds;
 mod buffers;
+mod llama;
 mod plan;
 mod readback;
 
 use attnlab_model::forward::{prepare, reusable_prefix};
-use attnlab_model::{AttentionOptions, Config, Model, Trace};
+use attnlab_model::{AttentionOptions, Config, Dims, Model, Trace};
 
 use crate::context::{Gpu, SLOT};
 use crate::error::GpuError;
-use crate::step::Heads;
+use crate::step::{Heads, Step};
 use crate::{attn_v, linear};
 use binds::Binds;
-pub use buffers::{capacity, ACTIVATION_BUDGET};
+pub use buffers::{capacity, capacity_of, ACTIVATION_BUDGET};
 use buffers::{Activations, Weights};
+pub use llama::LlamaGpuEngine;
+use readback::Readback;
 
 /// The GPU forward pass of one model.
 pub struct GpuEngine {
@@ -100,7 +103,12 @@ impl GpuEngine {
         let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let weights = Weights::upload(&gpu, model);
-        let acts = Activations::new(&gpu, &c, heads, weights.ln_f.is_some());
+        let acts = Activations::new(
+            &gpu,
+            &Dims::new(&c, p),
+            heads,
+            (weights.ln_f.is_some(), 3 * c.n_embd, c.n_layer * 16 + 16),
+        );
         let binds = Binds::new(&gpu, &c, &weights, &acts);
         if let Some(e) = oom.pop().await {
             return Err(GpuError::TooLarge(e.to_string()));
@@ -261,97 +269,139 @@ impl GpuEngine {
             opts,
             linear::tile_from(self.tiled),
         )?;
-        if steps.len() > self.acts.slots {
-            return Err(GpuError::TooLarge(format!(
-                "{} dispatches exceed {} param slots",
-                steps.len(),
-                self.acts.slots
-            )));
-        }
-        let scope = self
-            .gpu
-            .device
-            .push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut tok = run.to_vec();
-        tok.resize(self.capacity(), 0);
-        let q = &self.gpu.queue;
-        q.write_buffer(&self.acts.tokens, 0, bytemuck::cast_slice(&tok));
-        let params: Vec<u8> = steps
-            .iter()
-            .flat_map(|s| s.params.iter().copied())
-            .collect();
-        q.write_buffer(&self.acts.params, 0, &params);
-        let encoder = || {
-            self.gpu
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("forward"),
-                })
-        };
-        // steps [from, to) in one compute pass
-        let record = |enc: &mut wgpu::CommandEncoder, from: usize, to: usize| {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("forward"),
-                timestamp_writes: None,
-            });
-            for (i, step) in steps.iter().enumerate().take(to).skip(from) {
-                pass.set_pipeline(&self.gpu.kernel(step.kernel).pipeline);
-                pass.set_bind_group(0, step.bind, &[(i as u64 * SLOT) as u32]);
-                pass.dispatch_workgroups(step.grid[0], step.grid[1], step.grid[2]);
-            }
-        };
-        let mut enc = encoder();
-        let mut kernels: Vec<(&'static str, usize, f64)> = Vec::new();
-        match profile {
-            None => record(&mut enc, 0, steps.len()),
-            Some(now) => {
-                self.gpu.finish().await?;
-                for (i, step) in steps.iter().enumerate() {
-                    let start = now();
-                    let mut one = encoder();
-                    record(&mut one, i, i + 1);
-                    q.submit([one.finish()]);
-                    self.gpu.finish().await?;
-                    let ms = now() - start;
-                    match kernels.iter_mut().find(|k| k.0 == step.kernel) {
-                        Some(k) => (k.1, k.2) = (k.1 + 1, k.2 + ms),
-                        None => kernels.push((step.kernel, 1, ms)),
-                    }
-                }
-            }
-        }
-        let read_from = profile.map(|now| now());
-        let readback = readback::record(&mut enc, &self.acts, self.heads, t);
         let dispatches = steps.len();
+        let ran = execute(&self.gpu, &self.acts, self.heads, &steps, run, profile).await?;
         drop(steps);
-        self.gpu.queue.submit([enc.finish()]);
-        if let Some(e) = scope.pop().await {
-            return Err(GpuError::Wgpu(e.to_string()));
-        }
-        let all = self
-            .gpu
-            .read(&self.acts.staging, (readback.floats * 4) as u64)
-            .await?;
-        if let Some(e) = self.gpu.take_error() {
-            return Err(e);
-        }
         let assemble_from = profile.map(|now| now());
-        let trace = readback.trace(&all, &self.acts, &self.config, (run, dropped, opts));
-        let profile = profile.map(|now| {
-            let (read, assemble) = (read_from.unwrap_or(0.0), assemble_from.unwrap_or(0.0));
-            Profile {
-                incremental: s > 0,
-                kernels,
-                readback_ms: assemble - read,
-                assemble_ms: now() - assemble,
-                floats: readback.floats,
-            }
-        });
+        let dims = Dims::new(&self.config, t);
+        let trace = ran
+            .readback
+            .trace(&ran.all, &self.acts, dims, (run, dropped, opts));
+        let profile = ran.profile(s > 0, profile, assemble_from);
         self.cached = Some((run.to_vec(), opts.clone()));
         self.last_incremental = s > 0;
         self.last_dispatches = dispatches;
         Ok((trace, profile))
     }
+}
+
+/// What one forward's submission read back.
+struct Ran {
+    /// The staging buffer's floats.
+    all: Vec<f32>,
+    readback: Readback,
+    /// Per kernel: dispatches and milliseconds (profiled forwards only).
+    kernels: Vec<(&'static str, usize, f64)>,
+    /// When the readback started (profiled forwards only).
+    read_from: Option<f64>,
+}
+
+impl Ran {
+    /// The profile of a forward whose Trace was cut out from `assemble_from` until now.
+    fn profile(
+        self,
+        incremental: bool,
+        now: Option<&dyn Fn() -> f64>,
+        assemble_from: Option<f64>,
+    ) -> Option<Profile> {
+        now.map(|now| {
+            let (read, assemble) = (self.read_from.unwrap_or(0.0), assemble_from.unwrap_or(0.0));
+            Profile {
+                incremental,
+                kernels: self.kernels,
+                readback_ms: assemble - read,
+                assemble_ms: now() - assemble,
+                floats: self.readback.floats,
+            }
+        })
+    }
+}
+
+/// Runs `steps` over the tokens `run`: writes the token ids and every step's params, records
+/// the dispatches in one compute pass (with `profile`: each submitted, waited for and timed
+/// on its own), copies the Trace's parts into the staging buffer, submits and maps it. Shared
+/// by both architectures' engines.
+async fn execute(
+    gpu: &Gpu,
+    acts: &Activations,
+    heads: Heads,
+    steps: &[Step<'_>],
+    run: &[u32],
+    profile: Option<&dyn Fn() -> f64>,
+) -> Result<Ran, GpuError> {
+    if steps.len() > acts.slots {
+        return Err(GpuError::TooLarge(format!(
+            "{} dispatches exceed {} param slots",
+            steps.len(),
+            acts.slots
+        )));
+    }
+    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let mut tok = run.to_vec();
+    tok.resize(heads.positions, 0);
+    let q = &gpu.queue;
+    q.write_buffer(&acts.tokens, 0, bytemuck::cast_slice(&tok));
+    let params: Vec<u8> = steps
+        .iter()
+        .flat_map(|s| s.params.iter().copied())
+        .collect();
+    q.write_buffer(&acts.params, 0, &params);
+    let encoder = || {
+        gpu.device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("forward"),
+            })
+    };
+    // steps [from, to) in one compute pass
+    let record = |enc: &mut wgpu::CommandEncoder, from: usize, to: usize| {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("forward"),
+            timestamp_writes: None,
+        });
+        for (i, step) in steps.iter().enumerate().take(to).skip(from) {
+            pass.set_pipeline(&gpu.kernel(step.kernel).pipeline);
+            pass.set_bind_group(0, step.bind, &[(i as u64 * SLOT) as u32]);
+            pass.dispatch_workgroups(step.grid[0], step.grid[1], step.grid[2]);
+        }
+    };
+    let mut enc = encoder();
+    let mut kernels: Vec<(&'static str, usize, f64)> = Vec::new();
+    match profile {
+        None => record(&mut enc, 0, steps.len()),
+        Some(now) => {
+            gpu.finish().await?;
+            for (i, step) in steps.iter().enumerate() {
+                let start = now();
+                let mut one = encoder();
+                record(&mut one, i, i + 1);
+                q.submit([one.finish()]);
+                gpu.finish().await?;
+                let ms = now() - start;
+                match kernels.iter_mut().find(|k| k.0 == step.kernel) {
+                    Some(k) => (k.1, k.2) = (k.1 + 1, k.2 + ms),
+                    None => kernels.push((step.kernel, 1, ms)),
+                }
+            }
+        }
+    }
+    let read_from = profile.map(|now| now());
+    let readback = readback::record(&mut enc, acts, heads, run.len());
+    gpu.queue.submit([enc.finish()]);
+    if let Some(e) = scope.pop().await {
+        return Err(GpuError::Wgpu(e.to_string()));
+    }
+    let all = gpu
+        .read(&acts.staging, (readback.floats * 4) as u64)
+        .await?;
+    if let Some(e) = gpu.take_error() {
+        return Err(e);
+    }
+    Ok(Ran {
+        all,
+        readback,
+        kernels,
+        read_from,
+    })
 }
 
 /// Where one forward's time went, phase by phase (see [`GpuEngine::profile`]).

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use attnlab_model::{AttentionOptions, Config, Dims, Field, LayerTrace, Shape, Trace};
+use attnlab_model::{AttentionOptions, Dims, Field, LayerTrace, Shape, Trace};
 
 use super::buffers::{Activations, PACKED};
 use crate::pack_scores;
@@ -113,20 +113,21 @@ pub(super) fn record(
 }
 
 impl Readback {
-    /// The Trace, cut out of the mapped staging buffer `all`.
+    /// The Trace of a model of `dims` (its `t` = the tokens run), cut out of the mapped
+    /// staging buffer `all`.
     pub fn trace(
         &self,
         all: &[f32],
         a: &Activations,
-        c: &Config,
+        dims: Dims,
         (tokens, dropped, options): (&[u32], usize, &AttentionOptions),
     ) -> Trace {
         let t = self.t;
+        debug_assert_eq!(dims.t, t);
         let row = |i: usize| {
             let at = self.rows[&i];
             all[at..at + t * a.rows[i].width].to_vec()
         };
-        let dims = Dims::new(c, t);
         let layers = a
             .blocks
             .iter()

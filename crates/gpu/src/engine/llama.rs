@@ -1,0 +1,614 @@
+//! `LlamaGpuEngine`: the Llama family's forward pass on the GPU — RMSNorm, q/k/v projections
+//! on the weights as the file stores them (`qmatmul`), RoPE, grouped-query attention,
+//! SwiGLU, the residual adds, the final RMSNorm and the output head — producing the same
+//! `Trace` as the CPU reference (`LlamaModel::trace`). The attention is GPT-2's own kernels
+//! (`attn_scores`, `attn_softmax`, `attn_v`), each query head reading the keys and values of
+//! its key/value head (`gather_heads`); the activation buffers, the readback and the
+//! incremental forward (new rows only, keys and values of the old ones kept on the GPU) are
+//! the GPT-2 engine's.
+
+use attnlab_model::forward::reusable_prefix;
+use attnlab_model::gguf::GgmlType;
+use attnlab_model::llama::{rope_table, LlamaConfig, LlamaModel};
+use attnlab_model::qmatrix::{QMatrix, Storage};
+use attnlab_model::{AttentionOptions, Dims, Error, Field, Trace};
+
+use super::buffers::{capacity_of, Activations, ACTIVATION_BUDGET, PACKED};
+use super::{execute, Profile};
+use crate::context::Gpu;
+use crate::error::GpuError;
+use crate::step::{Bound, Heads, Step};
+use crate::{
+    attn_scores, attn_softmax, attn_v, gather_heads, pack_scores, qembed, qmatmul, residual_add,
+    rms_norm, rope, softmax_rows, swiglu,
+};
+
+/// A weight matrix on the GPU, its bytes as the file (or the Hugging Face folder) holds them.
+struct Matrix {
+    buffer: wgpu::Buffer,
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+}
+
+impl Matrix {
+    fn upload(gpu: &Gpu, label: &str, m: &QMatrix) -> Result<Matrix, GpuError> {
+        let (ty, bytes): (GgmlType, &[u8]) = match &m.storage {
+            Storage::F32(v) => (GgmlType::F32, bytemuck::cast_slice(v)),
+            Storage::Blocks { ty, bytes } => (*ty, bytes),
+        };
+        // refuses a type the kernels do not read, by name
+        qmatmul::row_bytes(ty, m.cols).map_err(|e| GpuError::TooLarge(format!("{label}: {e}")))?;
+        let mut padded = bytes.to_vec();
+        padded.resize(bytes.len().next_multiple_of(4), 0);
+        Ok(Matrix {
+            buffer: gpu.storage_init(label, &padded),
+            ty,
+            rows: m.rows,
+            cols: m.cols,
+        })
+    }
+
+    /// Rows `rows` of y = x · selfᵀ (+ its bias).
+    fn step<'a>(
+        &self,
+        b: &'a Bound,
+        rows: std::ops::Range<usize>,
+        bias: bool,
+    ) -> Result<Step<'a>, GpuError> {
+        qmatmul::step(b, rows, (self.cols, self.rows), self.ty, bias)
+    }
+}
+
+/// One block's weights; a missing bias is bound as `LlamaWeights::zeros`.
+struct BlockWeights {
+    attn_norm: wgpu::Buffer,
+    q: Matrix,
+    k: Matrix,
+    v: Matrix,
+    o: Matrix,
+    /// q, k, v, o
+    bias: [Option<wgpu::Buffer>; 4],
+    ffn_norm: wgpu::Buffer,
+    gate: Matrix,
+    up: Matrix,
+    down: Matrix,
+}
+
+/// The model on the GPU, with the rotation table of every position the buffers hold.
+struct LlamaWeights {
+    embed: Matrix,
+    blocks: Vec<BlockWeights>,
+    norm: wgpu::Buffer,
+    output: Option<Matrix>,
+    rope: wgpu::Buffer,
+    zeros: wgpu::Buffer,
+}
+
+impl LlamaWeights {
+    fn upload(gpu: &Gpu, m: &LlamaModel, positions: usize) -> Result<LlamaWeights, GpuError> {
+        let f = |label: &str, v: &[f32]| gpu.storage_init(label, bytemuck::cast_slice(v));
+        let blocks = m
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let mat =
+                    |name: &str, w: &QMatrix| Matrix::upload(gpu, &format!("blk.{i}.{name}"), w);
+                let bias = [&l.bias.q, &l.bias.k, &l.bias.v, &l.bias.o]
+                    .map(|b| b.as_ref().map(|b| f(&format!("blk.{i}.bias"), b)));
+                Ok(BlockWeights {
+                    attn_norm: f(&format!("blk.{i}.attn_norm"), &l.attn_norm),
+                    q: mat("attn_q", &l.q)?,
+                    k: mat("attn_k", &l.k)?,
+                    v: mat("attn_v", &l.v)?,
+                    o: mat("attn_output", &l.o)?,
+                    bias,
+                    ffn_norm: f(&format!("blk.{i}.ffn_norm"), &l.ffn_norm),
+                    gate: mat("ffn_gate", &l.gate)?,
+                    up: mat("ffn_up", &l.up)?,
+                    down: mat("ffn_down", &l.down)?,
+                })
+            })
+            .collect::<Result<Vec<_>, GpuError>>()?;
+        Ok(LlamaWeights {
+            embed: Matrix::upload(gpu, "token_embd", &m.embed)?,
+            blocks,
+            norm: f("output_norm", &m.norm),
+            output: m
+                .output
+                .as_ref()
+                .map(|o| Matrix::upload(gpu, "output", o))
+                .transpose()?,
+            rope: f("rope", &rope_table(&m.config.inv_freq(), positions)),
+            zeros: f("no bias", &[0.0; 4]),
+        })
+    }
+
+    /// The output head: its own, or the embedding it is tied to.
+    fn head(&self) -> &Matrix {
+        self.output.as_ref().unwrap_or(&self.embed)
+    }
+}
+
+/// Row-major buffers a block uses on its way and the Trace does not keep: the q, k and v
+/// projections before they are split into heads, and the FFN's up projection.
+struct Scratch {
+    q: wgpu::Buffer,
+    k: wgpu::Buffer,
+    v: wgpu::Buffer,
+    up: wgpu::Buffer,
+}
+
+/// One block's bind groups, in the order of its dispatches.
+struct BlockBinds {
+    attn_norm: Bound,
+    q: Bound,
+    k: Bound,
+    v: Bound,
+    rope_q: Bound,
+    rope_k: Bound,
+    gather_q: Bound,
+    gather_k: Bound,
+    gather_v: Bound,
+    scores: Bound,
+    softmax: Bound,
+    attn_v: Bound,
+    o: Bound,
+    add_attn: Bound,
+    ffn_norm: Bound,
+    gate: Bound,
+    up: Bound,
+    swiglu: Bound,
+    down: Bound,
+    add_ffn: Bound,
+    pack: Bound,
+}
+
+struct Binds {
+    embed: Bound,
+    blocks: Vec<BlockBinds>,
+    norm: Bound,
+    head: Bound,
+    probs: Bound,
+}
+
+impl Binds {
+    fn new(gpu: &Gpu, w: &LlamaWeights, a: &Activations, s: &Scratch) -> Binds {
+        let params = &a.params;
+        let r = |i: usize| &a.rows[i].buffer;
+        let qm = |x, m: &Matrix, b: Option<&wgpu::Buffer>, y| {
+            qmatmul::bind(
+                gpu,
+                params,
+                qmatmul::Buffers {
+                    x,
+                    w: &m.buffer,
+                    b: b.unwrap_or(&w.zeros),
+                    y,
+                },
+            )
+        };
+        let norm = |x, g, out| rms_norm::bind(gpu, params, rms_norm::Buffers { x, g, out });
+        let rot = |x| rope::bind(gpu, params, rope::Buffers { table: &w.rope, x });
+        let gather = |src, dst| gather_heads::bind(gpu, params, gather_heads::Buffers { src, dst });
+        let add = |a, b, out| residual_add::bind(gpu, params, residual_add::Buffers { a, b, out });
+        let blocks = a
+            .blocks
+            .iter()
+            .zip(&w.blocks)
+            .map(|(bb, bw)| {
+                let f = |field: Field| r(bb.row(field));
+                let hb = &bb.heads;
+                let [bq, bk, bv, bo] = bw.bias.each_ref().map(Option::as_ref);
+                BlockBinds {
+                    attn_norm: norm(f(Field::Input), &bw.attn_norm, f(Field::AttnIn)),
+                    q: qm(f(Field::AttnIn), &bw.q, bq, &s.q),
+                    k: qm(f(Field::AttnIn), &bw.k, bk, &s.k),
+                    v: qm(f(Field::AttnIn), &bw.v, bv, &s.v),
+                    rope_q: rot(&s.q),
+                    rope_k: rot(&s.k),
+                    gather_q: gather(&s.q, hb.get(Field::Q)),
+                    gather_k: gather(&s.k, hb.get(Field::K)),
+                    gather_v: gather(&s.v, hb.get(Field::V)),
+                    scores: attn_scores::bind(
+                        gpu,
+                        params,
+                        attn_scores::Buffers {
+                            q: hb.get(Field::Q),
+                            k: hb.get(Field::K),
+                            raw: hb.get(Field::Scores),
+                            scaled: hb.get(Field::Scaled),
+                            masked: hb.get(Field::Masked),
+                        },
+                    ),
+                    softmax: attn_softmax::bind(
+                        gpu,
+                        params,
+                        attn_softmax::Buffers {
+                            masked: hb.get(Field::Masked),
+                            weights: hb.get(Field::Weights),
+                        },
+                    ),
+                    attn_v: attn_v::bind(
+                        gpu,
+                        params,
+                        attn_v::Buffers {
+                            weights: hb.get(Field::Weights),
+                            v: hb.get(Field::V),
+                            head_out: hb.get(Field::HeadOut),
+                            concat: f(Field::Concat),
+                        },
+                    ),
+                    o: qm(f(Field::Concat), &bw.o, bo, f(Field::AttnOut)),
+                    add_attn: add(f(Field::Input), f(Field::AttnOut), f(Field::ResidAttn)),
+                    ffn_norm: norm(f(Field::ResidAttn), &bw.ffn_norm, f(Field::FfnIn)),
+                    gate: qm(f(Field::FfnIn), &bw.gate, None, f(Field::FfnHidden)),
+                    up: qm(f(Field::FfnIn), &bw.up, None, &s.up),
+                    swiglu: swiglu::bind(
+                        gpu,
+                        params,
+                        swiglu::Buffers {
+                            gate: f(Field::FfnHidden),
+                            up: &s.up,
+                        },
+                    ),
+                    down: qm(f(Field::FfnHidden), &bw.down, None, f(Field::FfnOut)),
+                    add_ffn: add(f(Field::ResidAttn), f(Field::FfnOut), f(Field::ResidFfn)),
+                    pack: pack_scores::bind(
+                        gpu,
+                        params,
+                        pack_scores::Buffers {
+                            sources: PACKED.map(|f| hb.get(f)),
+                            dst: &a.packed,
+                        },
+                    ),
+                }
+            })
+            .collect();
+        let last = a
+            .blocks
+            .last()
+            .map_or(a.embedding, |b| b.row(Field::Output));
+        let normed = r(a.ln_f.expect("a Llama model's buffers hold the final norm"));
+        Binds {
+            embed: qembed::bind(
+                gpu,
+                params,
+                qembed::Buffers {
+                    tokens: &a.tokens,
+                    w: &w.embed.buffer,
+                    out: r(a.embedding),
+                },
+            ),
+            blocks,
+            norm: norm(r(last), &w.norm, normed),
+            head: qm(normed, w.head(), None, r(a.logits)),
+            probs: softmax_rows::bind(
+                gpu,
+                params,
+                softmax_rows::Buffers {
+                    x: r(a.logits),
+                    out: r(a.probs),
+                },
+            ),
+        }
+    }
+}
+
+/// The GPU forward pass of one Llama-family model.
+pub struct LlamaGpuEngine {
+    gpu: Gpu,
+    config: LlamaConfig,
+    dims: Dims,
+    heads: Heads,
+    /// Kept alive for the bind groups.
+    weights: LlamaWeights,
+    _scratch: Scratch,
+    acts: Activations,
+    binds: Binds,
+    /// Tokens and options whose rows the buffers hold.
+    cached: Option<(Vec<u32>, AttentionOptions)>,
+    last_incremental: bool,
+    last_dispatches: usize,
+}
+
+impl LlamaGpuEngine {
+    /// Uploads the model (its weights as compact as in memory) and builds everything a
+    /// forward needs, holding at most [`ACTIVATION_BUDGET`] bytes of activations.
+    pub async fn new(model: &LlamaModel) -> Result<LlamaGpuEngine, GpuError> {
+        let gpu = Gpu::new(crate::kernels::ALL).await?;
+        Self::with_budget(gpu, model, ACTIVATION_BUDGET).await
+    }
+
+    /// Like `new`, on an existing device, holding at most `budget` bytes of activations (the
+    /// positions the buffers hold shrink to fit, see [`capacity_of`]).
+    pub async fn with_budget(
+        gpu: Gpu,
+        model: &LlamaModel,
+        budget: u64,
+    ) -> Result<LlamaGpuEngine, GpuError> {
+        let c = model.config.clone();
+        if c.n_head * c.head_dim != c.n_embd {
+            return Err(GpuError::TooLarge(format!(
+                "{} heads of {} dimensions are not the model's width {}: the GPU engine lays the heads side by side in it",
+                c.n_head, c.head_dim, c.n_embd
+            )));
+        }
+        if c.n_head > attn_v::MAX_HEADS {
+            return Err(GpuError::TooLarge(format!(
+                "{} heads per layer: the GPU engine switches heads off by a mask of {}",
+                c.n_head,
+                attn_v::MAX_HEADS
+            )));
+        }
+        let max_binding = gpu
+            .limits
+            .max_storage_buffer_binding_size
+            .min(gpu.limits.max_buffer_size);
+        let p = capacity_of(&model.dims(c.context), max_binding, budget);
+        let dims = model.dims(p);
+        let heads = Heads {
+            count: c.n_head,
+            dk: c.head_dim,
+            positions: p,
+        };
+        let head = model.head();
+        for (what, n) in [
+            ("the output head", head.size() / 4),
+            ("logits", p * c.vocab_size),
+            ("attention", heads.square_len()),
+            ("FFN", p * c.n_ff),
+        ] {
+            if (n * 4) as u64 > max_binding {
+                return Err(GpuError::TooLarge(format!(
+                    "{what} needs {} bytes, the GPU binds at most {max_binding}",
+                    n * 4
+                )));
+            }
+        }
+        let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let weights = LlamaWeights::upload(&gpu, model, p);
+        let kv = c.n_kv_head * c.head_dim;
+        let scratch = Scratch {
+            q: gpu.storage("q rows", p * c.n_head * c.head_dim),
+            k: gpu.storage("k rows", p * kv),
+            v: gpu.storage("v rows", p * kv),
+            up: gpu.storage("ffn up", p * c.n_ff),
+        };
+        let acts = Activations::new(&gpu, &dims, heads, (true, 0, c.n_layer * 24 + 16));
+        let binds = weights
+            .as_ref()
+            .ok()
+            .map(|w| Binds::new(&gpu, w, &acts, &scratch));
+        if let Some(e) = oom.pop().await {
+            return Err(GpuError::TooLarge(e.to_string()));
+        }
+        if let Some(e) = scope.pop().await {
+            return Err(GpuError::Wgpu(format!("setting up the model: {e}")));
+        }
+        let (weights, binds) = (weights?, binds.expect("bound with the weights"));
+        Ok(LlamaGpuEngine {
+            gpu,
+            config: c,
+            dims,
+            heads,
+            weights,
+            _scratch: scratch,
+            acts,
+            binds,
+            cached: None,
+            last_incremental: false,
+            last_dispatches: 0,
+        })
+    }
+
+    /// The adapter, e.g. "llvmpipe (Vulkan)" or a browser's WebGPU adapter.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.gpu.info
+    }
+
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// How many tokens one forward can take: the model's context, or less where the buffers
+    /// for the whole context would not fit.
+    pub fn capacity(&self) -> usize {
+        self.heads.positions
+    }
+
+    /// How many compute dispatches the last forward recorded.
+    pub fn last_dispatches(&self) -> usize {
+        self.last_dispatches
+    }
+
+    /// Whether the last forward reused cached rows.
+    pub fn last_was_incremental(&self) -> bool {
+        self.last_incremental
+    }
+
+    /// Forgets the cached rows: the next forward is a full one.
+    pub fn clear_cache(&mut self) {
+        self.cached = None;
+    }
+
+    /// Bytes of weights on the GPU.
+    pub fn weight_bytes(&self) -> u64 {
+        let w = &self.weights;
+        let mats = w
+            .blocks
+            .iter()
+            .flat_map(|b| [&b.q, &b.k, &b.v, &b.o, &b.gate, &b.up, &b.down]);
+        mats.chain([&w.embed])
+            .chain(&w.output)
+            .map(|m| m.buffer.size())
+            .sum()
+    }
+
+    /// Runs the model on `tokens`; incremental when `tokens` extends the previous call's
+    /// tokens with the same options and the causal mask on.
+    pub async fn forward(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Trace, GpuError> {
+        Ok(self.run(tokens, opts, true, None).await?.0)
+    }
+
+    /// Runs the model on `tokens` from scratch.
+    pub async fn forward_full(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+    ) -> Result<Trace, GpuError> {
+        Ok(self.run(tokens, opts, false, None).await?.0)
+    }
+
+    /// `forward` with each dispatch submitted, waited for and timed on its own (see
+    /// `GpuEngine::profile`).
+    pub async fn profile(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+        now: &dyn Fn() -> f64,
+    ) -> Result<(Trace, Profile), GpuError> {
+        let (trace, profile) = self.run(tokens, opts, true, Some(now)).await?;
+        Ok((
+            trace,
+            profile.expect("a profiled forward returns its profile"),
+        ))
+    }
+
+    async fn run(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+        reuse: bool,
+        profile: Option<&dyn Fn() -> f64>,
+    ) -> Result<(Trace, Option<Profile>), GpuError> {
+        let c = &self.config;
+        opts.validate_for(c.n_layer, c.n_head)?;
+        if tokens.is_empty() {
+            return Err(Error::EmptyInput.into());
+        }
+        if let Some((position, &id)) = tokens
+            .iter()
+            .enumerate()
+            .find(|(_, &id)| id as usize >= c.vocab_size)
+        {
+            return Err(Error::TokenOutOfRange {
+                id,
+                position,
+                vocab: c.vocab_size,
+            }
+            .into());
+        }
+        let dropped = tokens.len().saturating_sub(c.context);
+        let run = &tokens[dropped..];
+        let t = run.len();
+        if let Some(w) = c.sliding_window.filter(|&w| t > w) {
+            return Err(Error::Options(format!(
+                "{t} tokens; this model's attention slides over a window of {w}, which is not read yet"
+            ))
+            .into());
+        }
+        if t > self.capacity() {
+            return Err(GpuError::TooLong {
+                tokens: t,
+                capacity: self.capacity(),
+            });
+        }
+        let s = self
+            .cached
+            .as_ref()
+            .filter(|_| reuse)
+            .and_then(|(prev, o)| reusable_prefix(prev, o, run, dropped, opts))
+            .unwrap_or(0);
+        if let Some(e) = self.gpu.take_error() {
+            return Err(e);
+        }
+        self.cached = None;
+        let steps = self.plan((s, t), opts)?;
+        let dispatches = steps.len();
+        let ran = execute(&self.gpu, &self.acts, self.heads, &steps, run, profile).await?;
+        drop(steps);
+        let assemble_from = profile.map(|now| now());
+        let dims = Dims { t, ..self.dims };
+        let trace = ran
+            .readback
+            .trace(&ran.all, &self.acts, dims, (run, dropped, opts));
+        let profile = ran.profile(s > 0, profile, assemble_from);
+        self.cached = Some((run.to_vec(), opts.clone()));
+        self.last_incremental = s > 0;
+        self.last_dispatches = dispatches;
+        Ok((trace, profile))
+    }
+
+    /// The dispatches of a forward over `t` tokens whose first `s` rows are cached, in the
+    /// order of the block. Empty regions are left out.
+    fn plan(
+        &self,
+        (s, t): (usize, usize),
+        opts: &AttentionOptions,
+    ) -> Result<Vec<Step<'_>>, GpuError> {
+        let (c, b, w, heads) = (&self.config, &self.binds, &self.weights, self.heads);
+        let (d, f, hd, eps) = (c.n_embd, c.n_ff, c.head_dim, c.rms_eps);
+        let new = || s..t;
+        let group = c.n_head / c.n_kv_head;
+        let scale = opts.scale_factor(hd);
+        let mut steps = vec![qembed::step(
+            &b.embed,
+            new(),
+            (c.vocab_size, d),
+            w.embed.ty,
+        )?];
+        for (li, (blk, bw)) in b.blocks.iter().zip(&w.blocks).enumerate() {
+            let has = |i: usize| bw.bias[i].is_some();
+            steps.extend([
+                // RMSNorm, then Q, K, V = X·W (+ b): the heads side by side
+                rms_norm::step(&blk.attn_norm, new(), d, eps)?,
+                bw.q.step(&blk.q, new(), has(0))?,
+                bw.k.step(&blk.k, new(), has(1))?,
+                bw.v.step(&blk.v, new(), has(2))?,
+                // each new row's q and k turned by its position's angles
+                rope::step(&blk.rope_q, new(), (c.n_head, hd), 0, c.rope_pairs)?,
+                rope::step(&blk.rope_k, new(), (c.n_kv_head, hd), 0, c.rope_pairs)?,
+                // per head; a query head reads the keys and values of its key/value head
+                gather_heads::step(&blk.gather_q, new(), heads, 1)?,
+                gather_heads::step(&blk.gather_k, new(), heads, group)?,
+                gather_heads::step(&blk.gather_v, new(), heads, group)?,
+                // QKᵀ, ÷√d_k, mask: new queries × every key, old queries × new keys
+                attn_scores::step(&blk.scores, new(), 0..t, heads, scale, opts.causal_mask)?,
+                attn_scores::step(&blk.scores, 0..s, s..t, heads, scale, opts.causal_mask)?,
+                attn_softmax::step(&blk.softmax, s, t, heads, opts.temperature)?,
+                attn_v::step(
+                    &blk.attn_v,
+                    new(),
+                    t,
+                    heads,
+                    attn_v::ablation_mask(&opts.ablate, li),
+                )?,
+                bw.o.step(&blk.o, new(), has(3))?,
+                residual_add::step(&blk.add_attn, new(), d)?,
+                // RMSNorm, then SwiGLU: down(SiLU(gate(x)) · up(x))
+                rms_norm::step(&blk.ffn_norm, new(), d, eps)?,
+                bw.gate.step(&blk.gate, new(), false)?,
+                bw.up.step(&blk.up, new(), false)?,
+                swiglu::step(&blk.swiglu, s * f..t * f)?,
+                bw.down.step(&blk.down, new(), false)?,
+                residual_add::step(&blk.add_ffn, new(), d)?,
+            ]);
+        }
+        steps.push(rms_norm::step(&b.norm, new(), d, eps)?);
+        steps.push(w.head().step(&b.head, new(), false)?);
+        steps.push(softmax_rows::step_rows(&b.probs, new(), c.vocab_size)?);
+        for (li, blk) in b.blocks.iter().enumerate() {
+            let at = li * pack_scores::packed_len(heads.count, t);
+            steps.push(pack_scores::step(&blk.pack, t, heads, at)?);
+        }
+        steps.retain(|s| !s.is_empty());
+        Ok(steps)
+    }
+}
