@@ -1,5 +1,6 @@
-//! Browser parity: the same GPU engine on WebGPU in headless Chromium (wasm-bindgen-test),
-//! against the CPU reference compiled to wasm.
+//! Browser parity: the same GPU engines on WebGPU in headless Chromium (wasm-bindgen-test),
+//! against the CPU reference compiled to wasm and, for the Llama family, against Hugging Face
+//! transformers' numbers (the fixtures of crates/model/tests/data/hf).
 //!
 //! `CHROMEDRIVER=/usr/bin/chromedriver cargo test -p attnlab-gpu --target wasm32-unknown-unknown --test browser`
 //! (the README's test command does this; webdriver.json holds Chromium's flags).
@@ -66,5 +67,80 @@ async fn webgpu_forward_matches_cpu_in_the_browser() {
             assert!(e.last_was_incremental());
             assert_trace_close("browser incremental", &inc, &forward(&m, &x, &o).unwrap());
         }
+    }
+}
+
+/// A Hugging Face fixture's config.json, its model.safetensors and transformers' expected
+/// numbers (`tools/hf/make_fixtures.py`).
+macro_rules! hf_fixture {
+    ($name:literal) => {
+        (
+            $name,
+            include_bytes!(concat!("../../model/tests/data/hf/", $name, "/config.json")).as_slice(),
+            include_bytes!(concat!(
+                "../../model/tests/data/hf/",
+                $name,
+                "/model.safetensors"
+            ))
+            .as_slice(),
+            include_bytes!(concat!(
+                "../../model/tests/data/hf/",
+                $name,
+                "/expected.safetensors"
+            ))
+            .as_slice(),
+        )
+    };
+}
+
+#[wasm_bindgen_test]
+async fn webgpu_llama_forward_matches_transformers_and_cpu_in_the_browser() {
+    use attnlab_gpu::LlamaGpuEngine;
+    use attnlab_model::llama::LlamaModel;
+    use common::assert_close;
+    for (name, config, weights, expected) in [
+        hf_fixture!("llama-gqa-tied"),
+        hf_fixture!("llama3-untied-bias"),
+        hf_fixture!("qwen2-mqa"),
+    ] {
+        let m = LlamaModel::from_hf(config, &[weights]).unwrap();
+        let st = safetensors::SafeTensors::deserialize(expected).unwrap();
+        let f32s =
+            |n: &str| -> Vec<f32> { bytemuck::pod_collect_to_vec(st.tensor(n).unwrap().data()) };
+        let ids: Vec<i64> = bytemuck::pod_collect_to_vec(st.tensor("ids").unwrap().data());
+        let ids: Vec<u32> = ids.into_iter().map(|i| i as u32).collect();
+        let mut e = LlamaGpuEngine::new(&m)
+            .await
+            .expect("a WebGPU adapter in this browser");
+        assert_eq!(e.adapter_info().backend, wgpu::Backend::BrowserWebGpu);
+        let o = AttentionOptions::default();
+        let g = e.forward(&ids, &o).await.unwrap();
+        assert_close(
+            &format!("{name} logits"),
+            &g.logits,
+            &f32s("logits"),
+            1e-4,
+            1e-3,
+        );
+        for l in 0..g.layers.len() {
+            let want = f32s(&format!("attn.{l}"));
+            assert_close(
+                &format!("{name} layer {l}"),
+                &g.layers[l].weights,
+                &want,
+                1e-5,
+                1e-4,
+            );
+        }
+        assert_trace_close(name, &g, &m.trace(&ids, &o).unwrap());
+        // a keystroke at the end: the new row only
+        let longer: Vec<u32> = ids.iter().copied().chain([3]).collect();
+        let inc = e.forward(&longer, &o).await.unwrap();
+        assert!(e.last_was_incremental());
+        assert_trace_close(
+            &format!("{name} incremental"),
+            &inc,
+            &m.trace(&longer, &o).unwrap(),
+        );
     }
 }
