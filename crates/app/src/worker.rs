@@ -5,17 +5,15 @@
 
 use std::cell::RefCell;
 
-use attnlab_model::gguf::{Gguf, TensorBytes, TensorInfo};
 use attnlab_model::inspect::Traced;
-use attnlab_model::llama::LlamaModel;
 use attnlab_model::{AttentionOptions, Model, Trace};
-use js_sys::{ArrayBuffer, Float32Array, Uint8Array};
+use js_sys::{ArrayBuffer, Float32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::dom::now;
-use crate::engine::protocol::{read_gguf_head, Files, Format, Reply, Request};
+use crate::engine::protocol::{Files, Format, Reply, Request};
 use crate::engine::wire::{self, Header};
 
 #[derive(Default)]
@@ -29,16 +27,6 @@ struct State {
 
 /// A GGUF file sent by the page, read one tensor at a time: only the tensors' copies enter
 /// wasm memory, never the whole file.
-struct JsTensors<'a>(&'a Uint8Array);
-
-impl TensorBytes for JsTensors<'_> {
-    fn tensor_bytes(&self, t: &TensorInfo) -> Option<std::borrow::Cow<'_, [u8]>> {
-        let end = t.start.checked_add(t.len)?;
-        (end <= self.0.length() as usize)
-            .then(|| std::borrow::Cow::Owned(self.0.subarray(t.start as u32, end as u32).to_vec()))
-    }
-}
-
 /// Reads and checks the model in `files` (every tensor's shape against its config).
 fn load(files: &Files) -> Result<Box<dyn Traced>, String> {
     let err = |e: attnlab_model::Error| e.to_string();
@@ -46,13 +34,7 @@ fn load(files: &Files) -> Result<Box<dyn Traced>, String> {
         Format::Gpt2 => Box::new(
             Model::from_bytes(&files.config.to_vec(), &files.weights.to_vec()).map_err(err)?,
         ),
-        Format::Gguf => {
-            let g = read_gguf_head(&files.weights, Gguf::parse_head)?;
-            Box::new(LlamaModel::from_gguf(&g, &JsTensors(&files.weights)).map_err(err)?)
-        }
-        Format::HfLlama => Box::new(
-            LlamaModel::from_hf(&files.config.to_vec(), &[&files.weights.to_vec()]).map_err(err)?,
-        ),
+        Format::Gguf | Format::HfLlama => Box::new(files.llama_model()?),
     })
 }
 

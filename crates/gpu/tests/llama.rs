@@ -231,3 +231,23 @@ fn smollm2_on_the_gpu_matches_transformers_and_the_cpu() {
     assert!(logit_max < 2e-3, "{logit_max}");
     assert!(attn_max < 5e-5, "{attn_max}");
 }
+
+/// The malformed-GGUF corpus's valid file has Q5_0 blocks, which the GPU's kernels do not
+/// read: the engine refuses it by name (the page then runs it on the CPU worker and says why).
+#[test]
+fn a_tensor_type_the_kernels_do_not_read_is_refused_by_name() {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../model/tests/data/malformed-gguf/valid.gguf"
+    ))
+    .unwrap();
+    let m = attnlab_model::llama::LlamaBundle::from_gguf_bytes(&bytes)
+        .unwrap()
+        .model;
+    let Some(g) = gpu() else { return };
+    let Err(e) = pollster::block_on(LlamaGpuEngine::with_budget(g, &m, 1 << 30)) else {
+        panic!("an engine for Q5_0 weights");
+    };
+    assert!(matches!(e, GpuError::TooLarge(_)), "{e:?}");
+    assert!(e.to_string().contains("Q5_0"), "{e}");
+}

@@ -62,8 +62,10 @@ pub fn badge(backend: &Backend, lang: Lang) -> (&'static str, String, String) {
                 CpuWhy::NoWebGpu(e) => format!("{} ({e})", t(Key::NoWebGpuHere)),
                 CpuWhy::Chosen => t(Key::CpuChosen).to_string(),
                 CpuWhy::Faster { .. } => t(Key::SoftwareGpuNote).to_string(),
+                CpuWhy::SoftwareGpuSlow => t(Key::SoftwareGpuSlow).to_string(),
+                CpuWhy::GpuStarting => t(Key::GpuStarting).to_string(),
                 CpuWhy::GpuFailed(e) => format!("{} ({e})", t(Key::GpuFailed)),
-                CpuWhy::CpuOnlyModel(arch) => format!("{} ({arch})", t(Key::CpuOnlyModel)),
+                CpuWhy::CpuOnlyModel(why) => format!("{} ({why})", t(Key::CpuOnlyModel)),
             };
             (
                 "badge cpu",

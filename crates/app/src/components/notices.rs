@@ -73,11 +73,19 @@ pub fn cpu_reason(model: &ModelStatus, shown: Option<&Shown>, lang: Lang) -> Opt
         }),
         (
             Backend::Cpu {
-                why: CpuWhy::CpuOnlyModel(arch),
+                why: CpuWhy::CpuOnlyModel(why),
             },
             _,
         ) => Some(html! {
-            <p class="help cpu-reason" id="cpu-only-model">{ format!("{} ({arch})", t(Key::CpuOnlyModel)) }</p>
+            <p class="help cpu-reason" id="cpu-only-model">{ format!("{} ({why})", t(Key::CpuOnlyModel)) }</p>
+        }),
+        (
+            Backend::Cpu {
+                why: CpuWhy::SoftwareGpuSlow,
+            },
+            _,
+        ) => Some(html! {
+            <p class="help cpu-reason" id="cpu-software-slow">{ t(Key::SoftwareGpuSlow) }</p>
         }),
         (Backend::Gpu { .. }, Some(why)) => Some(html! {
             <p class="help cpu-reason" id="cpu-this-time">{ format!("{} ({why})", t(Key::CpuThisTime)) }</p>

@@ -12,9 +12,14 @@ pub enum CpuWhy {
     Chosen,
     /// Auto measured both on a software adapter: the CPU was faster (median ms).
     Faster { cpu_ms: f64, gpu_ms: f64 },
+    /// The WebGPU engine is still starting (a real model's starts after its first result).
+    GpuStarting,
+    /// Auto on a software adapter, for a model too large to be worth a trial there.
+    SoftwareGpuSlow,
     /// The GPU failed (with the error); the CPU took over for good.
     GpuFailed(String),
-    /// The WebGPU engine does not run this model's architecture (named) yet.
+    /// The WebGPU engine does not run this model yet (why: e.g. a tensor type its kernels
+    /// do not read, or buffers larger than the device binds).
     CpuOnlyModel(String),
 }
 

@@ -1,36 +1,104 @@
-//! The GPU backend: the WebGPU engine of `attnlab-gpu`, its errors sorted into what the
-//! policy in `engine` needs to know, and whether its adapter is a software one.
+//! The GPU backend: the WebGPU engine of `attnlab-gpu` for the model's architecture (GPT-2's
+//! or the Llama family's), its errors sorted into what the policy in `engine` needs to know,
+//! and whether its adapter is a software one.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use attnlab_gpu::{GpuEngine, GpuError};
-use attnlab_model::AttentionOptions;
+use attnlab_gpu::{GpuEngine, GpuError, LlamaGpuEngine, Profile};
+use attnlab_model::llama::LlamaModel;
+use attnlab_model::{AttentionOptions, Trace};
 
-use super::{Compute, ComputeError, Computed, GpuSide};
+use super::{Compute, ComputeError, Computed, CpuWhy, GpuSide};
 use crate::dom::now;
+
+/// The engine of one architecture.
+enum Arch {
+    Gpt2(Box<GpuEngine>),
+    Llama(Box<LlamaGpuEngine>),
+}
+
+/// `$e` with `$g` bound to whichever engine `$arch` holds.
+macro_rules! either {
+    ($arch:expr, $g:ident => $e:expr) => {
+        match $arch {
+            Arch::Gpt2($g) => $e,
+            Arch::Llama($g) => $e,
+        }
+    };
+}
+
+impl Arch {
+    async fn forward(&mut self, ids: &[u32], o: &AttentionOptions) -> Result<Trace, GpuError> {
+        either!(self, g => g.forward(ids, o).await)
+    }
+
+    async fn forward_full(&mut self, ids: &[u32], o: &AttentionOptions) -> Result<Trace, GpuError> {
+        either!(self, g => g.forward_full(ids, o).await)
+    }
+
+    async fn profile(
+        &mut self,
+        ids: &[u32],
+        o: &AttentionOptions,
+    ) -> Result<(Trace, Profile), GpuError> {
+        either!(self, g => g.profile(ids, o, &now).await)
+    }
+
+    fn last_was_incremental(&self) -> bool {
+        either!(self, g => g.last_was_incremental())
+    }
+
+    fn clear_cache(&mut self) {
+        either!(self, g => g.clear_cache())
+    }
+
+    fn gpu(&self) -> &attnlab_gpu::Gpu {
+        either!(self, g => g.gpu())
+    }
+}
 
 pub struct Gpu {
     /// Out while a forward is in flight.
-    engine: RefCell<Option<GpuEngine>>,
+    engine: RefCell<Option<Arch>>,
     lose: Cell<bool>,
 }
 
 impl Gpu {
-    /// A GPU engine for `model` with what the badge says of its adapter, or why there is none.
+    /// A GPU engine for a GPT-2-layout `model` with what the badge says of its adapter, or
+    /// why there is none.
     pub async fn start(model: &attnlab_model::Model) -> Result<GpuSide<Gpu>, String> {
         let engine = GpuEngine::new(model).await.map_err(|e| e.to_string())?;
-        let info = engine.adapter_info();
+        Ok(Self::side(Arch::Gpt2(Box::new(engine)), true))
+    }
+
+    /// A GPU engine for a Llama-family `model` (its weights uploaded as compact as they are
+    /// in memory; the caller may drop the model then), or why the CPU computes: no WebGPU, or
+    /// a model the engine does not run (a tensor type its kernels do not read, buffers
+    /// larger than the device binds).
+    pub async fn start_llama(model: &LlamaModel) -> Result<GpuSide<Gpu>, CpuWhy> {
+        match LlamaGpuEngine::new(model).await {
+            // on a software adapter, a real model is not worth Auto's trial
+            Ok(engine) => Ok(Self::side(Arch::Llama(Box::new(engine)), false)),
+            Err(e @ GpuError::TooLarge(_)) => Err(CpuWhy::CpuOnlyModel(e.to_string())),
+            Err(e) => Err(CpuWhy::NoWebGpu(e.to_string())),
+        }
+    }
+
+    /// `trial`: whether Auto may measure it against the CPU on a software adapter.
+    fn side(engine: Arch, trial: bool) -> GpuSide<Gpu> {
+        let info = &engine.gpu().info;
         let adapter = info.name.trim().to_string();
         let software = engine.gpu().runs_on_cpu();
-        Ok(GpuSide {
+        GpuSide {
             compute: Gpu {
                 engine: RefCell::new(Some(engine)),
                 lose: Cell::new(false),
             },
             adapter,
             software,
-        })
+            trial,
+        }
     }
 
     /// Destroys the device before the next forward (the end-to-end tests' fault injection).
@@ -47,11 +115,11 @@ impl Gpu {
         let opts = AttentionOptions::default();
         let mut run = async || {
             engine.clear_cache();
-            let (_, full) = engine.profile(ids, &opts, &now).await?;
+            let (_, full) = engine.profile(ids, &opts).await?;
             engine
                 .forward_full(&ids[..ids.len().saturating_sub(1)], &opts)
                 .await?;
-            let (_, inc) = engine.profile(ids, &opts, &now).await?;
+            let (_, inc) = engine.profile(ids, &opts).await?;
             engine.clear_cache();
             Ok::<_, GpuError>([full, inc])
         };
@@ -71,7 +139,7 @@ impl Compute for Gpu {
             return Err(ComputeError::Lost("the GPU engine is busy or gone".into()));
         };
         if self.lose.replace(false) {
-            engine.destroy_device();
+            engine.gpu().device.destroy();
         }
         let started = now();
         let result = engine.forward(ids, opts).await;

@@ -158,6 +158,10 @@ pub struct GpuSide<G> {
     pub adapter: String,
     /// A software adapter (`isFallbackAdapter`, a CPU device type or a known software name).
     pub software: bool,
+    /// Whether Auto measures it against the CPU on a software adapter. False for a model too
+    /// large for a software GPU to be worth a trial (SmolLM2's first forward took 28 s on
+    /// SwiftShader, the CPU worker's 0.6 s): Auto then picks the CPU without one.
+    pub trial: bool,
 }
 
 /// Auto's measurements on a software adapter, and its decision.
@@ -200,6 +204,16 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
         }
     }
 
+    /// Gives the engine its GPU backend once it has started, or why there is none (a real
+    /// model's starts after the first result: the CPU worker answers meanwhile). Takes
+    /// effect with the next request.
+    pub fn attach_gpu(&self, gpu: Result<GpuSide<G>, CpuWhy>) {
+        match gpu {
+            Ok(g) => *self.gpu.borrow_mut() = Some(Rc::new(g)),
+            Err(why) => *self.no_gpu.borrow_mut() = why,
+        }
+    }
+
     /// The user's choice; takes effect with the next request.
     pub fn set_preference(&self, p: Preference) {
         self.preference.set(p);
@@ -223,6 +237,7 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
             Preference::Cpu => (false, false),
             Preference::WebGpu => (true, false),
             Preference::Auto if !g.software => (true, false),
+            Preference::Auto if !g.trial => (false, false),
             Preference::Auto => match self.trial.borrow().decided {
                 Some(gpu_won) => (gpu_won, false),
                 None => (true, true),
@@ -241,6 +256,9 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
             Some(g) if on_gpu => Backend::Gpu {
                 adapter: g.adapter.clone(),
                 fallback: g.software,
+            },
+            Some(g) if self.preference.get() == Preference::Auto && !g.trial => Backend::Cpu {
+                why: CpuWhy::SoftwareGpuSlow,
             },
             Some(_) if self.preference.get() == Preference::Auto => {
                 let t = self.trial.borrow();

@@ -4,6 +4,8 @@
 //! here and nowhere else in Rust. A trace's numbers travel as `engine::wire` lays them out.
 //! `web/bench-peer/bench-peer.mjs` drives the worker from JavaScript with the same objects.
 
+use attnlab_model::gguf::{Gguf, TensorBytes, TensorInfo};
+use attnlab_model::llama::LlamaModel;
 use attnlab_model::AttentionOptions;
 use js_sys::{Array, ArrayBuffer, Float32Array, Object, Uint32Array, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
@@ -60,6 +62,36 @@ pub struct Files {
     pub format: Format,
     pub config: Uint8Array,
     pub weights: Uint8Array,
+}
+
+impl Files {
+    /// Reads and checks a Llama-family model (a GGUF file or a Hugging Face folder's
+    /// safetensors), one tensor at a time out of the bytes outside wasm memory: for the worker
+    /// that runs it and for the page's GPU engine, which uploads it and lets it go.
+    pub fn llama_model(&self) -> Result<LlamaModel, String> {
+        let err = |e: attnlab_model::Error| e.to_string();
+        match self.format {
+            Format::Gguf => {
+                let g = read_gguf_head(&self.weights, Gguf::parse_head)?;
+                LlamaModel::from_gguf(&g, &JsTensors(&self.weights)).map_err(err)
+            }
+            Format::HfLlama => {
+                LlamaModel::from_hf(&self.config.to_vec(), &[&self.weights.to_vec()]).map_err(err)
+            }
+            Format::Gpt2 => Err("a GPT-2-layout model is not a Llama-family one".into()),
+        }
+    }
+}
+
+/// A GGUF file's tensors read one at a time from its bytes outside wasm memory.
+struct JsTensors<'a>(&'a Uint8Array);
+
+impl TensorBytes for JsTensors<'_> {
+    fn tensor_bytes(&self, t: &TensorInfo) -> Option<std::borrow::Cow<'_, [u8]>> {
+        let end = t.start.checked_add(t.len)?;
+        (end <= self.0.length() as usize)
+            .then(|| std::borrow::Cow::Owned(self.0.subarray(t.start as u32, end as u32).to_vec()))
+    }
 }
 
 /// Page → worker.

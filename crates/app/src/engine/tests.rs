@@ -87,6 +87,7 @@ fn gpu(script: Vec<Result<f64, ComputeError>>, software: bool) -> Result<GpuSide
         compute: Fake::new(script),
         adapter: "Test GPU".into(),
         software,
+        trial: true,
     })
 }
 
@@ -264,6 +265,25 @@ fn auto_on_a_software_adapter_measures_both_and_keeps_the_faster() {
     assert!(run(&e, &[1]).unwrap().ran_on_gpu);
     e.set_preference(Preference::Auto);
     assert!(!run(&e, &[1]).unwrap().ran_on_gpu);
+}
+
+#[test]
+fn auto_on_a_software_adapter_skips_the_trial_of_a_model_too_large_for_it() {
+    let side = |software| gpu(vec![], software).map(|g| GpuSide { trial: false, ..g });
+    let e = Engine::new(side(true), Fake::new([]), Preference::Auto);
+    assert_eq!(
+        e.backend(),
+        Backend::Cpu {
+            why: CpuWhy::SoftwareGpuSlow
+        }
+    );
+    assert!(!run(&e, &[1, 2]).unwrap().ran_on_gpu);
+    assert_eq!(e.gpu().unwrap().compute.calls.get(), 0, "no trial");
+    // WebGPU still runs it when chosen, and a hardware adapter runs it under Auto
+    e.set_preference(Preference::WebGpu);
+    assert!(run(&e, &[1]).unwrap().ran_on_gpu);
+    let hw = Engine::new(side(false), Fake::new([]), Preference::Auto);
+    assert!(run(&hw, &[1]).unwrap().ran_on_gpu);
 }
 
 #[test]

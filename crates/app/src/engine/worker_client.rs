@@ -233,6 +233,11 @@ impl CpuWorker {
         })
     }
 
+    /// The model's files, while they are here (not while the worker reads them).
+    pub fn files(&self) -> Option<Files> {
+        self.inner.files.borrow().clone()
+    }
+
     /// Waits for the worker's answer to load `load_id`.
     async fn loaded(&self, load_id: u32) -> Result<(), String> {
         let outcome: Rc<RefCell<Option<Result<(), String>>>> = Rc::default();

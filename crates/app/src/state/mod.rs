@@ -267,6 +267,7 @@ impl State {
                 m.engines = n;
                 self.stop_generation(GenStatus::Stopped);
             }
+            ModelAction::Backend(b) => m.backend = b,
             ModelAction::SetPreference(p) => {
                 if m.preference != p {
                     m.preference = p;

@@ -195,6 +195,8 @@ pub enum ModelAction {
     Loaded(ModelInfo),
     /// The engines of a model are running, on this backend: the `n`th installed.
     EngineReady(Backend, u64),
+    /// The engines now running compute on another backend (the GPU joined them).
+    Backend(Backend),
     SetPreference(Preference),
     Own(OwnLoad),
     /// What is kept on this device now (None: nothing), or why keeping failed.

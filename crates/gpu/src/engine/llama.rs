@@ -14,7 +14,7 @@ use attnlab_model::qmatrix::{QMatrix, Storage};
 use attnlab_model::{AttentionOptions, Dims, Error, Field, Trace};
 
 use super::buffers::{capacity_of, Activations, ACTIVATION_BUDGET, PACKED};
-use super::{execute, Profile};
+use super::run::{execute, Profile};
 use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::step::{Bound, Heads, Step};

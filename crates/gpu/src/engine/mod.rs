@@ -6,7 +6,10 @@
 //!   buffer;
 //! - [`binds`]: the bind groups of every kernel of every block, made once;
 //! - [`plan`]: the dispatches of one forward, in the order of the block;
-//! - [`readback`]: the copies into one staging buffer and the Trace cut out of it.
+//! - [`readback`]: the copies into one staging buffer and the Trace cut out of it;
+//! - [`run`]: one forward's submission and readback, and its [`Profile`];
+//! - [`llama`]: the Llama family's engine, [`LlamaGpuEngine`], on the same buffers,
+//!   readback and submission.
 //!
 //! A forward writes the token ids and one block of uniform params, records every dispatch in
 //! one compute pass, copies what the Trace needs into the staging buffer, submits once and
@@ -19,19 +22,21 @@ mod buffers;
 mod llama;
 mod plan;
 mod readback;
+mod run;
 
 use attnlab_model::forward::{prepare, reusable_prefix};
 use attnlab_model::{AttentionOptions, Config, Dims, Model, Trace};
 
-use crate::context::{Gpu, SLOT};
+use crate::context::Gpu;
 use crate::error::GpuError;
-use crate::step::{Heads, Step};
+use crate::step::Heads;
 use crate::{attn_v, linear};
 use binds::Binds;
 pub use buffers::{capacity, capacity_of, ACTIVATION_BUDGET};
 use buffers::{Activations, Weights};
 pub use llama::LlamaGpuEngine;
-use readback::Readback;
+use run::execute;
+pub use run::Profile;
 
 /// The GPU forward pass of one model.
 pub struct GpuEngine {
@@ -282,148 +287,6 @@ impl GpuEngine {
         self.last_incremental = s > 0;
         self.last_dispatches = dispatches;
         Ok((trace, profile))
-    }
-}
-
-/// What one forward's submission read back.
-struct Ran {
-    /// The staging buffer's floats.
-    all: Vec<f32>,
-    readback: Readback,
-    /// Per kernel: dispatches and milliseconds (profiled forwards only).
-    kernels: Vec<(&'static str, usize, f64)>,
-    /// When the readback started (profiled forwards only).
-    read_from: Option<f64>,
-}
-
-impl Ran {
-    /// The profile of a forward whose Trace was cut out from `assemble_from` until now.
-    fn profile(
-        self,
-        incremental: bool,
-        now: Option<&dyn Fn() -> f64>,
-        assemble_from: Option<f64>,
-    ) -> Option<Profile> {
-        now.map(|now| {
-            let (read, assemble) = (self.read_from.unwrap_or(0.0), assemble_from.unwrap_or(0.0));
-            Profile {
-                incremental,
-                kernels: self.kernels,
-                readback_ms: assemble - read,
-                assemble_ms: now() - assemble,
-                floats: self.readback.floats,
-            }
-        })
-    }
-}
-
-/// Runs `steps` over the tokens `run`: writes the token ids and every step's params, records
-/// the dispatches in one compute pass (with `profile`: each submitted, waited for and timed
-/// on its own), copies the Trace's parts into the staging buffer, submits and maps it. Shared
-/// by both architectures' engines.
-async fn execute(
-    gpu: &Gpu,
-    acts: &Activations,
-    heads: Heads,
-    steps: &[Step<'_>],
-    run: &[u32],
-    profile: Option<&dyn Fn() -> f64>,
-) -> Result<Ran, GpuError> {
-    if steps.len() > acts.slots {
-        return Err(GpuError::TooLarge(format!(
-            "{} dispatches exceed {} param slots",
-            steps.len(),
-            acts.slots
-        )));
-    }
-    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let mut tok = run.to_vec();
-    tok.resize(heads.positions, 0);
-    let q = &gpu.queue;
-    q.write_buffer(&acts.tokens, 0, bytemuck::cast_slice(&tok));
-    let params: Vec<u8> = steps
-        .iter()
-        .flat_map(|s| s.params.iter().copied())
-        .collect();
-    q.write_buffer(&acts.params, 0, &params);
-    let encoder = || {
-        gpu.device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("forward"),
-            })
-    };
-    // steps [from, to) in one compute pass
-    let record = |enc: &mut wgpu::CommandEncoder, from: usize, to: usize| {
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("forward"),
-            timestamp_writes: None,
-        });
-        for (i, step) in steps.iter().enumerate().take(to).skip(from) {
-            pass.set_pipeline(&gpu.kernel(step.kernel).pipeline);
-            pass.set_bind_group(0, step.bind, &[(i as u64 * SLOT) as u32]);
-            pass.dispatch_workgroups(step.grid[0], step.grid[1], step.grid[2]);
-        }
-    };
-    let mut enc = encoder();
-    let mut kernels: Vec<(&'static str, usize, f64)> = Vec::new();
-    match profile {
-        None => record(&mut enc, 0, steps.len()),
-        Some(now) => {
-            gpu.finish().await?;
-            for (i, step) in steps.iter().enumerate() {
-                let start = now();
-                let mut one = encoder();
-                record(&mut one, i, i + 1);
-                q.submit([one.finish()]);
-                gpu.finish().await?;
-                let ms = now() - start;
-                match kernels.iter_mut().find(|k| k.0 == step.kernel) {
-                    Some(k) => (k.1, k.2) = (k.1 + 1, k.2 + ms),
-                    None => kernels.push((step.kernel, 1, ms)),
-                }
-            }
-        }
-    }
-    let read_from = profile.map(|now| now());
-    let readback = readback::record(&mut enc, acts, heads, run.len());
-    gpu.queue.submit([enc.finish()]);
-    if let Some(e) = scope.pop().await {
-        return Err(GpuError::Wgpu(e.to_string()));
-    }
-    let all = gpu
-        .read(&acts.staging, (readback.floats * 4) as u64)
-        .await?;
-    if let Some(e) = gpu.take_error() {
-        return Err(e);
-    }
-    Ok(Ran {
-        all,
-        readback,
-        kernels,
-        read_from,
-    })
-}
-
-/// Where one forward's time went, phase by phase (see [`GpuEngine::profile`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Profile {
-    /// Whether the forward reused cached rows.
-    pub incremental: bool,
-    /// Per kernel, in the order first seen: dispatches and milliseconds in all.
-    pub kernels: Vec<(&'static str, usize, f64)>,
-    /// Copying the Trace's parts into the staging buffer and mapping it (ms).
-    pub readback_ms: f64,
-    /// Cutting the mapped floats into the Trace (ms).
-    pub assemble_ms: f64,
-    /// Floats read back.
-    pub floats: usize,
-}
-
-impl Profile {
-    /// The whole forward as profiled (each dispatch waited for on its own, so more than
-    /// `forward` takes, which overlaps them).
-    pub fn total_ms(&self) -> f64 {
-        self.kernels.iter().map(|k| k.2).sum::<f64>() + self.readback_ms + self.assemble_ms
     }
 }
 
