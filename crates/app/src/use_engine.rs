@@ -210,9 +210,9 @@ impl EngineHandle {
                 wasm_bindgen_futures::spawn_local(d);
             }
             if gpu_later {
-                // once the first result is in and the page is idle
+                // once the first result is in and the page is idle (at the latest 10 s on)
                 let me = self.clone();
-                crate::dom::when_idle(2_000, move || {
+                crate::dom::when_idle(10_000, move || {
                     wasm_bindgen_futures::spawn_local(me.start_gpu_later(r))
                 });
             }
@@ -224,16 +224,26 @@ impl EngineHandle {
     /// files the worker gave back (the page reads the weights on its own thread, so after the
     /// first result); then the next request may run there.
     async fn start_gpu_later(self, runner: Rc<Runner<PageEngine>>) {
-        let engine = &runner.engine().engine;
-        let gpu = match engine.cpu().files().map(|f| f.llama_model()) {
-            Some(Ok(model)) => Gpu::start_llama(&model).await,
-            Some(Err(e)) => Err(CpuWhy::CpuOnlyModel(e)),
-            None => Err(CpuWhy::NoWebGpu(
-                "the model's files were in the CPU worker".into(),
-            )),
-        };
+        let current = |me: &Self| me.current().is_some_and(|r| Rc::ptr_eq(&r, &runner));
         // a model loaded meanwhile has engines of its own
-        if self.current().is_some_and(|r| Rc::ptr_eq(&r, &runner)) {
+        if !current(&self) {
+            return;
+        }
+        let engine = &runner.engine().engine;
+        let Some(files) = engine.cpu().files() else {
+            // the worker holds them (it restarts, or reads another model): later
+            let me = self.clone();
+            let runner = runner.clone();
+            crate::dom::when_idle(10_000, move || {
+                wasm_bindgen_futures::spawn_local(me.start_gpu_later(runner))
+            });
+            return;
+        };
+        let gpu = match files.llama_model() {
+            Ok(model) => Gpu::start_llama(&model).await,
+            Err(e) => Err(CpuWhy::CpuOnlyModel(e)),
+        };
+        if current(&self) {
             engine.attach_gpu(gpu);
             self.0
                 .dispatch

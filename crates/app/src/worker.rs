@@ -25,8 +25,6 @@ struct State {
     base_prev: Option<Trace>,
 }
 
-/// A GGUF file sent by the page, read one tensor at a time: only the tensors' copies enter
-/// wasm memory, never the whole file.
 /// Reads and checks the model in `files` (every tensor's shape against its config).
 fn load(files: &Files) -> Result<Box<dyn Traced>, String> {
     let err = |e: attnlab_model::Error| e.to_string();

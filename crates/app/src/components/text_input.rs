@@ -52,9 +52,13 @@ pub fn TextInput(props: &Props) -> Html {
     }
     {
         let (node, composing) = (node.clone(), composing.clone());
+        // the preset already in the text when the box is made (a box made again after one
+        // shows the text now, not that preset)
+        let seen = use_mut_ref(|| props.preset.0);
         use_effect_with(props.preset.clone(), move |(n, text)| {
+            let new = std::mem::replace(&mut *seen.borrow_mut(), *n) != *n;
             // never over a syllable being composed (a generation's step landing meanwhile)
-            if *n > 0 && !*composing.borrow() {
+            if new && *n > 0 && !*composing.borrow() {
                 if let Some(el) = node.cast::<HtmlTextAreaElement>() {
                     el.set_value(text);
                 }

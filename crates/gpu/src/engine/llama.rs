@@ -37,8 +37,18 @@ impl Matrix {
             Storage::F32(v) => (GgmlType::F32, bytemuck::cast_slice(v)),
             Storage::Blocks { ty, bytes } => (*ty, bytes),
         };
-        // refuses a type the kernels do not read, by name
+        // refuses a type the kernels do not read, by name, and a matrix larger than a binding
         qmatmul::row_bytes(ty, m.cols).map_err(|e| GpuError::TooLarge(format!("{label}: {e}")))?;
+        let max = gpu
+            .limits
+            .max_storage_buffer_binding_size
+            .min(gpu.limits.max_buffer_size);
+        if bytes.len() as u64 > max {
+            return Err(GpuError::TooLarge(format!(
+                "{label} takes {} bytes, the GPU binds at most {max}",
+                bytes.len()
+            )));
+        }
         let mut padded = bytes.to_vec();
         padded.resize(bytes.len().next_multiple_of(4), 0);
         Ok(Matrix {
@@ -353,9 +363,7 @@ impl LlamaGpuEngine {
             dk: c.head_dim,
             positions: p,
         };
-        let head = model.head();
         for (what, n) in [
-            ("the output head", head.size() / 4),
             ("logits", p * c.vocab_size),
             ("attention", heads.square_len()),
             ("FFN", p * c.n_ff),

@@ -128,7 +128,7 @@ pub(super) async fn execute(
     })
 }
 
-/// Where one forward's time went, phase by phase (see [`GpuEngine::profile`]).
+/// Where one forward's time went, phase by phase (see [`super::GpuEngine::profile`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
     /// Whether the forward reused cached rows.
