@@ -22,22 +22,25 @@ pub fn prepare<'a>(
     opts: &AttentionOptions,
 ) -> Result<(&'a [u32], usize)> {
     opts.validate(c)?;
+    check_tokens(tokens, c.vocab_size)?;
+    let dropped = tokens.len().saturating_sub(c.n_positions);
+    Ok((&tokens[dropped..], dropped))
+}
+
+/// Refuses an empty input and a token id outside a vocabulary of `vocab` (naming its
+/// position), for any architecture's forward.
+pub fn check_tokens(tokens: &[u32], vocab: usize) -> Result<()> {
     if tokens.is_empty() {
         return Err(Error::EmptyInput);
     }
-    if let Some((position, &id)) = tokens
-        .iter()
-        .enumerate()
-        .find(|(_, &id)| id as usize >= c.vocab_size)
-    {
-        return Err(Error::TokenOutOfRange {
-            id,
+    match tokens.iter().position(|&id| id as usize >= vocab) {
+        Some(position) => Err(Error::TokenOutOfRange {
+            id: tokens[position],
             position,
-            vocab: c.vocab_size,
-        });
+            vocab,
+        }),
+        None => Ok(()),
     }
-    let dropped = tokens.len().saturating_sub(c.n_positions);
-    Ok((&tokens[dropped..], dropped))
 }
 
 /// Runs the whole model on `tokens` and records every intermediate.

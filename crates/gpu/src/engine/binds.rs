@@ -3,7 +3,7 @@
 
 use attnlab_model::{Config, Field, LnPlacement};
 
-use super::buffers::{Activations, Weights, PACKED};
+use super::buffers::{Activations, HeadBuffers, Weights, PACKED};
 use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::step::Bound;
@@ -18,9 +18,7 @@ pub(super) struct BlockBinds {
     pub ln_pre: Option<Bound>,
     pub qkv: Bound,
     pub split: Bound,
-    pub scores: Bound,
-    pub softmax: Bound,
-    pub attn_v: Bound,
+    pub attn: AttentionBinds,
     pub proj: Bound,
     /// x + attention, then LN: ln_1 (post) or the FFN's input LN (pre)
     pub add_ln_1: Bound,
@@ -28,8 +26,66 @@ pub(super) struct BlockBinds {
     pub fc_proj: Bound,
     /// stream + FFN, then LN: ln_2 (post), or the next block's ln_1 or ln_f (pre)
     pub add_ln_2: Bound,
-    /// the four score matrices → packed
+}
+
+/// A block's attention on its per-head buffers, for both architectures: QKᵀ with the scale
+/// and the mask, softmax, weights · V (written per head and side by side into `concat`), and
+/// the four score matrices packed for the readback.
+pub(super) struct AttentionBinds {
+    pub scores: Bound,
+    pub softmax: Bound,
+    pub attn_v: Bound,
     pub pack: Bound,
+}
+
+impl AttentionBinds {
+    pub fn new(
+        gpu: &Gpu,
+        params: &wgpu::Buffer,
+        hb: &HeadBuffers,
+        concat: &wgpu::Buffer,
+        packed: &wgpu::Buffer,
+    ) -> AttentionBinds {
+        AttentionBinds {
+            scores: attn_scores::bind(
+                gpu,
+                params,
+                attn_scores::Buffers {
+                    q: hb.get(Field::Q),
+                    k: hb.get(Field::K),
+                    raw: hb.get(Field::Scores),
+                    scaled: hb.get(Field::Scaled),
+                    masked: hb.get(Field::Masked),
+                },
+            ),
+            softmax: attn_softmax::bind(
+                gpu,
+                params,
+                attn_softmax::Buffers {
+                    masked: hb.get(Field::Masked),
+                    weights: hb.get(Field::Weights),
+                },
+            ),
+            attn_v: attn_v::bind(
+                gpu,
+                params,
+                attn_v::Buffers {
+                    weights: hb.get(Field::Weights),
+                    v: hb.get(Field::V),
+                    head_out: hb.get(Field::HeadOut),
+                    concat,
+                },
+            ),
+            pack: pack_scores::bind(
+                gpu,
+                params,
+                pack_scores::Buffers {
+                    sources: PACKED.map(|f| hb.get(f)),
+                    dst: packed,
+                },
+            ),
+        }
+    }
 }
 
 /// The bind groups of a whole forward.
@@ -106,35 +162,7 @@ impl Binds {
                         v: hb.get(Field::V),
                     },
                 ),
-                scores: attn_scores::bind(
-                    gpu,
-                    params,
-                    attn_scores::Buffers {
-                        q: hb.get(Field::Q),
-                        k: hb.get(Field::K),
-                        raw: hb.get(Field::Scores),
-                        scaled: hb.get(Field::Scaled),
-                        masked: hb.get(Field::Masked),
-                    },
-                ),
-                softmax: attn_softmax::bind(
-                    gpu,
-                    params,
-                    attn_softmax::Buffers {
-                        masked: hb.get(Field::Masked),
-                        weights: hb.get(Field::Weights),
-                    },
-                ),
-                attn_v: attn_v::bind(
-                    gpu,
-                    params,
-                    attn_v::Buffers {
-                        weights: hb.get(Field::Weights),
-                        v: hb.get(Field::V),
-                        head_out: hb.get(Field::HeadOut),
-                        concat: f(Field::Concat),
-                    },
-                ),
+                attn: AttentionBinds::new(gpu, params, hb, f(Field::Concat), &a.packed),
                 proj: lin(f(Field::Concat), &bw.c_proj, f(Field::AttnOut)),
                 add_ln_1: add_layernorm::bind(
                     gpu,
@@ -160,14 +188,6 @@ impl Binds {
                         beta: &ln_after_ffn.1,
                         sum: f(Field::ResidFfn),
                         out: after_ffn_out,
-                    },
-                ),
-                pack: pack_scores::bind(
-                    gpu,
-                    params,
-                    pack_scores::Buffers {
-                        sources: PACKED.map(|f| hb.get(f)),
-                        dst: &a.packed,
                     },
                 ),
             });

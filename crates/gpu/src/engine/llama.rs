@@ -7,13 +7,14 @@
 //! incremental forward (new rows only, keys and values of the old ones kept on the GPU) are
 //! the GPT-2 engine's.
 
-use attnlab_model::forward::reusable_prefix;
+use attnlab_model::forward::{check_tokens, reusable_prefix};
 use attnlab_model::gguf::GgmlType;
 use attnlab_model::llama::{rope_table, LlamaConfig, LlamaModel};
 use attnlab_model::qmatrix::{QMatrix, Storage};
 use attnlab_model::{AttentionOptions, Dims, Error, Field, Trace};
 
-use super::buffers::{capacity_of, Activations, ACTIVATION_BUDGET, PACKED};
+use super::binds::AttentionBinds;
+use super::buffers::{capacity_of, Activations, ACTIVATION_BUDGET};
 use super::run::{execute, Profile};
 use crate::context::Gpu;
 use crate::error::GpuError;
@@ -161,9 +162,7 @@ struct BlockBinds {
     gather_q: Bound,
     gather_k: Bound,
     gather_v: Bound,
-    scores: Bound,
-    softmax: Bound,
-    attn_v: Bound,
+    attn: AttentionBinds,
     o: Bound,
     add_attn: Bound,
     ffn_norm: Bound,
@@ -172,7 +171,6 @@ struct BlockBinds {
     swiglu: Bound,
     down: Bound,
     add_ffn: Bound,
-    pack: Bound,
 }
 
 struct Binds {
@@ -221,35 +219,7 @@ impl Binds {
                     gather_q: gather(&s.q, hb.get(Field::Q)),
                     gather_k: gather(&s.k, hb.get(Field::K)),
                     gather_v: gather(&s.v, hb.get(Field::V)),
-                    scores: attn_scores::bind(
-                        gpu,
-                        params,
-                        attn_scores::Buffers {
-                            q: hb.get(Field::Q),
-                            k: hb.get(Field::K),
-                            raw: hb.get(Field::Scores),
-                            scaled: hb.get(Field::Scaled),
-                            masked: hb.get(Field::Masked),
-                        },
-                    ),
-                    softmax: attn_softmax::bind(
-                        gpu,
-                        params,
-                        attn_softmax::Buffers {
-                            masked: hb.get(Field::Masked),
-                            weights: hb.get(Field::Weights),
-                        },
-                    ),
-                    attn_v: attn_v::bind(
-                        gpu,
-                        params,
-                        attn_v::Buffers {
-                            weights: hb.get(Field::Weights),
-                            v: hb.get(Field::V),
-                            head_out: hb.get(Field::HeadOut),
-                            concat: f(Field::Concat),
-                        },
-                    ),
+                    attn: AttentionBinds::new(gpu, params, hb, f(Field::Concat), &a.packed),
                     o: qm(f(Field::Concat), &bw.o, bo, f(Field::AttnOut)),
                     add_attn: add(f(Field::Input), f(Field::AttnOut), f(Field::ResidAttn)),
                     ffn_norm: norm(f(Field::ResidAttn), &bw.ffn_norm, f(Field::FfnIn)),
@@ -265,14 +235,6 @@ impl Binds {
                     ),
                     down: qm(f(Field::FfnHidden), &bw.down, None, f(Field::FfnOut)),
                     add_ffn: add(f(Field::ResidAttn), f(Field::FfnOut), f(Field::ResidFfn)),
-                    pack: pack_scores::bind(
-                        gpu,
-                        params,
-                        pack_scores::Buffers {
-                            sources: PACKED.map(|f| hb.get(f)),
-                            dst: &a.packed,
-                        },
-                    ),
                 }
             })
             .collect();
@@ -498,21 +460,7 @@ impl LlamaGpuEngine {
     ) -> Result<(Trace, Option<Profile>), GpuError> {
         let c = &self.config;
         opts.validate_for(c.n_layer, c.n_head)?;
-        if tokens.is_empty() {
-            return Err(Error::EmptyInput.into());
-        }
-        if let Some((position, &id)) = tokens
-            .iter()
-            .enumerate()
-            .find(|(_, &id)| id as usize >= c.vocab_size)
-        {
-            return Err(Error::TokenOutOfRange {
-                id,
-                position,
-                vocab: c.vocab_size,
-            }
-            .into());
-        }
+        check_tokens(tokens, c.vocab_size)?;
         let dropped = tokens.len().saturating_sub(c.context);
         let run = &tokens[dropped..];
         let t = run.len();
@@ -588,11 +536,18 @@ impl LlamaGpuEngine {
                 gather_heads::step(&blk.gather_k, new(), heads, group)?,
                 gather_heads::step(&blk.gather_v, new(), heads, group)?,
                 // QKᵀ, ÷√d_k, mask: new queries × every key, old queries × new keys
-                attn_scores::step(&blk.scores, new(), 0..t, heads, scale, opts.causal_mask)?,
-                attn_scores::step(&blk.scores, 0..s, s..t, heads, scale, opts.causal_mask)?,
-                attn_softmax::step(&blk.softmax, s, t, heads, opts.temperature)?,
+                attn_scores::step(
+                    &blk.attn.scores,
+                    new(),
+                    0..t,
+                    heads,
+                    scale,
+                    opts.causal_mask,
+                )?,
+                attn_scores::step(&blk.attn.scores, 0..s, s..t, heads, scale, opts.causal_mask)?,
+                attn_softmax::step(&blk.attn.softmax, s, t, heads, opts.temperature)?,
                 attn_v::step(
-                    &blk.attn_v,
+                    &blk.attn.attn_v,
                     new(),
                     t,
                     heads,
@@ -614,7 +569,7 @@ impl LlamaGpuEngine {
         steps.push(softmax_rows::step_rows(&b.probs, new(), c.vocab_size)?);
         for (li, blk) in b.blocks.iter().enumerate() {
             let at = li * pack_scores::packed_len(heads.count, t);
-            steps.push(pack_scores::step(&blk.pack, t, heads, at)?);
+            steps.push(pack_scores::step(&blk.attn.pack, t, heads, at)?);
         }
         steps.retain(|s| !s.is_empty());
         Ok(steps)

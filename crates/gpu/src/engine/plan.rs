@@ -48,7 +48,7 @@ pub(super) fn forward<'a>(
         steps.push(split_heads::step(&blk.split, new(), heads)?);
         // QKᵀ, ÷√d_k, causal mask: new queries × every key, then old queries × new keys
         steps.push(attn_scores::step(
-            &blk.scores,
+            &blk.attn.scores,
             new(),
             0..t,
             heads,
@@ -56,7 +56,7 @@ pub(super) fn forward<'a>(
             opts.causal_mask,
         )?);
         steps.push(attn_scores::step(
-            &blk.scores,
+            &blk.attn.scores,
             0..s,
             s..t,
             heads,
@@ -65,7 +65,7 @@ pub(super) fn forward<'a>(
         )?);
         // softmax(masked / τ)
         steps.push(attn_softmax::step(
-            &blk.softmax,
+            &blk.attn.softmax,
             s,
             t,
             heads,
@@ -73,7 +73,7 @@ pub(super) fn forward<'a>(
         )?);
         // weights · V per head (a switched-off head gives 0), heads side by side
         let mask = attn_v::ablation_mask(&opts.ablate, li);
-        steps.push(attn_v::step(&blk.attn_v, new(), t, heads, mask)?);
+        steps.push(attn_v::step(&blk.attn.attn_v, new(), t, heads, mask)?);
         // W_O
         steps.push(linear::step(
             &blk.proj,
@@ -121,7 +121,7 @@ pub(super) fn forward<'a>(
     // each layer's four score matrices (all T rows), compacted for the readback
     for (li, blk) in b.blocks.iter().enumerate() {
         let at = li * pack_scores::packed_len(heads.count, t);
-        steps.push(pack_scores::step(&blk.pack, t, heads, at)?);
+        steps.push(pack_scores::step(&blk.attn.pack, t, heads, at)?);
     }
     steps.retain(|s| !s.is_empty());
     Ok(steps)
