@@ -1,10 +1,10 @@
 // qmatmul: y = x · Wᵀ (+ b) with W kept as its file stores it — rows of GGUF blocks, read as
 // bytes from an array of u32 and dequantized inside the product, so that a quantized model
 // stays compact on the GPU. x (M, K) rows [row0, row0 + m), W (N, K) as `row_bytes` bytes a
-// row, b (N) added when `bias` is 1, y (M, N). Types (ggml's ids): F32 0, F16 1, Q4_0 2,
-// Q4_1 3, Q8_0 8, BF16 30. One invocation per output column and ROWS rows of x: each block's
-// scale is read once and each weight dequantized once for those rows. CPU twin:
-// QMatrix::matmul_t.
+// row, b (N) added when `bias` is 1, y (M, N). Types: those of dequant.wgsl; Q4_0, Q4_1 and
+// Q8_0 (SmolLM2's) block by block, with each block's scale read once, the others value by
+// value. One invocation per output column and ROWS rows of x: each weight is dequantized
+// once for those rows. CPU twin: QMatrix::matmul_t.
 
 struct Params {
     m: u32,
@@ -34,7 +34,8 @@ fn qmatmul(@builtin(global_invocation_id) gid: vec3<u32>) {
     let xr = (p.row0 + first) * p.k;
     let base = col * p.row_bytes;
     var acc: array<f32, ROWS>;
-    if (p.ty == 0u || p.ty == 1u || p.ty == 30u) {
+    if (p.ty != 2u && p.ty != 3u && p.ty != 8u) {
+        // value by value (plain floats, Q5_0, Q5_1 and the K-quants)
         for (var c = 0u; c < p.k; c = c + 1u) {
             let wv = dequant(base, c, p.ty);
             for (var r = 0u; r < rows; r = r + 1u) {

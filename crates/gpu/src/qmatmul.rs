@@ -1,5 +1,5 @@
 //! `qmatmul` (shaders/qmatmul.wgsl): y = x · Wᵀ (+ b) with W as a GGUF file stores it (F32,
-//! F16, BF16, Q4_0, Q4_1, Q8_0 blocks), dequantized inside the product so that the weights
+//! F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K blocks), dequantized inside the product so that the weights
 //! stay as compact on the GPU as in the file. One invocation per output column and [`ROWS`]
 //! rows of x. CPU twin: `attnlab_model::qmatrix::QMatrix::matmul_t`, then the bias.
 
@@ -25,15 +25,8 @@ pub const ROWS: usize = 4;
 /// The constants the WGSL reads from its header.
 pub const CONSTS: &[(&str, u32)] = &[("ROWS", ROWS as u32)];
 
-/// The types the kernel reads.
-pub const TYPES: [GgmlType; 6] = [
-    GgmlType::F32,
-    GgmlType::F16,
-    GgmlType::BF16,
-    GgmlType::Q4_0,
-    GgmlType::Q4_1,
-    GgmlType::Q8_0,
-];
+/// The types the kernel reads: every type attnlab reads.
+pub const TYPES: [GgmlType; 11] = GgmlType::READ;
 
 crate::params! {
     /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
