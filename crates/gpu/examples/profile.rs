@@ -1,22 +1,67 @@
 //! Where a GPU forward's time goes, kernel by kernel, on this machine's adapter: a full
 //! forward of T tokens and the incremental one (one token typed after T − 1), each dispatch
-//! waited for on its own, then the readback. The bundled model's shape, random weights.
+//! waited for on its own, then the readback. The bundled model's shape, random weights; or,
+//! with `--model FILE.gguf`, a Llama-family GGUF file (e.g. SmolLM2) on `LlamaGpuEngine`.
 //!
-//! `cargo run --release -p attnlab-gpu --example profile -- [--tiled] [T ...]` (default 16 64
-//! 128; `--tiled`: the tiled matrix kernel for many rows, a GPU's default, on any adapter).
+//! `cargo run --release -p attnlab-gpu --example profile -- [--tiled] [--model FILE.gguf]
+//! [T ...]` (default 16 64 128; `--tiled`: the tiled matrix kernel for many rows, a GPU's
+//! default, on any adapter; GPT-2 layout only).
 //! SwiftShader, natively: `VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json`.
 
 use std::time::Instant;
 
-use attnlab_gpu::{GpuEngine, Profile};
+use attnlab_gpu::{GpuEngine, GpuError, LlamaGpuEngine, Profile};
 use attnlab_model::testing::random_model;
-use attnlab_model::{AttentionOptions, Config};
+use attnlab_model::{AttentionOptions, Config, Trace};
+
+/// Either engine, for the calls this profile makes.
+enum Engine {
+    Gpt2(Box<GpuEngine>),
+    Llama(Box<LlamaGpuEngine>),
+}
+
+macro_rules! either {
+    ($e:expr, $g:ident => $x:expr) => {
+        match $e {
+            Engine::Gpt2($g) => $x,
+            Engine::Llama($g) => $x,
+        }
+    };
+}
+
+impl Engine {
+    fn full(&mut self, ids: &[u32], o: &AttentionOptions) -> Result<Trace, GpuError> {
+        either!(self, g => pollster::block_on(g.forward_full(ids, o)))
+    }
+    fn profile(
+        &mut self,
+        ids: &[u32],
+        o: &AttentionOptions,
+        now: &dyn Fn() -> f64,
+    ) -> Result<(Trace, Profile), GpuError> {
+        either!(self, g => pollster::block_on(g.profile(ids, o, now)))
+    }
+    fn clear_cache(&mut self) {
+        either!(self, g => g.clear_cache())
+    }
+    fn capacity(&self) -> usize {
+        either!(self, g => g.capacity())
+    }
+    fn adapter_info(&self) -> &attnlab_gpu::wgpu::AdapterInfo {
+        either!(self, g => g.adapter_info())
+    }
+}
 
 fn main() {
-    let tiled = std::env::args().any(|a| a == "--tiled");
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--tiled")
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let tiled = args.iter().any(|a| a == "--tiled");
+    let model = args
+        .iter()
+        .position(|a| a == "--model")
+        .map(|i| args.get(i + 1).expect("--model FILE.gguf").clone());
+    let sizes: Vec<usize> = args
+        .iter()
+        .filter(|a| *a != "--tiled" && *a != "--model" && Some(*a) != model.as_ref())
         .map(|a| a.parse().expect("sizes are token counts"))
         .collect();
     let sizes = if sizes.is_empty() {
@@ -24,38 +69,48 @@ fn main() {
     } else {
         sizes
     };
-    let m = random_model(&Config::bundled(6000), 1, 1.0);
     let o = AttentionOptions::default();
-    let ids: Vec<u32> = (0..128u32).map(|i| (i * 37 + 11) % 6000).collect();
-    let mut engine = pollster::block_on(GpuEngine::new(&m)).expect("a GPU adapter");
-    if tiled {
-        engine.set_tiled_linear(true);
-    }
+    let (mut engine, vocab) = match &model {
+        Some(path) => {
+            let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let m = attnlab_model::llama::LlamaBundle::from_gguf_bytes(&bytes)
+                .expect("a Llama-family GGUF file")
+                .model;
+            let e = pollster::block_on(LlamaGpuEngine::new(&m)).expect("a GPU adapter");
+            println!("model: {path}");
+            (Engine::Llama(Box::new(e)), m.config.vocab_size as u32)
+        }
+        None => {
+            let m = random_model(&Config::bundled(6000), 1, 1.0);
+            let mut e = pollster::block_on(GpuEngine::new(&m)).expect("a GPU adapter");
+            if tiled {
+                e.set_tiled_linear(true);
+            }
+            let kernel = if e.tiled_linear() { "tiled" } else { "rows" };
+            println!("matrix kernel for many rows: {kernel}");
+            (Engine::Gpt2(Box::new(e)), 6000)
+        }
+    };
+    let ids: Vec<u32> = (0..128u32).map(|i| (i * 37 + 11) % vocab).collect();
     let info = engine.adapter_info();
     println!(
         "adapter: {} ({:?}, {:?})",
         info.name, info.device_type, info.backend
     );
-    let kernel = if engine.tiled_linear() {
-        "tiled"
-    } else {
-        "rows"
-    };
-    println!("matrix kernel for many rows: {kernel}");
     let t0 = Instant::now();
     let now = move || t0.elapsed().as_secs_f64() * 1e3;
     for t in sizes {
         let t = t.clamp(2, engine.capacity());
         // warm-up, then the full forward, then the incremental one, best of three each
-        pollster::block_on(engine.forward_full(&ids[..t], &o)).unwrap();
+        engine.full(&ids[..t], &o).unwrap();
         let mut full = None::<Profile>;
         let mut inc = None::<Profile>;
         for _ in 0..3 {
             engine.clear_cache();
-            let (_, p) = pollster::block_on(engine.profile(&ids[..t], &o, &now)).unwrap();
+            let (_, p) = engine.profile(&ids[..t], &o, &now).unwrap();
             keep_best(&mut full, p);
-            pollster::block_on(engine.forward_full(&ids[..t - 1], &o)).unwrap();
-            let (_, p) = pollster::block_on(engine.profile(&ids[..t], &o, &now)).unwrap();
+            engine.full(&ids[..t - 1], &o).unwrap();
+            let (_, p) = engine.profile(&ids[..t], &o, &now).unwrap();
             assert!(p.incremental);
             keep_best(&mut inc, p);
         }
