@@ -10,47 +10,9 @@
 
 use std::time::Instant;
 
-use attnlab_gpu::{GpuEngine, GpuError, LlamaGpuEngine, Profile};
+use attnlab_gpu::{AnyEngine, GpuEngine, LlamaGpuEngine, Profile};
 use attnlab_model::testing::random_model;
-use attnlab_model::{AttentionOptions, Config, Trace};
-
-/// Either engine, for the calls this profile makes.
-enum Engine {
-    Gpt2(Box<GpuEngine>),
-    Llama(Box<LlamaGpuEngine>),
-}
-
-macro_rules! either {
-    ($e:expr, $g:ident => $x:expr) => {
-        match $e {
-            Engine::Gpt2($g) => $x,
-            Engine::Llama($g) => $x,
-        }
-    };
-}
-
-impl Engine {
-    fn full(&mut self, ids: &[u32], o: &AttentionOptions) -> Result<Trace, GpuError> {
-        either!(self, g => pollster::block_on(g.forward_full(ids, o)))
-    }
-    fn profile(
-        &mut self,
-        ids: &[u32],
-        o: &AttentionOptions,
-        now: &dyn Fn() -> f64,
-    ) -> Result<(Trace, Profile), GpuError> {
-        either!(self, g => pollster::block_on(g.profile(ids, o, now)))
-    }
-    fn clear_cache(&mut self) {
-        either!(self, g => g.clear_cache())
-    }
-    fn capacity(&self) -> usize {
-        either!(self, g => g.capacity())
-    }
-    fn adapter_info(&self) -> &attnlab_gpu::wgpu::AdapterInfo {
-        either!(self, g => g.adapter_info())
-    }
-}
+use attnlab_model::{AttentionOptions, Config};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -78,7 +40,7 @@ fn main() {
                 .model;
             let e = pollster::block_on(LlamaGpuEngine::new(&m)).expect("a GPU adapter");
             println!("model: {path}");
-            (Engine::Llama(Box::new(e)), m.config.vocab_size as u32)
+            (AnyEngine::Llama(Box::new(e)), m.config.vocab_size as u32)
         }
         None => {
             let m = random_model(&Config::bundled(6000), 1, 1.0);
@@ -88,11 +50,11 @@ fn main() {
             }
             let kernel = if e.tiled_linear() { "tiled" } else { "rows" };
             println!("matrix kernel for many rows: {kernel}");
-            (Engine::Gpt2(Box::new(e)), 6000)
+            (AnyEngine::Gpt2(Box::new(e)), 6000)
         }
     };
     let ids: Vec<u32> = (0..128u32).map(|i| (i * 37 + 11) % vocab).collect();
-    let info = engine.adapter_info();
+    let info = &engine.gpu().info;
     println!(
         "adapter: {} ({:?}, {:?})",
         info.name, info.device_type, info.backend
@@ -102,15 +64,15 @@ fn main() {
     for t in sizes {
         let t = t.clamp(2, engine.capacity());
         // warm-up, then the full forward, then the incremental one, best of three each
-        engine.full(&ids[..t], &o).unwrap();
+        pollster::block_on(engine.forward_full(&ids[..t], &o)).unwrap();
         let mut full = None::<Profile>;
         let mut inc = None::<Profile>;
         for _ in 0..3 {
             engine.clear_cache();
-            let (_, p) = engine.profile(&ids[..t], &o, &now).unwrap();
+            let (_, p) = pollster::block_on(engine.profile(&ids[..t], &o, &now)).unwrap();
             keep_best(&mut full, p);
-            engine.full(&ids[..t - 1], &o).unwrap();
-            let (_, p) = engine.profile(&ids[..t], &o, &now).unwrap();
+            pollster::block_on(engine.forward_full(&ids[..t - 1], &o)).unwrap();
+            let (_, p) = pollster::block_on(engine.profile(&ids[..t], &o, &now)).unwrap();
             assert!(p.incremental);
             keep_best(&mut inc, p);
         }

@@ -8,6 +8,7 @@
 //! lays out the buffers, binds them once and plans each forward as a list of steps.
 
 pub mod add_layernorm;
+pub mod any_engine;
 pub mod attn_scores;
 pub mod attn_softmax;
 pub mod attn_v;
@@ -33,6 +34,7 @@ pub mod split_heads;
 pub mod step;
 pub mod swiglu;
 
+pub use any_engine::AnyEngine;
 pub use context::{runs_on_cpu, Gpu};
 pub use engine::{GpuEngine, LlamaGpuEngine, Profile};
 pub use error::GpuError;

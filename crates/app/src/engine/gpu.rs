@@ -5,62 +5,16 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use attnlab_gpu::{GpuEngine, GpuError, LlamaGpuEngine, Profile};
+use attnlab_gpu::{AnyEngine, GpuEngine, GpuError, LlamaGpuEngine};
 use attnlab_model::llama::LlamaModel;
-use attnlab_model::{AttentionOptions, Trace};
+use attnlab_model::AttentionOptions;
 
 use super::{Compute, ComputeError, Computed, CpuWhy, GpuSide};
 use crate::dom::now;
 
-/// The engine of one architecture.
-enum Arch {
-    Gpt2(Box<GpuEngine>),
-    Llama(Box<LlamaGpuEngine>),
-}
-
-/// `$e` with `$g` bound to whichever engine `$arch` holds.
-macro_rules! either {
-    ($arch:expr, $g:ident => $e:expr) => {
-        match $arch {
-            Arch::Gpt2($g) => $e,
-            Arch::Llama($g) => $e,
-        }
-    };
-}
-
-impl Arch {
-    async fn forward(&mut self, ids: &[u32], o: &AttentionOptions) -> Result<Trace, GpuError> {
-        either!(self, g => g.forward(ids, o).await)
-    }
-
-    async fn forward_full(&mut self, ids: &[u32], o: &AttentionOptions) -> Result<Trace, GpuError> {
-        either!(self, g => g.forward_full(ids, o).await)
-    }
-
-    async fn profile(
-        &mut self,
-        ids: &[u32],
-        o: &AttentionOptions,
-    ) -> Result<(Trace, Profile), GpuError> {
-        either!(self, g => g.profile(ids, o, &now).await)
-    }
-
-    fn last_was_incremental(&self) -> bool {
-        either!(self, g => g.last_was_incremental())
-    }
-
-    fn clear_cache(&mut self) {
-        either!(self, g => g.clear_cache())
-    }
-
-    fn gpu(&self) -> &attnlab_gpu::Gpu {
-        either!(self, g => g.gpu())
-    }
-}
-
 pub struct Gpu {
     /// Out while a forward is in flight.
-    engine: RefCell<Option<Arch>>,
+    engine: RefCell<Option<AnyEngine>>,
     lose: Cell<bool>,
 }
 
@@ -69,7 +23,7 @@ impl Gpu {
     /// why there is none.
     pub async fn start(model: &attnlab_model::Model) -> Result<GpuSide<Gpu>, String> {
         let engine = GpuEngine::new(model).await.map_err(|e| e.to_string())?;
-        Ok(Self::side(Arch::Gpt2(Box::new(engine)), true))
+        Ok(Self::side(AnyEngine::Gpt2(Box::new(engine)), true))
     }
 
     /// A GPU engine for a Llama-family `model` (its weights uploaded as compact as they are
@@ -79,14 +33,14 @@ impl Gpu {
     pub async fn start_llama(model: &LlamaModel) -> Result<GpuSide<Gpu>, CpuWhy> {
         match LlamaGpuEngine::new(model).await {
             // on a software adapter, a real model is not worth Auto's trial
-            Ok(engine) => Ok(Self::side(Arch::Llama(Box::new(engine)), false)),
+            Ok(engine) => Ok(Self::side(AnyEngine::Llama(Box::new(engine)), false)),
             Err(e @ GpuError::TooLarge(_)) => Err(CpuWhy::CpuOnlyModel(e.to_string())),
             Err(e) => Err(CpuWhy::NoWebGpu(e.to_string())),
         }
     }
 
     /// `trial`: whether Auto may measure it against the CPU on a software adapter.
-    fn side(engine: Arch, trial: bool) -> GpuSide<Gpu> {
+    fn side(engine: AnyEngine, trial: bool) -> GpuSide<Gpu> {
         let info = &engine.gpu().info;
         let adapter = info.name.trim().to_string();
         let software = engine.gpu().runs_on_cpu();
@@ -115,11 +69,11 @@ impl Gpu {
         let opts = AttentionOptions::default();
         let mut run = async || {
             engine.clear_cache();
-            let (_, full) = engine.profile(ids, &opts).await?;
+            let (_, full) = engine.profile(ids, &opts, &now).await?;
             engine
                 .forward_full(&ids[..ids.len().saturating_sub(1)], &opts)
                 .await?;
-            let (_, inc) = engine.profile(ids, &opts).await?;
+            let (_, inc) = engine.profile(ids, &opts, &now).await?;
             engine.clear_cache();
             Ok::<_, GpuError>([full, inc])
         };
