@@ -2,11 +2,14 @@
 // token ids (see README.md next to this file).
 //
 //   node web/bench-peer/bench-peer.mjs [--samples 20] [--warmup 3] [--sizes 16,64,128]
-//        [--model assets/model] [--backends cpu,webgpu] [--ort-webgpu-bundle webgpu|all]
-//        [--reexport] [--dry-run]
+//        [--model assets/model | --model smollm2] [--backends cpu,webgpu]
+//        [--ort-webgpu-bundle webgpu|all] [--reexport] [--dry-run]
 //
 // 1. exports the model to ONNX (tools/onnx/export.py, with target/onnx-venv's python) into
-//    target/bench-peer/model.onnx;
+//    target/bench-peer/model.onnx; with `--model smollm2`, SmolLM2-135M-Instruct's GGUF file
+//    (the one the serve and test commands fetch into target/models and serve in dist/models)
+//    through tools/onnx/export_llama.py (gguf-py dequantizes it to f32) into
+//    target/bench-peer/smollm2.onnx, and the app opens it with `model=smollm2`;
 // 2. picks, per size T, a text of exactly T tokens (the CLI's tokenization) from a Korean and
 //    English paragraph like the lesson's, plus variants of it whose first token differs (so the
 //    app reuses nothing) and a text of T − 1 tokens with a character that makes it T (the
@@ -42,7 +45,10 @@ const flag = (name) => process.argv.includes(`--${name}`);
 const SAMPLES = Number(arg('samples', '20'));
 const WARMUP = Number(arg('warmup', '3'));
 const SIZES = arg('sizes', '16,64,128').split(',').map(Number);
-const MODEL = path.resolve(ROOT, arg('model', 'assets/model'));
+const MODEL_ARG = arg('model', 'assets/model');
+// the real model the app serves in models/ (see web/served-models.mjs)
+const SMOLLM2 = MODEL_ARG === 'smollm2';
+const SMOLLM2_FILE = 'SmolLM2-135M-Instruct.Q4_1.gguf';
 const BACKENDS = arg('backends', 'cpu,webgpu').split(',');
 const ORT_WEBGPU_BUNDLE = arg('ort-webgpu-bundle', 'webgpu');
 // attnlab's CPU engine is one wasm thread in a Web Worker; ORT-web gets one thread too
@@ -54,9 +60,17 @@ const DIST = process.env.ATTNLAB_DIST ?? path.join(ROOT, 'dist');
 const CLI = process.env.ATTNLAB_CLI ?? path.join(TARGET, 'debug', 'attnlab');
 const PY = process.env.BENCH_PEER_PYTHON ?? path.join(TARGET, 'onnx-venv', 'bin', 'python3');
 const OUT = path.join(TARGET, 'bench-peer');
-const ONNX = path.join(OUT, 'model.onnx');
+const MODEL = SMOLLM2 ? path.join(TARGET, 'models', SMOLLM2_FILE) : path.resolve(ROOT, MODEL_ARG);
+const ONNX = path.join(OUT, SMOLLM2 ? 'smollm2.onnx' : 'model.onnx');
+// results.json for the bundled model; results-smollm2-BACKENDS.json for SmolLM2 (whose CPU and
+// WebGPU rows are run separately, with fewer samples on the slow software GPU)
 const ORT_DIST = path.join(HERE, 'node_modules', 'onnxruntime-web', 'dist');
 const EXPORT_PY = path.join(ROOT, 'tools', 'onnx', 'export.py');
+const EXPORT_LLAMA_PY = path.join(ROOT, 'tools', 'onnx', 'export_llama.py');
+// the positions export_llama.py's graph takes (its causal mask and RoPE tables)
+const LLAMA_POSITIONS = 1024;
+// a real model is ≈ 30× the bundled one's work: every wait is this many times longer
+const SLOW = SMOLLM2 ? 10 : 1;
 
 // Korean and English, like the lesson (web/e2e/bench.mjs's text, one more sentence): > 128 tokens
 const SOURCE =
@@ -65,12 +79,26 @@ const SOURCE =
   '우리는 주말에 공원에서 친구들과 점심을 먹었다. Attention weights in each row sum to one. ' +
   '동생은 학교에서 돌아오자마자 숙제를 끝냈다. She bought a new notebook and wrote down her plans. ' +
   '비가 와서 우리는 집에서 영화를 보기로 했다. 내일은 친구와 함께 시장에 갈 것이다.';
-// first characters for the full-forward variants (the first token must change)
-const FIRST = [...'너저우그내제누이아오하다가소모바'];
+// SmolLM2 is an English model, and its byte-level tokens split a Hangul syllable into pieces
+// (no prefix of SOURCE is exactly 63 of its tokens): English, starting with the lesson's question
+const SOURCE_EN =
+  'Which do you like better, coffee or tea? I bought coffee yesterday and drank it this morning. ' +
+  'Every morning he went to the library and read a book before work. The model looks at every ' +
+  'earlier word at once. We had lunch with our friends in the park at the weekend. Attention ' +
+  'weights in each row sum to one. My brother finished his homework as soon as he came back from ' +
+  'school. She bought a new notebook and wrote down her plans for the year. It was raining, so we ' +
+  'decided to stay at home and watch a film. Tomorrow I will go to the market with a friend. ' +
+  'The small cafe on the corner sells fresh bread, and the smell fills the whole street. Our ' +
+  'teacher asked us to read the first chapter again and to write down one question about it.';
+// first syllables (first words, in English) for the full-forward variants: the first token
+// must change
+const FIRST = SMOLLM2 ? ['What', 'Who', 'How', 'Why', 'Where', 'When'] : [...'너저우그내제누이아오하다가소모바'];
 // characters to append for the incremental samples (tried in this order, after SOURCE's next one)
 const APPEND = [...' .a가!'];
 
-const QUERY = { cpu: '#backend=cpu', webgpu: '#backend=webgpu' };
+const QUERY = SMOLLM2
+  ? { cpu: '#backend=cpu&model=smollm2', webgpu: '#backend=webgpu&model=smollm2' }
+  : { cpu: '#backend=cpu', webgpu: '#backend=webgpu' };
 const ORT_SETUP = {
   cpu: { bundle: 'wasm', ep: 'wasm' },
   webgpu: { bundle: ORT_WEBGPU_BUNDLE, ep: 'webgpu' },
@@ -113,19 +141,21 @@ if (!['webgpu', 'all'].includes(ORT_WEBGPU_BUNDLE)) fail('--ort-webgpu-bundle is
 for (const b of BACKENDS) if (!QUERY[b]) fail(`unknown backend ${b} (cpu, webgpu)`);
 if (!(SAMPLES >= 1) || !(WARMUP >= 0)) fail('--samples ≥ 1, --warmup ≥ 0');
 
-// the app serves dist/model: it must be the model given here
+// the app serves dist/model (or dist/models/ the real model): it must be the model given here
 const sha = (f) => crypto.createHash('sha256').update(fs.readFileSync(f)).digest('hex');
-for (const f of ['config.json', 'model.safetensors', 'tokenizer.json']) {
-  const a = path.join(MODEL, f);
-  const b = path.join(DIST, 'model', f);
-  if (!fs.existsSync(a)) fail(`${a} is missing`);
+const SERVED = SMOLLM2
+  ? [[MODEL, path.join(DIST, 'models', SMOLLM2_FILE)]]
+  : ['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => [path.join(MODEL, f), path.join(DIST, 'model', f)]);
+for (const [a, b] of SERVED) {
+  if (!fs.existsSync(a)) fail(`${a} is missing${SMOLLM2 ? ' (scripts/lib.sh ensure_smollm2 fetches it)' : ''}`);
   if (!fs.existsSync(b) || sha(a) !== sha(b)) {
-    fail(`the app serves ${b}, which is not ${a}: rebuild dist/ or pass --model ${path.relative(ROOT, path.join(DIST, 'model'))}`);
+    fail(`the app serves ${b}, which is not ${a}: rebuild dist/${SMOLLM2 ? '' : ` or pass --model ${path.relative(ROOT, path.join(DIST, 'model'))}`}`);
   }
 }
-const CONFIG = JSON.parse(fs.readFileSync(path.join(MODEL, 'config.json'), 'utf8'));
+// the positions both sides take, and the vocabulary (for the engine alone's changed first id)
+const CONTEXT = SMOLLM2 ? LLAMA_POSITIONS : JSON.parse(fs.readFileSync(path.join(MODEL, 'config.json'), 'utf8')).n_positions;
 for (const t of SIZES) {
-  if (!(Number.isInteger(t) && t >= 2 && t <= CONFIG.n_positions)) fail(`size ${t} is not in 2..${CONFIG.n_positions} (the context)`);
+  if (!(Number.isInteger(t) && t >= 2 && t <= CONTEXT)) fail(`size ${t} is not in 2..${CONTEXT} (the context)`);
 }
 
 fs.mkdirSync(OUT, { recursive: true });
@@ -136,16 +166,19 @@ fs.mkdirSync(OUT, { recursive: true });
 const cliOut = (args) =>
   execFileSync(CLI, ['--model', MODEL, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
 const counted = new Map();
+// the model's vocabulary, as the CLI reports it
+let VOCAB = null;
 /** { count (before any drop), ids, dropped } of `text` as the CLI (and the app) tokenize it. */
 function tok(text) {
   if (!counted.has(text)) {
     const j = JSON.parse(cliOut(['trace', text, '--format', 'json', '--layer', '0', '--head', '0']));
     counted.set(text, { count: j.dims.t + j.dropped, dropped: j.dropped, ids: j.tokens.map((t) => t.id) });
+    VOCAB = j.dims.vocab;
   }
   return counted.get(text);
 }
 
-const CHARS = [...SOURCE];
+const CHARS = [...(SMOLLM2 ? SOURCE_EN : SOURCE)];
 /** A prefix of SOURCE (in characters) that is exactly `n` tokens, ending at a word if it can. */
 function prefixOf(n) {
   let lo = 1;
@@ -175,7 +208,7 @@ function textsFor(t) {
   const baseTok = tok(base.text);
   // full-forward texts: the base and variants whose first token differs from each other's
   const pool = [{ text: base.text, first: baseTok.ids[0] }];
-  const rest = [...base.text].slice(1).join('');
+  const rest = SMOLLM2 ? base.text.slice(base.text.indexOf(' ')) : [...base.text].slice(1).join('');
   for (const c of FIRST) {
     if (pool.length >= 4) break;
     const text = c + rest;
@@ -198,8 +231,17 @@ function textsFor(t) {
   return { t, base: base.text, ids: baseTok.ids, pool, inc: { text: inc.text, first: incFirst, append } };
 }
 
-/** The CLI's logits at the last position for `text` (`trace --full`), with the ids it ran. */
+/**
+ * What ORT-web's last-position logits are checked against. The bundled model: the CLI's
+ * logits (`trace --full`), with the ids it ran. A real model's whole trace is too large for
+ * JSON (1.4 GB at 128 tokens of SmolLM2): the CLI's 50 likeliest next tokens
+ * (`predict --top 50`), compared as log-probabilities (the logits up to their log-sum-exp).
+ */
 function cliReference(text) {
+  if (SMOLLM2) {
+    const j = JSON.parse(cliOut(['predict', text, '--top', '50', '--format', 'json']));
+    return { ids: tok(text).ids, dropped: j.dropped, top: j.next.map((n) => ({ id: n.id, logp: Math.log(n.prob) })) };
+  }
   const j = JSON.parse(cliOut(['trace', text, '--format', 'json', '--full']));
   const tr = j.trace;
   const { t, vocab } = tr.dims;
@@ -230,16 +272,18 @@ if (flag('dry-run')) {
 // 1. the ONNX export (again only when the model or the exporter is newer)
 
 const mtime = (f) => fs.statSync(f).mtimeMs;
+const sources = SMOLLM2 ? [EXPORT_PY, EXPORT_LLAMA_PY, MODEL] : [EXPORT_PY, ...['config.json', 'model.safetensors'].map((f) => path.join(MODEL, f))];
 const stale =
   flag('reexport') ||
   !fs.existsSync(ONNX) ||
-  [EXPORT_PY, ...['config.json', 'model.safetensors'].map((f) => path.join(MODEL, f))].some((f) => mtime(f) > mtime(ONNX)) ||
+  sources.some((f) => mtime(f) > mtime(ONNX)) ||
   !fs.existsSync(ONNX + '.source') ||
   fs.readFileSync(ONNX + '.source', 'utf8') !== MODEL;
 if (stale) {
   log(`exporting ${path.relative(ROOT, MODEL)} → ${path.relative(ROOT, ONNX)}`);
-  const r = spawnSync(PY, [EXPORT_PY, MODEL, ONNX], { encoding: 'utf8' });
-  if (r.status !== 0) fail(`export.py exited ${r.status}: ${r.stderr || r.stdout}`);
+  const exporter = SMOLLM2 ? [EXPORT_LLAMA_PY, MODEL, ONNX, '--max-positions', String(LLAMA_POSITIONS)] : [EXPORT_PY, MODEL, ONNX];
+  const r = spawnSync(PY, exporter, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) fail(`${path.basename(exporter[0])} exited ${r.status}: ${r.stderr || r.stdout}`);
   log(r.stdout.trim());
   fs.writeFileSync(ONNX + '.source', MODEL);
 } else {
@@ -253,7 +297,7 @@ const srv = await serveMany({
   '/': DIST,
   '/peer/': { dir: HERE, only: ['peer.html', 'peer.mjs'] },
   '/ort/': ORT_DIST,
-  '/onnx/': { dir: OUT, only: ['model.onnx'] },
+  '/onnx/': { dir: OUT, only: [path.basename(ONNX)] },
 });
 const external = [];
 
@@ -286,8 +330,8 @@ async function runOrt(context, backend) {
     await page.goto(`${srv.url}peer/peer.html`);
     await page.waitForFunction(() => window.__peerReady, null, { timeout: 60_000 });
     out.info = await within(
-      page.evaluate((a) => window.__peer.init(a), { bundle, ep, model: '/onnx/model.onnx', numThreads: NUM_THREADS }),
-      180_000,
+      page.evaluate((a) => window.__peer.init(a), { bundle, ep, model: `/onnx/${path.basename(ONNX)}`, numThreads: NUM_THREADS }),
+      180_000 * SLOW,
       `ORT-web ${ep} init`,
     );
     log(`  ORT-web ${out.info.versions.web} ${out.info.bundle} ep=${ep}: numThreads ${out.info.numThreadsRequested} → ${out.info.numThreadsAfterInit}, crossOriginIsolated ${out.info.crossOriginIsolated}, session ${fmt(out.info.createMs)} ms`);
@@ -295,22 +339,12 @@ async function runOrt(context, backend) {
       try {
         const r = await within(
           page.evaluate((a) => window.__peer.run(a), { ids: x.ids, warmup: WARMUP, n: SAMPLES }),
-          300_000,
+          300_000 * SLOW,
           `ORT-web ${ep} T=${x.t}`,
         );
-        const ref = REFS.get(x.t).last;
-        let worst = r.last.length === ref.length ? 0 : NaN;
-        let at = -1;
-        for (let i = 0; i < ref.length && !Number.isNaN(worst); i++) {
-          const d = Math.abs(r.last[i] - ref[i]);
-          if (Number.isNaN(d)) worst = NaN;
-          else if (d > worst) {
-            worst = d;
-            at = i;
-          }
-        }
-        out.rows[x.t] = { ms: stats(r.ms), dims: r.dims, maxAbsDelta: worst, worstId: at, argmaxSame: argmax(r.last) === argmax(ref) };
-        log(`  ORT-web ${ep} T=${x.t}: median ${fmt(median(r.ms), 2)} ms, max |Δlogit| ${sci(worst)}`);
+        const { worst, at, argmaxSame } = agreement(r.last, REFS.get(x.t));
+        out.rows[x.t] = { ms: stats(r.ms), dims: r.dims, maxAbsDelta: worst, worstId: at, argmaxSame };
+        log(`  ORT-web ${ep} T=${x.t}: median ${fmt(median(r.ms), 2)} ms, max |Δ${DELTA} ${sci(worst)}`);
       } catch (e) {
         out.rows[x.t] = { error: String(e.message ?? e) };
         log(`  ORT-web ${ep} T=${x.t}: ${e.message ?? e}`);
@@ -326,6 +360,33 @@ async function runOrt(context, backend) {
   return out;
 }
 
+// what the agreement column compares
+const DELTA = SMOLLM2 ? 'log p| (CLI top 50)' : 'logit|';
+
+/** ORT-web's last logits against the CLI's reference: the largest difference, where, and
+ * whether both pick the same next token. */
+function agreement(last, ref) {
+  let worst = 0;
+  let at = -1;
+  const take = (d, i) => {
+    if (Number.isNaN(d)) worst = NaN;
+    else if (d > worst && !Number.isNaN(worst)) [worst, at] = [d, i];
+  };
+  if (ref.top) {
+    // log-softmax of ORT's logits at the CLI's top ids
+    let m = -Infinity;
+    for (const x of last) m = Math.max(m, x);
+    let s = 0;
+    for (const x of last) s += Math.exp(x - m);
+    const lse = m + Math.log(s);
+    for (const { id, logp } of ref.top) take(Math.abs(last[id] - lse - logp), id);
+    return { worst, at, argmaxSame: argmax(last) === ref.top[0].id };
+  }
+  if (last.length !== ref.last.length) return { worst: NaN, at, argmaxSame: false };
+  for (let i = 0; i < ref.last.length; i++) take(Math.abs(last[i] - ref.last[i]), i);
+  return { worst, at, argmaxSame: argmax(last) === argmax(ref.last) };
+}
+
 function argmax(xs) {
   let k = 0;
   for (let i = 1; i < xs.length; i++) if (xs[i] > xs[k]) k = i;
@@ -337,7 +398,7 @@ async function settled(page) {
   await page.waitForFunction(
     () => window.__attnlab?.painted?.text === document.querySelector('#text').value,
     null,
-    { timeout: 180_000 },
+    { timeout: 180_000 * SLOW },
   );
   return painted(page);
 }
@@ -349,13 +410,23 @@ async function runApp(context, backend) {
   try {
     await page.goto(srv.url + QUERY[backend]);
     await page.waitForFunction(() => window.__attnlab?.painted, null, { timeout: 180_000 });
+    if (SMOLLM2) {
+      // the bundled model paints first; then SmolLM2 loads and paints its first result
+      await page.waitForSelector('#own-status[data-state=loaded], #own-status[data-state=failed]', { timeout: 300_000 });
+      const state = await page.locator('#own-status').getAttribute('data-state');
+      if (state !== 'loaded') throw new Error(`SmolLM2: ${await page.locator('#own-status').textContent()}`);
+      await page.waitForFunction(() => {
+        const fetched = performance.getEntriesByType('resource').find((e) => e.name.includes('/models/'));
+        return fetched && window.__attnlab.log.some((r) => r.at > fetched.responseEnd);
+      }, null, { timeout: 180_000 * SLOW });
+    }
     let last = await painted(page);
     out.firstPainted = { backend: last.backend, forwardMs: last.forwardMs, tokens: last.tokens };
     const box = page.locator('#text');
     // each timed input starts on an idle page, as ORT-web's session.run does: the views that
     // were off screen at the last paint have caught up (else their catch-up shares the two
     // cores with the next forward)
-    const idle = () => page.waitForFunction(() => !window.__attnlab.stale, null, { timeout: 60_000 });
+    const idle = () => page.waitForFunction(() => !window.__attnlab.stale, null, { timeout: 60_000 * SLOW });
     // one input event, then the painted result; it must be a new one
     const show = async (text) => {
       await idle();
@@ -462,13 +533,17 @@ async function runEngineAlone(context) {
   const out = { error: null, rows: {}, messages };
   try {
     await page.goto(`${srv.url}peer/peer.html`);
-    const vocab = JSON.parse(fs.readFileSync(path.join(DIST, 'model', 'config.json'), 'utf8')).vocab_size;
+    // what the page would post: the bundled model's two files, or the GGUF file whole
+    const load = SMOLLM2
+      ? { format: 'gguf', config: null, weights: `/models/${SMOLLM2_FILE}` }
+      : { format: 'gpt2', config: '/model/config.json', weights: '/model/model.safetensors' };
+    const vocab = VOCAB;
     for (const x of TEXTS) {
       try {
         out.rows[x.t] = await within(
           page.evaluate(
-            async ({ ids, warmup, n, vocab }) => {
-              const bytes = async (f) => new Uint8Array(await (await fetch(`/model/${f}`)).arrayBuffer());
+            async ({ ids, warmup, n, vocab, load }) => {
+              const bytes = async (f) => (f ? new Uint8Array(await (await fetch(f)).arrayBuffer()) : new Uint8Array(0));
               const worker = new Worker('/cpu-worker.js');
               let spare = null;
               const call = (msg) =>
@@ -478,7 +553,7 @@ async function runEngineAlone(context) {
                   worker.postMessage(msg, spare ? [spare] : []);
                   spare = null;
                 });
-              await call({ kind: 'load', format: 'gpt2', config: await bytes('config.json'), weights: await bytes('model.safetensors') });
+              await call({ kind: 'load', format: load.format, config: await bytes(load.config), weights: await bytes(load.weights) });
               const opts = JSON.stringify({ scale: true, temperature: 1, causal_mask: true, ablate: [] });
               const forward = async (run) => {
                 const t0 = performance.now();
@@ -503,9 +578,9 @@ async function runEngineAlone(context) {
               worker.terminate();
               return res;
             },
-            { ids: x.ids, warmup: WARMUP, n: SAMPLES, vocab },
+            { ids: x.ids, warmup: WARMUP, n: SAMPLES, vocab, load },
           ),
-          300_000,
+          300_000 * SLOW,
           `attnlab engine alone T=${x.t}`,
         );
         const r = out.rows[x.t];
@@ -595,9 +670,9 @@ for (const x of TEXTS) {
 
 const lines = [];
 const adapter = runs.webgpu?.ort.info?.adapter;
-lines.push(`attnlab vs onnxruntime-web ${ortInfo?.versions?.web ?? '?'}, same Chromium (${chromiumVersion}, headless), same ids (the CLI's tokenization); medians of ${SAMPLES} samples after ${WARMUP} warm-up`);
+lines.push(`attnlab vs onnxruntime-web ${ortInfo?.versions?.web ?? '?'}${SMOLLM2 ? ` on SmolLM2-135M-Instruct (attnlab: the Q4_1 GGUF file, block by block; ORT-web: ${path.basename(ONNX)}, the same weights dequantized to f32 by gguf-py)` : ''}, same Chromium (${chromiumVersion}, headless), same ids (the CLI's tokenization); medians of ${SAMPLES} samples after ${WARMUP} warm-up`);
 lines.push('');
-lines.push('| T | backend | ORT-web median (ms) | attnlab full median (ms) | attnlab incremental median (ms) | attnlab / ORT (full) | max \\|Δlogit\\| ORT vs CLI |');
+lines.push(`| T | backend | ORT-web median (ms) | attnlab full median (ms) | attnlab incremental median (ms) | attnlab / ORT (full) | max \\|Δ${DELTA.replace('|', '\\|')} ORT vs CLI |`);
 lines.push('|---|---|---|---|---|---|---|');
 for (const r of rows) {
   const cpu = r.attnlabFullEngineMs !== null;
@@ -662,7 +737,8 @@ const results = {
   served: [...new Set(srv.requests)],
   note: 'SwiftShader/lavapipe are software GPUs: webgpu rows are ratios only, not absolute GPU speed',
 };
-fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
-fs.writeFileSync(path.join(OUT, 'results.md'), report + '\n');
-log(`wrote ${path.relative(ROOT, path.join(OUT, 'results.json'))} and results.md`);
+const stem = SMOLLM2 ? `results-smollm2-${BACKENDS.join('+')}` : 'results';
+fs.writeFileSync(path.join(OUT, `${stem}.json`), JSON.stringify(results, null, 2));
+fs.writeFileSync(path.join(OUT, `${stem}.md`), report + '\n');
+log(`wrote ${path.relative(ROOT, path.join(OUT, stem))}.json and .md`);
 process.exitCode = bad || external.length ? 1 : 0;
