@@ -85,6 +85,14 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     const cli = cliTrace(GGUF, text);
     assert.equal(cli.next[0].display, '␣Paris');
     await assertTopFiveIsCli(page, '#next-last', cli.next, 'SmolLM2');
+    // one token typed at the end: the worker multiplies the new row by the quantized blocks
+    // directly (WebAssembly SIMD), still the CLI's numbers
+    const typed = `${text} Paris`;
+    await setText(page, typed);
+    const inc = await painted(page);
+    assert.ok(inc.incremental && inc.backend === 'cpu', JSON.stringify(inc));
+    await assertTopFiveIsCli(page, '#next-last', cliTrace(GGUF, typed).next, 'SmolLM2, one token typed');
+    await setText(page, text);
     // the steps view starts with RoPE: q and k before and after; position 0 is not turned
     assert.equal(await page.locator('#rope-steps figure').count(), 4);
     const firstRows = await page.$$eval('#rope-steps figure', (fs) => fs.map((f) => [...f.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))));

@@ -32,7 +32,7 @@ const PANEL_FROM: usize = 16;
 const MC: usize = 32;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod lanes {
+pub(crate) mod lanes {
     use core::arch::wasm32::*;
 
     #[derive(Clone, Copy)]
@@ -77,11 +77,51 @@ mod lanes {
             let s = f32x4_add(s, i32x4_shuffle::<1, 0, 3, 2>(s, s));
             f32x4_extract_lane::<0>(s)
         }
+        /// Four copies of `x`.
+        #[inline(always)]
+        pub fn all(x: f32) -> F4 {
+            F4(f32x4_splat(x))
+        }
+        /// The 32 4-bit values of 16 bytes at `p` as numbers: the low nibbles of bytes
+        /// 0 … 15, then their high nibbles (GGUF's Q4_0/Q4_1 order).
+        #[inline(always)]
+        pub unsafe fn nibbles(p: *const u8) -> [F4; 8] {
+            let v = v128_load(p as *const v128);
+            let [a, b, c, d] = widen_u8(v128_and(v, u8x16_splat(0x0F)));
+            let [e, f, g, h] = widen_u8(u8x16_shr(v, 4));
+            [a, b, c, d, e, f, g, h]
+        }
+        /// The 16 signed bytes at `p` as numbers.
+        #[inline(always)]
+        pub unsafe fn bytes_i8(p: *const u8) -> [F4; 4] {
+            let v = v128_load(p as *const v128);
+            let (l, h) = (i16x8_extend_low_i8x16(v), i16x8_extend_high_i8x16(v));
+            [
+                i32x4_extend_low_i16x8(l),
+                i32x4_extend_high_i16x8(l),
+                i32x4_extend_low_i16x8(h),
+                i32x4_extend_high_i16x8(h),
+            ]
+            .map(|x| F4(f32x4_convert_i32x4(x)))
+        }
+    }
+
+    /// 16 unsigned bytes as four `F4`s.
+    #[inline(always)]
+    fn widen_u8(v: v128) -> [F4; 4] {
+        let (l, h) = (u16x8_extend_low_u8x16(v), u16x8_extend_high_u8x16(v));
+        [
+            u32x4_extend_low_u16x8(l),
+            u32x4_extend_high_u16x8(l),
+            u32x4_extend_low_u16x8(h),
+            u32x4_extend_high_u16x8(h),
+        ]
+        .map(|x| F4(f32x4_convert_u32x4(x)))
     }
 }
 
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-mod lanes {
+pub(crate) mod lanes {
     #[derive(Clone, Copy)]
     pub struct F4([f32; 4]);
 
@@ -118,10 +158,29 @@ mod lanes {
         pub fn sum(self) -> f32 {
             (self.0[0] + self.0[2]) + (self.0[1] + self.0[3])
         }
+        #[inline(always)]
+        pub fn all(x: f32) -> F4 {
+            F4([x; 4])
+        }
+        #[inline(always)]
+        pub unsafe fn nibbles(p: *const u8) -> [F4; 8] {
+            let q = core::slice::from_raw_parts(p, 16);
+            std::array::from_fn(|g| {
+                F4(std::array::from_fn(|l| {
+                    let j = (g % 4) * 4 + l;
+                    (if g < 4 { q[j] & 0x0F } else { q[j] >> 4 }) as f32
+                }))
+            })
+        }
+        #[inline(always)]
+        pub unsafe fn bytes_i8(p: *const u8) -> [F4; 4] {
+            let q = core::slice::from_raw_parts(p, 16);
+            std::array::from_fn(|g| F4(std::array::from_fn(|l| (q[g * 4 + l] as i8) as f32)))
+        }
     }
 }
 
-use lanes::F4;
+pub(crate) use lanes::F4;
 
 /// `out = beta·out + a · b`: a (M, K), b (K, N), out (M, N), all row-major. With beta 0,
 /// `out` is only written.

@@ -7,6 +7,7 @@
 
 use crate::cpu;
 use crate::error::{Error, Result};
+use crate::gemm::F4;
 use crate::gguf::{dequant, GgmlType, Gguf, TensorBytes, TensorInfo};
 
 /// Rows dequantized at a time by `QMatrix::matmul_t`: in wasm 64, natively 256, so that the
@@ -17,11 +18,13 @@ pub const TILE: usize = if cfg!(target_arch = "wasm32") {
     256
 };
 
-/// Rows of x up to which `QMatrix::matmul_t` multiplies the blocks directly (`dot_rows`)
-/// rather than dequantizing tiles — natively: in wasm the tiles' product was faster
-/// (BENCHMARKS.md, the SmolLM2-in-the-page entry).
+/// Rows of x up to which `QMatrix::matmul_t` multiplies the blocks directly (`dot_rows`,
+/// in wasm `dot_rows_lanes`) rather than dequantizing tiles.
 pub const FEW_ROWS: usize = 4;
-const DIRECT: bool = !cfg!(target_arch = "wasm32");
+/// In wasm, Q4_0, Q4_1 and Q8_0 blocks are turned into numbers four lanes at a time
+/// (`F4`: WebAssembly SIMD), for the tiles and for the direct product alike. Natively the
+/// scalar loops stay (the compiler vectorises them; measured in BENCHMARKS.md).
+const LANES: bool = cfg!(target_arch = "wasm32");
 
 /// How a `QMatrix` holds its values.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,7 +108,12 @@ impl QMatrix {
             Storage::Blocks { ty, bytes } => {
                 let (block, size) = ty.block().expect("a read type");
                 let row_bytes = self.cols / block * size;
-                dequant::dequantize(*ty, &bytes[r0 * row_bytes..(r0 + n) * row_bytes], out);
+                let bytes = &bytes[r0 * row_bytes..(r0 + n) * row_bytes];
+                if LANES && in_lanes(*ty) {
+                    dequantize_lanes(*ty, bytes, out)
+                } else {
+                    dequant::dequantize(*ty, bytes, out)
+                }
             }
         }
     }
@@ -118,9 +126,21 @@ impl QMatrix {
             Storage::F32(w) => return cpu::matmul_into(x, w, m, k, n, true, y, 0.0),
             Storage::Blocks { ty, bytes } => (*ty, bytes),
         };
-        if DIRECT && m <= FEW_ROWS && ty.is_quantized() {
-            return dot_rows(ty, bytes, k, x, m, y);
+        if m <= FEW_ROWS && ty.is_quantized() {
+            return if !LANES {
+                dot_rows(ty, bytes, k, x, m, y)
+            } else if in_lanes(ty) {
+                dot_rows_lanes(ty, bytes, k, x, m, y)
+            } else {
+                self.tiled(x, m, y)
+            };
         }
+        self.tiled(x, m, y)
+    }
+
+    /// `matmul_t` on `TILE` rows of the weights dequantized at a time.
+    fn tiled(&self, x: &[f32], m: usize, y: &mut [f32]) {
+        let (k, n) = (self.cols, self.rows);
         let mut tile = vec![0f32; TILE.min(n) * k];
         let mut part = vec![0f32; m * TILE.min(n)];
         for r0 in (0..n).step_by(TILE) {
@@ -131,6 +151,90 @@ impl QMatrix {
             for i in 0..m {
                 y[i * n + r0..i * n + r0 + rows].copy_from_slice(&out[i * rows..(i + 1) * rows]);
             }
+        }
+    }
+}
+
+/// The block types `LANES` reads four lanes at a time.
+fn in_lanes(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0)
+}
+
+/// A Q4_0, Q4_1 or Q8_0 block's 32 integers as numbers (Q4_0's already less 8, as ggml
+/// computes it), its scale d and its offset m: value j = q[j]·d + m (m is 0 but for Q4_1).
+///
+/// # Safety
+/// `blk` is one whole block of `ty` (34 bytes for Q8_0, 18 for Q4_0, 20 for Q4_1).
+#[inline(always)]
+unsafe fn block_lanes(ty: GgmlType, blk: &[u8]) -> ([F4; 8], f32, f32) {
+    let f16 = |at: usize| half::f16::from_le_bytes([blk[at], blk[at + 1]]).to_f32();
+    let p = blk.as_ptr();
+    match ty {
+        GgmlType::Q8_0 => {
+            let [a, b, c, d] = F4::bytes_i8(p.add(2));
+            let [e, f, g, h] = F4::bytes_i8(p.add(18));
+            ([a, b, c, d, e, f, g, h], f16(0), 0.0)
+        }
+        GgmlType::Q4_0 => (
+            F4::nibbles(p.add(2)).map(|q| q.add(F4::all(-8.0))),
+            f16(0),
+            0.0,
+        ),
+        _ => (F4::nibbles(p.add(4)), f16(0), f16(2)),
+    }
+}
+
+/// `dequant::dequantize` for the types `in_lanes` takes, four lanes at a time and to the
+/// same bits (q·d, then + m for Q4_1, as ggml orders it; Q4_0's (q − 8) is exact).
+fn dequantize_lanes(ty: GgmlType, bytes: &[u8], out: &mut [f32]) {
+    let (block, size) = ty.block().expect("a read type");
+    assert!(in_lanes(ty) && block == 32 && bytes.len() / size * block == out.len());
+    for (blk, y) in bytes.chunks_exact(size).zip(out.chunks_exact_mut(block)) {
+        // SAFETY: `blk` is one whole block of `ty`; `y` holds its 32 values
+        unsafe {
+            let (q, d, m) = block_lanes(ty, blk);
+            let m4 = F4::all(m);
+            for (g, q) in q.into_iter().enumerate() {
+                let v = q.scale(d);
+                let v = if ty == GgmlType::Q4_1 { v.add(m4) } else { v };
+                v.store(y.as_mut_ptr().add(4 * g));
+            }
+        }
+    }
+}
+
+/// `dot_rows` for the types `in_lanes` takes, four lanes at a time: each block's integers are
+/// turned into numbers once for all `m` (≤ `FEW_ROWS`) rows of x; a row's dot product is
+/// Σ_blocks d·(q · x_block) + m·Σ x_block.
+fn dot_rows_lanes(ty: GgmlType, bytes: &[u8], k: usize, x: &[f32], m: usize, y: &mut [f32]) {
+    let (block, size) = ty.block().expect("a read type");
+    assert!(in_lanes(ty) && block == 32 && m <= FEW_ROWS && k.is_multiple_of(block));
+    assert!(x.len() == m * k && y.len().is_multiple_of(m));
+    let (per_row, n) = (k / block, y.len() / m);
+    assert!(bytes.len() >= n * per_row * size);
+    let sums: Vec<f32> = x.chunks_exact(block).map(|c| c.iter().sum()).collect();
+    for (r, row) in bytes.chunks_exact(per_row * size).enumerate().take(n) {
+        let mut acc = [F4::zero(); FEW_ROWS];
+        let mut offset = [0f32; FEW_ROWS];
+        for (b, blk) in row.chunks_exact(size).enumerate() {
+            // SAFETY: `blk` is one whole block; x's rows hold `k` values, so the block's 32
+            // values of row i start at i·k + 32·b and end within x
+            unsafe {
+                let (q, d, mm) = block_lanes(ty, blk);
+                let d = F4::all(d);
+                for i in 0..m {
+                    let xb = x.as_ptr().add(i * k + b * block);
+                    let mut s = F4::zero();
+                    for (g, q) in q.iter().enumerate() {
+                        s = s.madd(*q, F4::load(xb.add(4 * g)));
+                    }
+                    acc[i] = acc[i].madd(s, d);
+                    offset[i] += mm * sums[i * per_row + b];
+                }
+            }
+        }
+        for i in 0..m {
+            y[i * n + r] = acc[i].sum() + offset[i];
         }
     }
 }
@@ -253,6 +357,52 @@ mod tests {
                     "{}: [{i}] {a} vs {exact}",
                     ty.name()
                 );
+            }
+        }
+    }
+
+    /// The lanes' kernels (the worker's, WebAssembly SIMD there; here `F4`'s plain arrays,
+    /// the same code): dequantization to the bits of ggml's, and the direct product of 1 to
+    /// `FEW_ROWS` rows equal to the dequantized matrix's, in f64.
+    #[test]
+    fn the_lanes_kernels_equal_the_scalar_ones() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(37);
+        let (rows, cols) = (37, 128);
+        for (ty, scales) in [
+            (GgmlType::Q4_0, vec![0]),
+            (GgmlType::Q4_1, vec![0, 2]),
+            (GgmlType::Q8_0, vec![0]),
+        ] {
+            let w = blocks(ty, rows, cols, &scales, &mut rng);
+            let Storage::Blocks { bytes, .. } = &w.storage else {
+                unreachable!()
+            };
+            let (mut scalar, mut lanes) = (vec![0f32; rows * cols], vec![1f32; rows * cols]);
+            dequant::dequantize(ty, bytes, &mut scalar);
+            dequantize_lanes(ty, bytes, &mut lanes);
+            for (i, (a, b)) in lanes.iter().zip(&scalar).enumerate() {
+                assert_eq!(
+                    a.to_bits(),
+                    b.to_bits(),
+                    "{}: value {i}: {a} vs {b}",
+                    ty.name()
+                );
+            }
+            for m in 1..=FEW_ROWS {
+                let x: Vec<f32> = (0..m * cols).map(|_| rng.random_range(-1.0..1.0)).collect();
+                let mut y = vec![f32::NAN; m * rows];
+                dot_rows_lanes(ty, bytes, cols, &x, m, &mut y);
+                for (i, got) in y.iter().enumerate() {
+                    let (r, c) = (i / rows, i % rows);
+                    let exact: f64 = (0..cols)
+                        .map(|j| x[r * cols + j] as f64 * scalar[c * cols + j] as f64)
+                        .sum();
+                    assert!(
+                        (*got as f64 - exact).abs() <= 1e-5 + 1e-4 * exact.abs(),
+                        "{} m={m}: [{i}] {got} vs {exact}",
+                        ty.name()
+                    );
+                }
             }
         }
     }

@@ -3,7 +3,13 @@
 //! the folder given (default assets/model), and the matrix products alone through
 //! `cpu::matmul_into` (what the forward calls) and through matrixmultiply directly.
 //! Minimum and median of N runs after 3 warm-up; run by `run.sh`.
+//!
+//! Given a `.gguf` file (a Llama-family model, e.g. SmolLM2), the same for its traced forward
+//! (`LlamaModel::trace`, full and one token added) and for its weights' products alone
+//! (`QMatrix::matmul_t`): every linear layer of every block, and the output head, at 1 row
+//! (a keystroke's) and at T rows.
 
+use attnlab_model::llama::{LlamaBundle, LlamaModel};
 use attnlab_model::{cpu, forward, forward_incremental, AttentionOptions, Model};
 use std::time::Instant;
 
@@ -27,6 +33,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = args.get(1).map_or("assets/model", |s| s.as_str());
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(30);
+    if dir.ends_with(".gguf") {
+        return llama(dir, n);
+    }
     let read =
         |f: &str| std::fs::read(format!("{dir}/{f}")).unwrap_or_else(|e| panic!("{dir}/{f}: {e}"));
     let m = Model::from_bytes(&read("config.json"), &read("model.safetensors")).expect("the model");
@@ -96,4 +105,58 @@ fn main() {
             "no SIMD"
         }
     );
+}
+
+/// The Llama-family model of a GGUF file: traced forwards and the weights' products.
+fn llama(path: &str, n: usize) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let m: LlamaModel = LlamaBundle::from_gguf_bytes(&bytes).expect("a Llama GGUF").model;
+    drop(bytes);
+    let c = &m.config;
+    let (d, v) = (c.n_embd, c.vocab_size);
+    let o = AttentionOptions::default();
+    println!(
+        "{path}: {} layers, d_model {d}, d_ff {}, vocab {v}; min / median of {n} runs (ms)\n",
+        c.n_layer, c.n_ff
+    );
+    println!("| T | trace, full | trace, one token added | linear layers, T rows | linear layers, 1 row | head, T rows | head, 1 row |");
+    println!("|---|---|---|---|---|---|---|");
+    let ms = |(a, b): (f64, f64)| format!("{a:.1} / {b:.1}");
+    let width = d.max(c.n_ff).max(v).max(c.n_head * c.head_dim);
+    for t in [16usize, 64, 128] {
+        let ids: Vec<u32> = (0..t as u32).map(|i| (i * 7919 + 1000) % v as u32).collect();
+        let full = time(n, || drop(m.trace(&ids, &o).unwrap()));
+        let prev = m.trace(&ids[..t - 1], &o).unwrap();
+        let inc = time(n, || {
+            let (tr, reused) = m.trace_incremental(Some(&prev), &ids, &o).unwrap();
+            assert!(reused);
+            drop(tr)
+        });
+        let x: Vec<f32> = (0..t * width)
+            .map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5)
+            .collect();
+        let mut y = vec![0.0f32; t * width];
+        let mut linears = |rows: usize| {
+            for l in &m.layers {
+                for w in [&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down] {
+                    let (k, out) = (w.cols, w.rows);
+                    w.matmul_t(&x[..rows * k], rows, &mut y[..rows * out]);
+                }
+            }
+        };
+        let lin_t = time(n, || linears(t));
+        let lin_1 = time(n, || linears(1));
+        let head = m.head();
+        let head_t = time(n, || head.matmul_t(&x[..t * d], t, &mut y[..t * v]));
+        let head_1 = time(n, || head.matmul_t(&x[..d], 1, &mut y[..v]));
+        println!(
+            "| {t} | {} | {} | {} | {} | {} | {} |",
+            ms(full),
+            ms(inc),
+            ms(lin_t),
+            ms(lin_1),
+            ms(head_t),
+            ms(head_1)
+        );
+    }
 }
