@@ -225,6 +225,26 @@ def linear(g: Graph, x: str, w: str, b: str, hint: str) -> str:
     return g.op("Add", [g.op("MatMul", [x, w]), b], hint)
 
 
+def with_head(g: Graph, x: str, head: str, dv: tuple[int, int], name: str, producer: str, doc: str) -> onnx.ModelProto:
+    """The model whose graph is `g`'s nodes then the output head: the last hidden states `x`
+    (1, T, d) times `head`ᵀ, a (V, d) initializer, with Gemm(transB) so that a tied head is the
+    embedding stored once → `logits` (1, T, V) from `input_ids` (1, T)."""
+    d, V = dv
+    flat = g.op("Reshape", [x, g.i64([-1, d])], "h_flat")
+    logits2 = g.op("Gemm", [flat, head], "logits_2d", transB=1)  # (T, V)
+    g.nodes.append(helper.make_node("Reshape", [logits2, g.i64([1, -1, V])], ["logits"], name="n_logits"))
+    graph = helper.make_graph(
+        g.nodes,
+        name,
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "T"])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, "T", V])],
+        initializer=g.inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name=producer, doc_string=doc)
+    model.ir_version = IR_VERSION
+    return model
+
+
 def build_model(c: dict, w: dict[str, np.ndarray], has_ln_f: bool, ln_mode: str = "op") -> onnx.ModelProto:
     d, h, L = c["n_embd"], c["n_head"], c["n_layer"]
     dk, npos, V = d // h, c["n_positions"], c["vocab_size"]
@@ -284,25 +304,16 @@ def build_model(c: dict, w: dict[str, np.ndarray], has_ln_f: bool, ln_mode: str 
     if has_ln_f:
         x = layernorm(g, x, "ln_f.weight", "ln_f.bias", eps, ln_mode, "ln_f")
     # tied lm head: (T, D) · wteᵀ with Gemm(transB) so wte is stored once
-    flat = g.op("Reshape", [x, g.i64([-1, d])], "h_flat")
-    logits2 = g.op("Gemm", [flat, "wte.weight"], "logits_2d", transB=1)  # (T, V)
-    g.nodes.append(helper.make_node("Reshape", [logits2, g.i64([1, -1, V])], ["logits"], name="n_logits"))
-
-    graph = helper.make_graph(
-        g.nodes,
+    model = with_head(
+        g,
+        x,
+        "wte.weight",
+        (d, V),
         "attnlab",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "T"])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, "T", V])],
-        initializer=g.inits,
-    )
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", OPSET)],
-        producer_name="attnlab tools/onnx/export.py",
-        doc_string=f"attnlab {c['ln_placement']}-LN GPT, {L}×{h} heads, d_model {d}, context {npos}; "
+        producer="attnlab tools/onnx/export.py",
+        doc=f"attnlab {c['ln_placement']}-LN GPT, {L}×{h} heads, d_model {d}, context {npos}; "
         "input_ids int64 [1, T] with T ≤ n_positions → logits float32 [1, T, vocab_size]",
     )
-    model.ir_version = IR_VERSION
     public = {k: v for k, v in c.items() if not k.startswith("_")}
     helper.set_model_props(model, {"attnlab_config": json.dumps(public), "has_ln_f": str(has_ln_f).lower()})
     return model

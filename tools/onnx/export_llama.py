@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
-from export import IR_VERSION, MASKED, OPSET, Graph
+from export import MASKED, OPSET, Graph, with_head
 
 try:
     import gguf
@@ -164,27 +164,17 @@ def build_model(c: dict, w: dict[str, np.ndarray], max_pos: int) -> onnx.ModelPr
         x = g.op("Add", [x, linear(act, p + "ffn_down", f"l{i}_ffn_out")], f"l{i}_resid_ffn")
 
     x = rms_norm(g, x, weight("output_norm.weight", False), eps, "output_norm")
-    flat = g.op("Reshape", [x, g.i64([-1, d])], "h_flat")
     head = emb if c["tied"] else weight("output.weight", False)  # (V, d) either way
-    logits2 = g.op("Gemm", [flat, head], "logits_2d", transB=1)
-    g.nodes.append(helper.make_node("Reshape", [logits2, g.i64([1, -1, V])], ["logits"], name="n_logits"))
-
-    graph = helper.make_graph(
-        g.nodes,
+    return with_head(
+        g,
+        x,
+        head,
+        (d, V),
         "attnlab-llama",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "T"])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, "T", V])],
-        initializer=g.inits,
-    )
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", OPSET)],
-        producer_name="attnlab tools/onnx/export_llama.py",
-        doc_string=f"Llama, {L} blocks × {h} heads ({hkv} key/value heads), d_model {d}, RoPE θ {c['theta']}; "
+        producer="attnlab tools/onnx/export_llama.py",
+        doc=f"Llama, {L} blocks × {h} heads ({hkv} key/value heads), d_model {d}, RoPE θ {c['theta']}; "
         f"input_ids int64 [1, T] with T ≤ {max_pos} → logits float32 [1, T, {V}]",
     )
-    model.ir_version = IR_VERSION
-    return model
 
 
 def main(argv=None) -> int:
