@@ -340,13 +340,18 @@ def main(argv=None) -> int:
     )
     a = ap.parse_args(argv)
     model = export(a.model_dir, a.out, a.layernorm)
+    print(summary(model, a.out))
+    return 0
+
+
+def summary(model: onnx.ModelProto, out: Path) -> str:
+    """One line on the model written to `out`: size, opset, nodes, f32 values, ops."""
     ops = sorted({n.op_type for n in model.graph.node})
     n_params = sum(int(np.prod(t.dims)) for t in model.graph.initializer if t.data_type == TensorProto.FLOAT)
-    print(
-        f"wrote {a.out} ({a.out.stat().st_size:,} bytes): opset {OPSET}, IR {model.ir_version}, "
+    return (
+        f"wrote {out} ({out.stat().st_size:,} bytes): opset {OPSET}, IR {model.ir_version}, "
         f"{len(model.graph.node)} nodes, {n_params:,} f32 values; ops: {', '.join(ops)}"
     )
-    return 0
 
 
 if __name__ == "__main__":

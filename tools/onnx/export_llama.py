@@ -36,9 +36,8 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto
 
-from export import MASKED, OPSET, Graph, with_head
+from export import MASKED, Graph, summary, with_head
 
 try:
     import gguf
@@ -189,12 +188,7 @@ def main(argv=None) -> int:
     model = build_model(c, w, a.max_positions)
     onnx.checker.check_model(model)
     onnx.save_model(model, str(a.out))
-    n_params = sum(int(np.prod(t.dims)) for t in model.graph.initializer if t.data_type == TensorProto.FLOAT)
-    ops = sorted({n.op_type for n in model.graph.node})
-    print(
-        f"wrote {a.out} ({a.out.stat().st_size:,} bytes): opset {OPSET}, IR {model.ir_version}, "
-        f"{len(model.graph.node)} nodes, {n_params:,} f32 values; ops: {', '.join(ops)}"
-    )
+    print(summary(model, a.out))
     return 0
 
 
