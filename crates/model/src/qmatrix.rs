@@ -122,6 +122,9 @@ impl QMatrix {
     pub fn matmul_t(&self, x: &[f32], m: usize, y: &mut [f32]) {
         let (k, n) = (self.cols, self.rows);
         assert!(x.len() == m * k && y.len() == m * n);
+        if m == 0 {
+            return; // nothing to multiply (and the direct products divide by m)
+        }
         let (ty, bytes) = match &self.storage {
             Storage::F32(w) => return cpu::matmul_into(x, w, m, k, n, true, y, 0.0),
             Storage::Blocks { ty, bytes } => (*ty, bytes),
@@ -388,6 +391,8 @@ mod tests {
                     ty.name()
                 );
             }
+            // no rows: nothing to do, on either path
+            w.matmul_t(&[], 0, &mut []);
             for m in 1..=FEW_ROWS {
                 let x: Vec<f32> = (0..m * cols).map(|_| rng.random_range(-1.0..1.0)).collect();
                 let mut y = vec![f32::NAN; m * rows];
