@@ -23,7 +23,8 @@ pub const TILE: usize = if cfg!(target_arch = "wasm32") {
 pub const FEW_ROWS: usize = 4;
 /// In wasm, Q4_0, Q4_1 and Q8_0 blocks are turned into numbers four lanes at a time
 /// (`F4`: WebAssembly SIMD), for the tiles and for the direct product alike. Natively the
-/// scalar loops stay (the compiler vectorises them; measured in BENCHMARKS.md).
+/// scalar loops stay: the native figures against llama.cpp in BENCHMARKS.md were measured on
+/// them, and `F4` there is a plain array, not measured as a kernel.
 const LANES: bool = cfg!(target_arch = "wasm32");
 
 /// How a `QMatrix` holds its values.
