@@ -8,7 +8,8 @@
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::gemm::F4;
-use crate::gguf::{dequant, GgmlType, Gguf, TensorBytes, TensorInfo};
+use crate::gguf::dequant::{self, f16_at};
+use crate::gguf::{GgmlType, Gguf, TensorBytes, TensorInfo};
 
 /// Rows dequantized at a time by `QMatrix::matmul_t`: in wasm 64, natively 256, so that the
 /// product of a tile (matrixmultiply there) is large enough to split over the cores.
@@ -171,7 +172,7 @@ fn in_lanes(ty: GgmlType) -> bool {
 /// `blk` is one whole block of `ty` (34 bytes for Q8_0, 18 for Q4_0, 20 for Q4_1).
 #[inline(always)]
 unsafe fn block_lanes(ty: GgmlType, blk: &[u8]) -> ([F4; 8], f32, f32) {
-    let f16 = |at: usize| half::f16::from_le_bytes([blk[at], blk[at + 1]]).to_f32();
+    let f16 = |at: usize| f16_at(blk, at);
     let p = blk.as_ptr();
     match ty {
         GgmlType::Q8_0 => {
@@ -250,7 +251,6 @@ fn dot_rows_lanes(ty: GgmlType, bytes: &[u8], k: usize, x: &[f32], m: usize, y: 
 fn dot_rows(ty: GgmlType, bytes: &[u8], k: usize, x: &[f32], m: usize, y: &mut [f32]) {
     let (block, size) = ty.block().expect("a read type");
     let (per_row, n) = (k / block, y.len() / m);
-    let f16 = |b: &[u8], at: usize| half::f16::from_le_bytes([b[at], b[at + 1]]).to_f32();
     // Σ x over each block of each row of x
     let sums: Vec<f32> = x.chunks_exact(block).map(|c| c.iter().sum()).collect();
     let mut scratch = [0f32; 256];
@@ -265,7 +265,7 @@ fn dot_rows(ty: GgmlType, bytes: &[u8], k: usize, x: &[f32], m: usize, y: &mut [
                     GgmlType::Q8_0 => {
                         let q = &blk[2..34];
                         let dot: f32 = q.iter().zip(xb).map(|(&q, &x)| (q as i8) as f32 * x).sum();
-                        f16(blk, 0) * dot
+                        f16_at(blk, 0) * dot
                     }
                     GgmlType::Q4_0 | GgmlType::Q4_1 => {
                         let at = if ty == GgmlType::Q4_0 { 2 } else { 4 };
@@ -274,11 +274,11 @@ fn dot_rows(ty: GgmlType, bytes: &[u8], k: usize, x: &[f32], m: usize, y: &mut [
                         for j in 0..16 {
                             dot += (q[j] & 0x0F) as f32 * xb[j] + (q[j] >> 4) as f32 * xb[j + 16];
                         }
-                        let d = f16(blk, 0);
+                        let d = f16_at(blk, 0);
                         if ty == GgmlType::Q4_0 {
                             d * (dot - 8.0 * xs[b])
                         } else {
-                            d * dot + f16(blk, 2) * xs[b]
+                            d * dot + f16_at(blk, 2) * xs[b]
                         }
                     }
                     _ => {

@@ -6,7 +6,9 @@ use half::{bf16, f16};
 
 use super::ggml_type::GgmlType;
 
-fn f16_at(b: &[u8], at: usize) -> f32 {
+/// The little-endian f16 at byte `at` of `b` (a block's scale), as f32.
+#[inline]
+pub(crate) fn f16_at(b: &[u8], at: usize) -> f32 {
     f16::from_le_bytes([b[at], b[at + 1]]).to_f32()
 }
 
