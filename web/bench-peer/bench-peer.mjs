@@ -32,6 +32,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { CHROMIUM, launch } from '../e2e/browser.mjs';
+import { servedModelPainted } from '../e2e/common.mjs';
 import { serveMany } from '../e2e/server.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -62,8 +63,6 @@ const PY = process.env.BENCH_PEER_PYTHON ?? path.join(TARGET, 'onnx-venv', 'bin'
 const OUT = path.join(TARGET, 'bench-peer');
 const MODEL = SMOLLM2 ? path.join(TARGET, 'models', SMOLLM2_FILE) : path.resolve(ROOT, MODEL_ARG);
 const ONNX = path.join(OUT, SMOLLM2 ? 'smollm2.onnx' : 'model.onnx');
-// results.json for the bundled model; results-smollm2-BACKENDS.json for SmolLM2 (whose CPU and
-// WebGPU rows are run separately, with fewer samples on the slow software GPU)
 const ORT_DIST = path.join(HERE, 'node_modules', 'onnxruntime-web', 'dist');
 const EXPORT_PY = path.join(ROOT, 'tools', 'onnx', 'export.py');
 const EXPORT_LLAMA_PY = path.join(ROOT, 'tools', 'onnx', 'export_llama.py');
@@ -410,16 +409,8 @@ async function runApp(context, backend) {
   try {
     await page.goto(srv.url + QUERY[backend]);
     await page.waitForFunction(() => window.__attnlab?.painted, null, { timeout: 180_000 });
-    if (SMOLLM2) {
-      // the bundled model paints first; then SmolLM2 loads and paints its first result
-      await page.waitForSelector('#own-status[data-state=loaded], #own-status[data-state=failed]', { timeout: 300_000 });
-      const state = await page.locator('#own-status').getAttribute('data-state');
-      if (state !== 'loaded') throw new Error(`SmolLM2: ${await page.locator('#own-status').textContent()}`);
-      await page.waitForFunction(() => {
-        const fetched = performance.getEntriesByType('resource').find((e) => e.name.includes('/models/'));
-        return fetched && window.__attnlab.log.some((r) => r.at > fetched.responseEnd);
-      }, null, { timeout: 180_000 * SLOW });
-    }
+    // the bundled model paints first; then SmolLM2 loads and paints its first result
+    if (SMOLLM2) await servedModelPainted(page, 180_000 * SLOW);
     let last = await painted(page);
     out.firstPainted = { backend: last.backend, forwardMs: last.forwardMs, tokens: last.tokens };
     const box = page.locator('#text');
@@ -737,6 +728,8 @@ const results = {
   served: [...new Set(srv.requests)],
   note: 'SwiftShader/lavapipe are software GPUs: webgpu rows are ratios only, not absolute GPU speed',
 };
+// results.json for the bundled model; results-smollm2-BACKENDS.json for SmolLM2 (whose CPU and
+// WebGPU rows are run separately, with fewer samples on the slow software GPU)
 const stem = SMOLLM2 ? `results-smollm2-${BACKENDS.join('+')}` : 'results';
 fs.writeFileSync(path.join(OUT, `${stem}.json`), JSON.stringify(results, null, 2));
 fs.writeFileSync(path.join(OUT, `${stem}.md`), report + '\n');

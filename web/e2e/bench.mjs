@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
-import { ARTIFACTS, DIST, TYPED, baseText, openApp, quantile, settled } from './common.mjs';
+import { ARTIFACTS, DIST, TYPED, baseText, openApp, quantile, servedModelPainted, settled } from './common.mjs';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -63,13 +63,7 @@ async function measure(backend) {
   let modelMs = null;
   if (MODEL) {
     // the served model: from the start of its download to its first painted result
-    await page.waitForSelector('#own-status[data-state=loaded], #own-status[data-state=failed]', { timeout: 300_000 });
-    const state = await page.locator('#own-status').getAttribute('data-state');
-    if (state !== 'loaded') throw new Error(`${MODEL}: ${await page.locator('#own-status').textContent()}`);
-    await page.waitForFunction(() => {
-      const fetched = performance.getEntriesByType('resource').find((e) => e.name.includes('/models/'));
-      return fetched && window.__attnlab.log.some((r) => r.at > fetched.responseEnd);
-    }, null, { timeout: 120_000 });
+    await servedModelPainted(page);
     modelMs = await page.evaluate(() => {
       const fetched = performance.getEntriesByType('resource').find((e) => e.name.includes('/models/'));
       const log = window.__attnlab.log;

@@ -160,6 +160,22 @@ export async function settled(page, timeout = 120_000) {
   return painted(page);
 }
 
+/**
+ * Waits until a model served in models/ (opened by a `model=…` link) has loaded and painted
+ * its first result, after the bundled model's: fails with the page's message if it did not
+ * load. (The bench scripts time the rest from the Resource Timing entry of its download.)
+ */
+export async function servedModelPainted(page, timeout = 120_000) {
+  await page.waitForSelector('#own-status[data-state=loaded], #own-status[data-state=failed]', { timeout: 300_000 });
+  if ((await page.locator('#own-status').getAttribute('data-state')) !== 'loaded') {
+    throw new Error(`the served model did not load: ${await page.locator('#own-status').textContent()}`);
+  }
+  await page.waitForFunction(() => {
+    const fetched = performance.getEntriesByType('resource').find((e) => e.name.includes('/models/'));
+    return fetched && window.__attnlab.log.some((r) => r.at > fetched.responseEnd);
+  }, null, { timeout });
+}
+
 /** Waits until every view off screen has caught up with the page's state (they update after
  * the visible ones, when the page is idle). */
 export const caughtUp = (page) => page.waitForFunction(() => !window.__attnlab.stale);
