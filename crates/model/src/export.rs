@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use serde_json::{json, Value};
 
 use crate::cpu::MASKED;
-use crate::{TokenInfo, Trace};
+use crate::{HeadRows, TokenInfo, Trace};
 
 /// The (layer, head) pairs to print.
 pub struct Selection(pub Vec<(usize, usize)>);
@@ -93,18 +93,27 @@ pub fn write_json(
         .0
         .iter()
         .map(|&(l, h)| {
-            let hv = tr.head(l, h);
-            json!({"layer": l, "head": h, "scores": matrix(hv.scores, t, false),
-                   "scaled": matrix(hv.scaled, t, false), "masked": matrix(hv.masked, t, true),
-                   "weights": matrix(hv.weights, t, false)})
+            let hv = head_maps(tr, l, h)?;
+            Ok(
+                json!({"layer": l, "head": h, "scores": matrix(&hv.scores, t, false),
+                   "scaled": matrix(&hv.scaled, t, false), "masked": matrix(&hv.masked, t, true),
+                   "weights": matrix(&hv.weights, t, false)}),
+            )
         })
-        .collect();
+        .collect::<io::Result<_>>()?;
     let doc = json!({
         "tokens": tokens_json(run_tokens(tokens, tr)), "dropped": tr.dropped, "dims": tr.dims,
         "options": tr.options, "heads": heads, "next": top_json(display, tr, 5),
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+/// One head's four maps over every row, read from the trace or computed from its q and k
+/// (`Trace::head_rows`).
+pub fn head_maps(tr: &Trace, layer: usize, head: usize) -> io::Result<HeadRows> {
+    tr.head_rows(layer, head, 0..tr.dims.t)
+        .map_err(|e| io::Error::other(e.to_string()))
 }
 
 /// Every field of the Trace (masked scores as the finite −3.4028235e38).
@@ -136,7 +145,7 @@ pub fn write_csv(
         "layer,head,query,key,query_token,key_token,score,scaled,masked,weight"
     )?;
     for &(l, h) in &sel.0 {
-        let hv = tr.head(l, h);
+        let hv = head_maps(tr, l, h)?;
         for i in 0..t {
             for j in 0..t {
                 let e = i * t + j;

@@ -11,7 +11,7 @@ use crate::cpu::{self, MASKED};
 use crate::error::{Error, Result};
 use crate::field::{Dims, Shape};
 use crate::layout::TraceLayout;
-use crate::trace::{AttentionOptions, Field, LayerTrace, Trace};
+use crate::trace::{AttentionOptions, Field, Keep, LayerTrace, Trace};
 use crate::weights::{LayerWeights, Model};
 
 /// Checks the options and token ids, and keeps the last `n_positions` tokens.
@@ -45,8 +45,7 @@ pub fn check_tokens(tokens: &[u32], vocab: usize) -> Result<()> {
 
 /// Runs the whole model on `tokens` and records every intermediate.
 pub fn forward(model: &Model, tokens: &[u32], opts: &AttentionOptions) -> Result<Trace> {
-    let (run, dropped) = prepare(&model.config, tokens, opts)?;
-    Ok(forward_from(model, run, dropped, opts, None))
+    Ok(forward_kept(model, None, tokens, opts, Keep::All)?.0)
 }
 
 /// Like `forward`, but reuses the rows of `prev` that `tokens` shares with it at the start
@@ -58,11 +57,26 @@ pub fn forward_incremental(
     tokens: &[u32],
     opts: &AttentionOptions,
 ) -> Result<(Trace, bool)> {
+    forward_kept(model, prev, tokens, opts, Keep::All)
+}
+
+/// `forward_incremental` keeping only what `keep` says (`Keep::Streams`: no maps, which
+/// `Trace::head_rows` computes when asked). An earlier trace is reused only if it kept the
+/// same. A trace larger than `TRACE_BUDGET` is refused with the size it would need.
+pub fn forward_kept(
+    model: &Model,
+    prev: Option<&Trace>,
+    tokens: &[u32],
+    opts: &AttentionOptions,
+    keep: Keep,
+) -> Result<(Trace, bool)> {
     let (run, dropped) = prepare(&model.config, tokens, opts)?;
+    keep.within_budget(&Dims::new(&model.config, run.len()))?;
     let reuse = prev
+        .filter(|p| p.kept() == keep)
         .and_then(|p| reusable_prefix(&p.tokens, &p.options, run, dropped, opts).map(|s| (p, s)));
     Ok((
-        forward_from(model, run, dropped, opts, reuse),
+        forward_from(model, run, dropped, opts, reuse, keep),
         reuse.is_some(),
     ))
 }
@@ -127,25 +141,30 @@ pub(crate) fn reuse_rows(old: &[f32], keep: usize, t: usize, width: usize) -> Ve
 
 /// A block's trace for `dims.t` positions with `input` (the stream entering it): of every
 /// other field the first `s` rows (per head, the top-left s × s corner of a square field)
-/// taken from `prev` — the same block of an earlier trace over `old_t` positions — and the
-/// rest zero (`MASKED` in the masked scores: the future's fill until a row is computed).
+/// taken from `prev` — the same block of an earlier trace over `old_t` positions, where it
+/// holds the field — and the rest zero (`MASKED` in the masked scores: the future's fill until
+/// a row is computed). A field `wanted` refuses stays empty.
 pub(crate) fn grown(
     input: Vec<f32>,
     prev: Option<&LayerTrace>,
     dims: &Dims,
-    old_t: usize,
-    s: usize,
+    (old_t, s): (usize, usize),
+    wanted: impl Fn(Field) -> bool,
 ) -> LayerTrace {
     let (t, h, dk) = (dims.t, dims.n_head, dims.d_k);
     let mut l = LayerTrace {
         input,
         ..LayerTrace::default()
     };
-    for f in Field::ALL.into_iter().filter(|&f| f != Field::Input) {
+    for f in Field::ALL
+        .into_iter()
+        .filter(|&f| f != Field::Input && wanted(f))
+    {
         let fill = if f == Field::Masked { MASKED } else { 0.0 };
         let len = f.shape().len(dims);
         *f.of_mut(&mut l) = match (prev, f.shape()) {
             (None, _) => vec![fill; len],
+            (Some(p), _) if f.of(p).is_empty() => vec![fill; len],
             (Some(p), Shape::Rows(_)) => reuse_rows(f.of(p), s, t, len / t),
             (Some(p), Shape::Heads) => reuse_heads(f.of(p), h, old_t, s, t, dk),
             (Some(p), Shape::Square) => reuse_square(f.of(p), h, old_t, s, t, fill),
@@ -160,6 +179,8 @@ struct Scratch {
     qkv: Vec<f32>,
     /// (s, n): the old queries against the new keys.
     old_new: Vec<f32>,
+    /// A head's four maps for the new rows, (n, T) each, when the trace keeps none.
+    maps: [Vec<f32>; 4],
 }
 
 /// The forward pass over rows `s..T`, reusing rows `..s` of `prev` when given as
@@ -170,6 +191,7 @@ fn forward_from(
     dropped: usize,
     opts: &AttentionOptions,
     reuse: Option<(&Trace, usize)>,
+    keep: Keep,
 ) -> Trace {
     let c = &model.config;
     let w = &model.weights;
@@ -193,15 +215,24 @@ fn forward_from(
     );
 
     let mut layers: Vec<LayerTrace> = Vec::with_capacity(c.n_layer);
+    let maps = keep.keeps(Field::Weights);
     let mut scratch = Scratch {
         qkv: vec![0.0; n * 3 * d],
         old_new: vec![0.0; s * n],
+        maps: std::array::from_fn(|_| if maps { Vec::new() } else { vec![0.0; n * t] }),
     };
     for (li, lw) in w.layers.iter().enumerate() {
         // the residual stream entering the block: the previous block's output
         let input = layers.last().map_or(&embedding, |l| &l.output).clone();
-        let mut layer = grown(input, prev.map(|p| &p.layers[li]), &dims, old_t, s);
+        // the block is computed in place, so every row field is there while it runs; the
+        // maps only when kept (else a head's go through `scratch.maps`)
+        let mut layer = grown(input, prev.map(|p| &p.layers[li]), &dims, (old_t, s), |f| {
+            maps || f.shape() != Shape::Square
+        });
         block(c, lw, opts, li, &mut layer, s, &mut scratch);
+        for f in Field::ALL.into_iter().filter(|&f| !keep.keeps(f)) {
+            *f.of_mut(&mut layer) = Vec::new();
+        }
         layers.push(layer);
     }
 
@@ -299,7 +330,7 @@ fn block(
     }
     for hh in 0..h {
         let ablated = opts.ablate.contains(&(li, hh));
-        head(l, hh, (t, dk), s, opts, ablated, &mut scratch.old_new);
+        head(l, hh, (t, dk), s, opts, ablated, scratch);
     }
 
     // concatenate heads, then W_O
@@ -387,9 +418,9 @@ fn block(
 
 /// Rows `s..` of head `hh` in block trace `l` (T = `t` positions, d_k = `dk`): the new
 /// queries against every key — QKᵀ, ÷√d_k (or ÷1), the causal mask, softmax(masked / τ),
-/// weights · V (zero when `ablated`) — and the old queries against the new keys (the upper
-/// triangle the page shows; their masked entries keep the future's fill). `old_new` is
-/// (s, T − s) scratch.
+/// weights · V (zero when `ablated`) — and, when the trace keeps the maps, the old queries
+/// against the new keys (the upper triangle the page shows; their masked entries keep the
+/// future's fill). Without the maps they go through `scratch.maps` and are not kept.
 fn head(
     l: &mut LayerTrace,
     hh: usize,
@@ -397,7 +428,7 @@ fn head(
     s: usize,
     opts: &AttentionOptions,
     ablated: bool,
-    old_new: &mut [f32],
+    scratch: &mut Scratch,
 ) {
     let n = t - s;
     let scale = opts.scale_factor(dk);
@@ -415,32 +446,40 @@ fn head(
     let qh = &q[hh * t * dk..][..t * dk];
     let kh = &k[hh * t * dk..][..t * dk];
     let vh = &v[hh * t * dk..][..t * dk];
-    let sc = &mut scores[hh * t * t..][..t * t];
-    let scd = &mut scaled[hh * t * t..][..t * t];
-    let m = &mut masked[hh * t * t..][..t * t];
+    let kept = !weights.is_empty();
+    // head hh's (T, T) maps in the trace, or the scratch's (n, T) ones; `new` is where the new
+    // rows start in them
+    let (maps, new) = if kept {
+        let at = hh * t * t..(hh + 1) * t * t;
+        let maps = [scores, scaled, masked, weights].map(|m| &mut m[at.clone()]);
+        (maps, s * t)
+    } else {
+        (scratch.maps.each_mut().map(|m| &mut m[..]), 0)
+    };
+    let [sc, scd, m, wt] = maps;
     cpu::attn_scores(
         &qh[s * dk..],
         kh,
         (n, t, dk),
         scale,
         opts.causal_mask.then_some(s),
-        &mut sc[s * t..],
-        &mut scd[s * t..],
-        &mut m[s * t..],
+        &mut sc[new..],
+        &mut scd[new..],
+        &mut m[new..],
     );
-    if s > 0 {
+    if kept && s > 0 {
+        let old_new = &mut scratch.old_new;
         cpu::matmul_into(&qh[..s * dk], &kh[s * dk..], s, dk, n, true, old_new, 0.0);
         for i in 0..s {
             sc[i * t + s..][..n].copy_from_slice(&old_new[i * n..][..n]);
             cpu::scale_scores(&sc[i * t + s..][..n], scale, &mut scd[i * t + s..][..n]);
         }
     }
-    let wt = &mut weights[hh * t * t..][..t * t];
-    cpu::softmax_rows(&m[s * t..], t, opts.temperature, &mut wt[s * t..]);
+    cpu::softmax_rows(&m[new..], t, opts.temperature, &mut wt[new..]);
     let out = &mut head_out[hh * t * dk..][..t * dk];
     if ablated {
         out[s * dk..].fill(0.0);
     } else {
-        cpu::attn_v(&wt[s * t..], vh, n, t, dk, &mut out[s * dk..]);
+        cpu::attn_v(&wt[new..], vh, n, t, dk, &mut out[s * dk..]);
     }
 }

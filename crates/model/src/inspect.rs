@@ -9,21 +9,32 @@ use crate::llama::{rms_norm, LlamaBundle, LlamaModel};
 use crate::roles::Subject;
 use crate::sample::{generate_by, Generated, Sampling};
 use crate::tokenizer::TokenInfo;
-use crate::trace::{AttentionOptions, Trace};
-use crate::{cpu, forward_incremental, Bundle, Error, Model};
+use crate::trace::{AttentionOptions, Keep, Trace};
+use crate::{cpu, forward_kept, Bundle, Error, Model};
 
 /// A model without its tokenizer, whatever its architecture: a traced run and the lens's way
 /// to the output head. The page's CPU worker holds one (`Box<dyn Traced>`); `Inspect` adds
 /// the tokenizer.
 pub trait Traced {
-    /// Runs `ids` and records every intermediate, reusing the rows of `prev` the ids share
-    /// with it at the start; says whether it did.
+    /// Runs `ids` and records what `keep` keeps, reusing the rows of `prev` the ids share
+    /// with it at the start (when it kept the same); says whether it did.
+    fn trace_kept(
+        &self,
+        prev: Option<&Trace>,
+        ids: &[u32],
+        opts: &AttentionOptions,
+        keep: Keep,
+    ) -> Result<(Trace, bool)>;
+
+    /// `trace_kept` recording every intermediate.
     fn trace_incremental(
         &self,
         prev: Option<&Trace>,
         ids: &[u32],
         opts: &AttentionOptions,
-    ) -> Result<(Trace, bool)>;
+    ) -> Result<(Trace, bool)> {
+        self.trace_kept(prev, ids, opts, Keep::All)
+    }
 
     /// How the lens reaches the output head.
     fn normalised(&self) -> Normalised;
@@ -85,9 +96,20 @@ pub trait Inspect: Subject {
 
     /// Tokenizes `text` and traces it.
     fn trace(&self, text: &str, opts: &AttentionOptions) -> Result<(Vec<TokenInfo>, Trace)> {
+        self.trace_text(text, opts, Keep::All)
+    }
+
+    /// Tokenizes `text` and traces it, keeping what `keep` keeps.
+    fn trace_text(
+        &self,
+        text: &str,
+        opts: &AttentionOptions,
+        keep: Keep,
+    ) -> Result<(Vec<TokenInfo>, Trace)> {
         let tokens = self.tokenizer().encode(text)?;
         let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
-        Ok((tokens, self.trace_ids(&ids, opts)?))
+        let trace = self.traced().trace_kept(None, &ids, opts, keep)?.0;
+        Ok((tokens, trace))
     }
 
     /// The logit lens at `position` with the `k` most likely tokens per stage.
@@ -104,13 +126,14 @@ pub trait Inspect: Subject {
 }
 
 impl Traced for Model {
-    fn trace_incremental(
+    fn trace_kept(
         &self,
         prev: Option<&Trace>,
         ids: &[u32],
         opts: &AttentionOptions,
+        keep: Keep,
     ) -> Result<(Trace, bool)> {
-        forward_incremental(self, prev, ids, opts)
+        forward_kept(self, prev, ids, opts, keep)
     }
 
     fn normalised(&self) -> Normalised {
@@ -127,13 +150,14 @@ impl Traced for Model {
 }
 
 impl Traced for LlamaModel {
-    fn trace_incremental(
+    fn trace_kept(
         &self,
         prev: Option<&Trace>,
         ids: &[u32],
         opts: &AttentionOptions,
+        keep: Keep,
     ) -> Result<(Trace, bool)> {
-        LlamaModel::trace_incremental(self, prev, ids, opts)
+        LlamaModel::trace_kept(self, prev, ids, opts, keep)
     }
 
     fn normalised(&self) -> Normalised {

@@ -21,6 +21,7 @@ pub mod inspect;
 pub mod layout;
 pub mod lens;
 pub mod llama;
+pub mod maps;
 pub mod qmatrix;
 pub mod roles;
 pub mod sample;
@@ -34,10 +35,11 @@ use std::path::Path;
 pub use config::{Activation, Config, LnPlacement};
 pub use error::{Error, Result};
 pub use field::{Dims, Shape, Width};
-pub use forward::{forward, forward_incremental};
+pub use forward::{forward, forward_incremental, forward_kept};
 pub use layout::TraceLayout;
+pub use maps::HeadRows;
 pub use tokenizer::{TokenInfo, Tokenizer};
-pub use trace::{AttentionOptions, Field, HeadView, LayerTrace, Trace};
+pub use trace::{AttentionOptions, Field, HeadView, Keep, LayerTrace, Trace};
 pub use weights::{Loading, Model};
 
 /// A model with its tokenizer, as a folder holds them.

@@ -9,7 +9,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::field::{layer_fields, Dims};
+use crate::field::{layer_fields, Dims, Shape};
+
+/// The most bytes a trace (or the attention maps of one run) may take: 4 GiB natively, 1 GiB
+/// in wasm32's 4 GiB address space. Past it a run is refused with the size it would need,
+/// not left to exhaust the memory.
+pub const TRACE_BUDGET: u64 = if usize::BITS > 32 { 4 << 30 } else { 1 << 30 };
 
 /// How attention is computed. These act inside the forward pass, so they change every later
 /// layer and the prediction.
@@ -118,6 +123,68 @@ layer_fields! {
     }
 }
 
+/// What a traced run keeps. Every head's four (T, T) maps are most of a whole trace (layers ×
+/// heads × T² × 4 values) and are computed again from the kept queries and keys whenever a
+/// view asks for them (`Trace::head_rows`), so a long text keeps only what grows with T.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Keep {
+    /// Every field of every block.
+    #[default]
+    All,
+    /// No maps: per block the heads' q, k, v and outputs and the residual stream (the block's
+    /// input, the stream after attention, the block's output); every other field is left
+    /// empty. O(layers · T · d_model).
+    Streams,
+}
+
+impl Keep {
+    /// Whether a trace kept this way holds field `f` (an empty `Vec` when not).
+    pub fn keeps(self, f: Field) -> bool {
+        match self {
+            Keep::All => true,
+            Keep::Streams => {
+                f.shape() == Shape::Heads
+                    || matches!(f, Field::Input | Field::ResidAttn | Field::Output)
+            }
+        }
+    }
+
+    /// Bytes of a trace of `dims` kept this way: the kept fields of every block, the
+    /// embedding and the final norm's rows, and the logits and probabilities at every position.
+    pub fn bytes(self, dims: &Dims) -> u64 {
+        let per_block: u64 = Field::ALL
+            .into_iter()
+            .filter(|&f| self.keeps(f))
+            .map(|f| f.shape().len(dims) as u64)
+            .sum();
+        let (t, d, v) = (dims.t as u64, dims.d_model as u64, dims.vocab as u64);
+        4 * (dims.n_layer as u64 * per_block + 2 * t * d + 2 * t * v)
+    }
+
+    /// Refuses a trace of `dims` kept this way that would take more than `TRACE_BUDGET`,
+    /// saying how much it would need.
+    pub fn within_budget(self, dims: &Dims) -> Result<()> {
+        let bytes = self.bytes(dims);
+        if bytes <= TRACE_BUDGET {
+            return Ok(());
+        }
+        let what = match self {
+            Keep::All => "with every head's maps",
+            Keep::Streams => "even without the maps",
+        };
+        Err(Error::TooLarge(format!(
+            "a trace of {} tokens through this model would take {:.1} GB {what}; more than {:.1} GB is refused{}",
+            dims.t,
+            bytes as f64 / 1e9,
+            TRACE_BUDGET as f64 / 1e9,
+            match self {
+                Keep::All => " (one head's maps, `trace --layer L --head H`, are computed on their own)",
+                Keep::Streams => "",
+            }
+        )))
+    }
+}
+
 /// Everything one forward pass computed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
@@ -155,6 +222,14 @@ pub struct HeadView<'a> {
 }
 
 impl Trace {
+    /// What this trace kept: `Keep::Streams` when its blocks hold no maps.
+    pub fn kept(&self) -> Keep {
+        match self.layers.first() {
+            Some(l) if l.weights.is_empty() => Keep::Streams,
+            _ => Keep::All,
+        }
+    }
+
     /// Every array of the trace with a name ("embedding", "layer 0 q", …, "probs").
     pub fn fields(&self) -> Vec<(String, &[f32])> {
         let mut out = vec![("embedding".to_string(), &self.embedding[..])];
@@ -174,7 +249,8 @@ impl Trace {
         out
     }
 
-    /// One head's matrices. Panics if `layer`/`head` are out of range.
+    /// One head's matrices. Panics if `layer`/`head` are out of range, or if the trace kept
+    /// no maps (`Keep::Streams`: read them with `head_rows`).
     pub fn head(&self, layer: usize, head: usize) -> HeadView<'_> {
         let Dims { t, d_k, .. } = self.dims;
         let l = &self.layers[layer];

@@ -15,12 +15,7 @@ use crate::error::{Error, Result};
 use crate::field::Dims;
 use crate::forward::{grown, reusable_prefix, reuse_rows};
 use crate::roles::HeadMaps;
-use crate::trace::{AttentionOptions, LayerTrace, Trace};
-
-/// The most bytes a trace or the attention maps of one run may take (4 GiB natively, 1 GiB in
-/// wasm32's 4 GiB address space): past it a run is refused with the size it would need, not
-/// left to exhaust the memory.
-const TRACE_BUDGET: u64 = if usize::BITS > 32 { 4 << 30 } else { 1 << 30 };
+use crate::trace::{AttentionOptions, Keep, LayerTrace, Trace, TRACE_BUDGET};
 
 /// One head's steps for the rows the pass computes (n = T − s of them, s rows reused): q,
 /// head_out (n, Dk); k, v (T, Dk), those of the key/value head the query head reads
@@ -67,9 +62,11 @@ impl<F: FnMut(usize, usize, &[f32])> Observer for Visit<F> {
     }
 }
 
-/// Records a `Trace`'s arrays: rows `s..` from the pass, rows `..s` from an earlier trace.
+/// Records a `Trace`'s arrays: rows `s..` from the pass, rows `..s` from an earlier trace;
+/// only the fields `keep` keeps.
 struct Recorder<'a> {
     dims: Dims,
+    keep: Keep,
     /// The earlier trace and how many of its rows are reused.
     prev: Option<&'a Trace>,
     s: usize,
@@ -83,12 +80,13 @@ struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    fn new(dims: Dims, prev: Option<&'a Trace>, s: usize, scale: f32) -> Recorder<'a> {
+    fn new(dims: Dims, keep: Keep, prev: Option<&'a Trace>, s: usize, scale: f32) -> Recorder<'a> {
         let (t, d) = (dims.t, dims.d_model);
         let kept =
             |x: Option<&Vec<f32>>| x.map_or_else(|| vec![0.0; t * d], |x| reuse_rows(x, s, t, d));
         let mut r = Recorder {
             dims,
+            keep,
             prev,
             s,
             scale,
@@ -111,7 +109,13 @@ impl<'a> Recorder<'a> {
             |(_, pl)| reuse_rows(&pl.input, self.s, t, d),
         );
         let old_t = prev.map_or(0, |(p, _)| p.dims.t);
-        grown(input, prev.map(|(_, pl)| pl), &self.dims, old_t, self.s)
+        grown(
+            input,
+            prev.map(|(_, pl)| pl),
+            &self.dims,
+            (old_t, self.s),
+            |f| self.keep.keeps(f),
+        )
     }
 }
 
@@ -129,6 +133,9 @@ impl Observer for Recorder<'_> {
         l.k[hd..hd + t * dk].copy_from_slice(st.k);
         l.v[hd..hd + t * dk].copy_from_slice(st.v);
         l.head_out[hd + s * dk..hd + t * dk].copy_from_slice(st.head_out);
+        if l.weights.is_empty() {
+            return;
+        }
         for (field, values) in [
             (&mut l.scores, st.scores),
             (&mut l.scaled, st.scaled),
@@ -175,8 +182,10 @@ impl Observer for Recorder<'_> {
             (&mut l.ln_2, st.ffn_in),
             (&mut l.output, st.resid_ffn),
         ] {
-            let width = values.len() / (self.dims.t - s);
-            field[s * width..].copy_from_slice(values);
+            if !field.is_empty() {
+                let width = values.len() / (self.dims.t - s);
+                field[s * width..].copy_from_slice(values);
+            }
         }
         self.layers.push(l);
     }
@@ -201,28 +210,6 @@ impl LlamaModel {
             vocab: c.vocab_size,
             ln_placement: LnPlacement::Pre,
         }
-    }
-
-    /// Bytes of a trace of `t` tokens: every head's four (T, T) score matrices and four (T, Dk)
-    /// ones, a block's row fields, and the logits and probabilities.
-    pub fn trace_bytes(&self, t: usize) -> u64 {
-        let d = self.dims(t);
-        let [t, n_head, d_k, d_model, d_ff, n_layer, vocab] =
-            [t, d.n_head, d.d_k, d.d_model, d.d_ff, d.n_layer, d.vocab].map(|x| x as u64);
-        let per_layer = 4 * n_head * t * (t + d_k) + t * (11 * d_model + d_ff);
-        4 * (n_layer * per_layer + 2 * t * vocab + 2 * t * d_model)
-    }
-
-    /// Refuses a run whose arrays would take more than `TRACE_BUDGET`.
-    fn within_budget(&self, what: &str, bytes: u64, t: usize) -> Result<()> {
-        if bytes > TRACE_BUDGET {
-            return Err(Error::TooLarge(format!(
-                "{what} of {t} tokens through this model would take {:.1} GB (every head's maps); more than {:.1} GB is refused — `predict` keeps no maps",
-                bytes as f64 / 1e9,
-                TRACE_BUDGET as f64 / 1e9
-            )));
-        }
-        Ok(())
     }
 
     /// The next-token logits after every position of `ids`, (T × vocabulary).
@@ -253,11 +240,15 @@ impl LlamaModel {
     pub fn maps(&self, ids: &[u32], opts: &AttentionOptions) -> Result<HeadMaps> {
         let c = &self.config;
         let n = ids.len() * ids.len();
-        self.within_budget(
-            "the attention maps",
-            4 * (c.n_layer * c.n_head) as u64 * n as u64,
-            ids.len(),
-        )?;
+        let bytes = 4 * (c.n_layer * c.n_head) as u64 * n as u64;
+        if bytes > TRACE_BUDGET {
+            return Err(Error::TooLarge(format!(
+                "the attention maps of {} tokens through this model would take {:.1} GB; more than {:.1} GB is refused",
+                ids.len(),
+                bytes as f64 / 1e9,
+                TRACE_BUDGET as f64 / 1e9
+            )));
+        }
         let mut weights = vec![0f32; c.n_layer * c.n_head * n];
         self.logits_with(ids, opts, |l, h, w| {
             let at = (l * c.n_head + h) * n;
@@ -288,24 +279,45 @@ impl LlamaModel {
         tokens: &[u32],
         opts: &AttentionOptions,
     ) -> Result<(Trace, bool)> {
+        self.trace_kept(prev, tokens, opts, Keep::All)
+    }
+
+    /// `trace_incremental` keeping only what `keep` says (`Keep::Streams`: no maps, which
+    /// `Trace::head_rows` computes when asked); `prev` is reused only if it kept the same. A
+    /// trace larger than `TRACE_BUDGET` is refused with the size it would need.
+    pub fn trace_kept(
+        &self,
+        prev: Option<&Trace>,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+        keep: Keep,
+    ) -> Result<(Trace, bool)> {
         let dropped = tokens.len().saturating_sub(self.config.context);
         let ids = &tokens[dropped..];
         let dims = self.dims(ids.len());
-        self.within_budget("a trace", self.trace_bytes(ids.len()), ids.len())?;
+        keep.within_budget(&dims)?;
         let reuse = prev
-            .filter(|p| p.dims == self.dims(p.dims.t))
+            .filter(|p| p.dims == self.dims(p.dims.t) && p.kept() == keep)
             .and_then(|p| {
                 reusable_prefix(&p.tokens, &p.options, ids, dropped, opts).map(|s| (p, s))
             });
         let s = reuse.map_or(0, |(_, s)| s);
-        let mut rec = Recorder::new(dims, reuse.map(|(p, _)| p), s, opts.scale_factor(dims.d_k));
+        let scale = opts.scale_factor(dims.d_k);
+        let mut rec = Recorder::new(dims, keep, reuse.map(|(p, _)| p), s, scale);
         let new_logits = self.pass(ids, opts, &mut rec, reuse)?;
         let v = dims.vocab;
         let (t, prior) = (ids.len(), reuse.map(|(p, _)| p));
-        let mut logits = prior.map_or_else(|| vec![0.0; t * v], |p| reuse_rows(&p.logits, s, t, v));
-        logits[s * v..].copy_from_slice(&new_logits);
+        // a fresh run's logits are the pass's own (no copy: at 1,000 tokens they are 200 MB)
+        let logits = match prior {
+            None => new_logits,
+            Some(p) => {
+                let mut all = reuse_rows(&p.logits, s, t, v);
+                all[s * v..].copy_from_slice(&new_logits);
+                all
+            }
+        };
         let mut probs = prior.map_or_else(|| vec![0.0; t * v], |p| reuse_rows(&p.probs, s, t, v));
-        cpu::softmax_rows(&new_logits, v, 1.0, &mut probs[s * v..]);
+        cpu::softmax_rows(&logits[s * v..], v, 1.0, &mut probs[s * v..]);
         let trace = Trace {
             dims,
             tokens: ids.to_vec(),

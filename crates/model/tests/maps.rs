@@ -1,0 +1,222 @@
+//! A trace that keeps no maps (`Keep::Streams`) and the maps computed on demand from it
+//! (`Trace::head_rows`): what it keeps equals the whole trace's fields, and every head's
+//! four maps, for any range of query rows, equal the whole trace's bit for bit — on the GPT-2
+//! forward (pre- and post-LN) and the Llama one (GQA, both RoPE pair layouts), under every
+//! attention option, fresh and incremental.
+
+use attnlab_model::cpu::MASKED;
+use attnlab_model::llama::{LlamaBundle, LlamaModel};
+use attnlab_model::testing::{random_model, tiny_config};
+use attnlab_model::{forward_kept, AttentionOptions, Dims, Error, Field, Keep, LnPlacement, Trace};
+
+fn llama_models() -> Vec<LlamaModel> {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let gguf = std::fs::read(format!("{dir}/tests/data/malformed-gguf/valid.gguf")).unwrap();
+    let hf = format!("{dir}/tests/data/hf/llama3-untied-bias");
+    vec![
+        LlamaBundle::from_gguf_bytes(&gguf).unwrap().model,
+        LlamaModel::load_hf_dir(std::path::Path::new(&hf)).unwrap(),
+    ]
+}
+
+fn options() -> Vec<AttentionOptions> {
+    let base = AttentionOptions::default();
+    vec![
+        base.clone(),
+        AttentionOptions {
+            scale: false,
+            ..base.clone()
+        },
+        AttentionOptions {
+            temperature: 0.37,
+            ablate: [(0, 1)].into(),
+            ..base.clone()
+        },
+        AttentionOptions {
+            causal_mask: false,
+            ..base
+        },
+    ]
+}
+
+/// `lean` kept exactly what `Keep::Streams` keeps, each equal to `full`'s, and its maps on
+/// demand equal `fresh`'s (a whole trace run from scratch) over several row ranges. (An
+/// incremental whole trace scores its old queries against the new keys in a product of its
+/// own, which can differ in the last bit above the diagonal.)
+fn check(full: &Trace, lean: &Trace, fresh: &Trace, what: &str) {
+    assert_eq!(full.kept(), Keep::All, "{what}");
+    assert_eq!(lean.kept(), Keep::Streams, "{what}");
+    assert_eq!(
+        (&lean.embedding, &lean.ln_f, &lean.logits, &lean.probs),
+        (&full.embedding, &full.ln_f, &full.logits, &full.probs),
+        "{what}"
+    );
+    for (l, (a, b)) in lean.layers.iter().zip(&full.layers).enumerate() {
+        for f in Field::ALL {
+            if Keep::Streams.keeps(f) {
+                assert_eq!(f.of(a), f.of(b), "{what}: layer {l} {}", f.name());
+            } else {
+                assert!(f.of(a).is_empty(), "{what}: layer {l} {} kept", f.name());
+            }
+        }
+    }
+    let t = full.dims.t;
+    for l in 0..full.dims.n_layer {
+        for h in 0..full.dims.n_head {
+            let hv = fresh.head(l, h);
+            for rows in [0..t, 0..1, t / 2..t, t - 1..t, 2..2] {
+                let want = fresh.head_rows(l, h, rows.clone()).unwrap();
+                let cells = rows.start * t..rows.end * t;
+                assert_eq!(want.weights, hv.weights[cells.clone()], "{what}");
+                assert_eq!(want.masked, hv.masked[cells], "{what}");
+                let got = lean.head_rows(l, h, rows.clone()).unwrap();
+                assert_eq!(got, want, "{what}: head {l}.{h}, rows {rows:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_maps_on_demand_equal_the_whole_traces_on_the_gpt2_forward() {
+    for ln in [LnPlacement::Pre, LnPlacement::Post] {
+        let config = attnlab_model::Config {
+            n_positions: 16,
+            ..tiny_config(ln)
+        };
+        let model = random_model(&config, 11, 0.8);
+        let ids: Vec<u32> = (0..13).map(|i| (i * 7 + 3) % 20).collect();
+        for o in options() {
+            let what = format!("{ln:?} {o:?}");
+            let full = forward_kept(&model, None, &ids, &o, Keep::All).unwrap().0;
+            let lean = forward_kept(&model, None, &ids, &o, Keep::Streams)
+                .unwrap()
+                .0;
+            check(&full, &lean, &full, &what);
+            // typing at the end: the lean trace reuses a lean one's rows (its keys and
+            // values), and equals the whole incremental trace on what it keeps
+            if o.causal_mask {
+                let before = &ids[..8];
+                let prev_full = forward_kept(&model, None, before, &o, Keep::All).unwrap().0;
+                let prev_lean = forward_kept(&model, None, before, &o, Keep::Streams)
+                    .unwrap()
+                    .0;
+                let (inc_full, a) =
+                    forward_kept(&model, Some(&prev_full), &ids, &o, Keep::All).unwrap();
+                let (inc_lean, b) =
+                    forward_kept(&model, Some(&prev_lean), &ids, &o, Keep::Streams).unwrap();
+                assert!(a, "{what}: the whole trace was not grown");
+                assert!(b, "{what}: the lean trace was not grown");
+                check(&inc_full, &inc_lean, &full, &format!("{what}, incremental"));
+                // a whole trace is not grown from a lean one, nor a lean one from a whole one
+                let (_, reused) =
+                    forward_kept(&model, Some(&prev_lean), &ids, &o, Keep::All).unwrap();
+                assert!(!reused);
+                let (_, reused) =
+                    forward_kept(&model, Some(&prev_full), &ids, &o, Keep::Streams).unwrap();
+                assert!(!reused);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_maps_on_demand_equal_the_whole_traces_on_the_llama_forward() {
+    for (i, m) in llama_models().iter().enumerate() {
+        let ids: Vec<u32> = (0..14).map(|i| (i * 37 + 5) % 90 + 1).collect();
+        for o in options() {
+            let what = format!("model {i} {o:?}");
+            let full = m.trace_kept(None, &ids, &o, Keep::All).unwrap().0;
+            let lean = m.trace_kept(None, &ids, &o, Keep::Streams).unwrap().0;
+            check(&full, &lean, &full, &what);
+            if o.causal_mask {
+                let prev_full = m.trace_kept(None, &ids[..9], &o, Keep::All).unwrap().0;
+                let prev_lean = m.trace_kept(None, &ids[..9], &o, Keep::Streams).unwrap().0;
+                let (inc_full, a) = m.trace_kept(Some(&prev_full), &ids, &o, Keep::All).unwrap();
+                let (inc_lean, b) = m
+                    .trace_kept(Some(&prev_lean), &ids, &o, Keep::Streams)
+                    .unwrap();
+                assert!(a, "{what}: the whole trace was not grown");
+                assert!(b, "{what}: the lean trace was not grown");
+                check(&inc_full, &inc_lean, &full, &format!("{what}, incremental"));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_map_on_demand_is_a_softmax_of_its_scaled_and_masked_scores() {
+    // not only equal to the whole trace: the stages relate as the lesson says
+    let model = random_model(&tiny_config(LnPlacement::Pre), 3, 1.0);
+    let ids: Vec<u32> = (0..9).collect();
+    let o = AttentionOptions::default();
+    let lean = forward_kept(&model, None, &ids, &o, Keep::Streams)
+        .unwrap()
+        .0;
+    let (t, dk) = (lean.dims.t, lean.dims.d_k);
+    let hr = lean.head_rows(1, 1, 3..7).unwrap();
+    let (q, k) = (&lean.layers[1].q[t * dk..], &lean.layers[1].k[t * dk..]);
+    for i in 3..7 {
+        let w = hr.row(&hr.weights, i);
+        let sum: f64 = w.iter().map(|&x| x as f64).sum();
+        assert!((sum - 1.0).abs() < 1e-6);
+        for j in 0..t {
+            let dot: f32 = (0..dk).map(|c| q[i * dk + c] * k[j * dk + c]).sum();
+            let raw = hr.row(&hr.scores, i)[j];
+            assert!(
+                (raw - dot).abs() <= 1e-5 * dot.abs().max(1.0),
+                "{raw} vs {dot}"
+            );
+            assert_eq!(hr.row(&hr.scaled, i)[j], raw * o.scale_factor(dk));
+            let masked = hr.row(&hr.masked, i)[j];
+            assert_eq!(masked == MASKED, j > i);
+            assert_eq!(w[j] == 0.0, j > i);
+        }
+    }
+}
+
+#[test]
+fn rows_or_heads_outside_the_trace_are_errors() {
+    let model = random_model(&tiny_config(LnPlacement::Pre), 3, 1.0);
+    let lean = forward_kept(&model, None, &[1, 2, 3], &Default::default(), Keep::Streams)
+        .unwrap()
+        .0;
+    let (l, h) = (lean.dims.n_layer, lean.dims.n_head);
+    for (layer, head, rows) in [(l, 0, 0..1), (0, h, 0..1), (0, 0, 2..4), (0, 0, 0..9)] {
+        let err = lean.head_rows(layer, head, rows.clone()).unwrap_err();
+        assert!(matches!(err, Error::Options(_)), "{layer}.{head} {rows:?}");
+    }
+    #[allow(clippy::reversed_empty_ranges)]
+    let backwards = 2..1;
+    assert!(lean.head_rows(0, 0, backwards).is_err());
+}
+
+/// The budget counts what is kept: at a length where every head's maps are far over it, a
+/// trace without them fits; the refusal says how much the whole trace would take.
+#[test]
+fn the_budget_counts_what_a_trace_keeps() {
+    // SmolLM2-135M's sizes at 2,048 tokens
+    let dims = Dims {
+        t: 2048,
+        d_model: 576,
+        n_head: 9,
+        d_k: 64,
+        d_ff: 1536,
+        n_layer: 30,
+        vocab: 49152,
+        ln_placement: LnPlacement::Pre,
+    };
+    let all = Keep::All.bytes(&dims);
+    let lean = Keep::Streams.bytes(&dims);
+    // the maps: 30 · 9 · 2048² · 4 stages · 4 bytes
+    assert!(all > 30 * 9 * 2048 * 2048 * 16, "{all}");
+    assert!(lean < all / 10, "{lean} of {all}");
+    let Err(Error::TooLarge(why)) = Keep::All.within_budget(&dims) else {
+        panic!("a whole trace of 2,048 tokens was let through");
+    };
+    assert!(
+        why.contains(&format!("{:.1} GB", all as f64 / 1e9)),
+        "{why}"
+    );
+    assert!(why.contains("2048 tokens"), "{why}");
+    Keep::Streams.within_budget(&dims).unwrap();
+}
