@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use ab_glyph::{point, Font, FontVec, PxScale, ScaleFont};
-use attnlab_model::{TokenInfo, Trace};
+use attnlab_model::{HeadRows, TokenInfo, Trace};
 use image::{imageops, Rgba, RgbaImage};
 
 /// Fonts tried, in order, when neither --font nor $ATTNLAB_FONT is given.
@@ -90,12 +90,10 @@ fn draw_text(
 pub fn render(
     tokens: &[TokenInfo],
     tr: &Trace,
-    layer: usize,
-    head: usize,
+    hv: &HeadRows,
     font: Option<&FontVec>,
 ) -> RgbaImage {
     let t = tr.dims.t;
-    let hv = tr.head(layer, head);
     let labels: Vec<String> = match font {
         Some(_) => tokens[tr.dropped..]
             .iter()
@@ -155,7 +153,10 @@ pub fn render(
         }
     }
     if let Some(f) = font {
-        let title = format!("layer {layer} · head {head} · attention weights (max {max:.3})");
+        let title = format!(
+            "layer {} · head {} · attention weights (max {max:.3})",
+            hv.layer, hv.head
+        );
         draw_text(&mut img, f, 16.0, 8.0, 6.0, &title, INK);
         for (i, lab) in labels.iter().enumerate() {
             // query labels, right-aligned left of their row

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use attnlab_model::inspect::Inspect;
-use attnlab_model::{export, AttentionOptions, Bundle};
+use attnlab_model::{export, AttentionOptions, Bundle, Keep};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -33,7 +33,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the attention trace: scores, scaled, masked scores and weights per head.
+    /// Print the attention trace: scores, scaled, masked scores and weights per head. The run
+    /// keeps no maps: each head's are computed from its queries and keys as it is printed, so
+    /// one head (--layer L --head H) can be read at any length the model allows.
     Trace {
         /// Input text ("-" reads standard input)
         text: String,
@@ -45,7 +47,8 @@ enum Command {
         head: Option<usize>,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
-        /// With --format json: the whole Trace (every intermediate of the forward pass)
+        /// With --format json: the whole Trace (every intermediate of the forward pass, every
+        /// head's maps); refused, with the size it would need, past 4 GB
         #[arg(long)]
         full: bool,
         #[command(flatten)]
@@ -281,10 +284,12 @@ fn inspect(
     model: &impl Inspect,
     command: Command,
 ) -> Result<(), String> {
-    let trace = |text: String, attn: &AttnArgs| {
+    // every command but `trace --full` and `flow` keeps no maps: a head's are computed from
+    // its queries and keys when printed, so a long text costs O(layers · T · d_model)
+    let trace = |text: String, attn: &AttnArgs, keep: Keep| {
         let text = read_text(text)?;
         model
-            .trace(&text, &attn.options())
+            .trace_text(&text, &attn.options(), keep)
             .map_err(|e| e.to_string())
     };
     match command {
@@ -296,7 +301,12 @@ fn inspect(
             full,
             attn,
         } => {
-            let (tokens, tr) = trace(text, &attn)?;
+            let keep = if full && format == Format::Json {
+                Keep::All
+            } else {
+                Keep::Streams
+            };
+            let (tokens, tr) = trace(text, &attn, keep)?;
             let sel = export::Selection::new(&tr, layer, head)?;
             match format {
                 Format::Json if full => export::write_full_json(out, &tokens, &tr),
@@ -320,13 +330,14 @@ fn inspect(
             font,
             attn,
         } => {
-            let (tokens, tr) = trace(text, &attn)?;
+            let (tokens, tr) = trace(text, &attn, Keep::Streams)?;
             export::Selection::new(&tr, Some(layer), Some(head))?;
+            let hv = export::head_maps(&tr, layer, head).map_err(|e| e.to_string())?;
             let font = heatmap::load_font(font)?;
             if font.is_none() {
                 eprintln!("warning: no font with Hangul found (install fonts-noto-cjk or pass --font); labels are token numbers");
             }
-            let img = heatmap::render(&tokens, &tr, layer, head, font.as_ref());
+            let img = heatmap::render(&tokens, &tr, &hv, font.as_ref());
             img.save(&output)
                 .map_err(|e| format!("writing {}: {e}", output.display()))?;
             eprintln!(
@@ -343,7 +354,7 @@ fn inspect(
             format,
             attn,
         } => {
-            let (tokens, tr) = trace(text, &attn)?;
+            let (tokens, tr) = trace(text, &attn, Keep::Streams)?;
             output::write_predictions(out, model, &tokens, &tr, top, format == Format::Json)
                 .or_else(quiet_broken_pipe)
         }
@@ -354,7 +365,7 @@ fn inspect(
             format,
             attn,
         } => {
-            let (tokens, tr) = trace(text, &attn)?;
+            let (tokens, tr) = trace(text, &attn, Keep::Streams)?;
             formation::lens(
                 out,
                 model,
@@ -372,7 +383,7 @@ fn inspect(
             format,
             attn,
         } => {
-            let (tokens, tr) = trace(text, &attn)?;
+            let (tokens, tr) = trace(text, &attn, Keep::All)?;
             let method = match method {
                 FlowMethod::Rollout => attnlab_model::flow::Method::Rollout,
                 FlowMethod::Value => attnlab_model::flow::Method::Value,

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use attnlab_model::export::{run_tokens, tokens_json, top_json, Selection};
+use attnlab_model::export::{self, run_tokens, tokens_json, top_json, Selection};
 use attnlab_model::inspect::Inspect;
 use attnlab_model::{TokenInfo, Trace};
 use serde_json::json;
@@ -76,7 +76,8 @@ pub fn write_table(
             write!(out, " {}", pad(lab, colw))?;
         }
         writeln!(out, " {}", pad("Σ", 6))?;
-        let w = tr.head(l, h).weights;
+        let hv = export::head_maps(tr, l, h)?;
+        let w = &hv.weights;
         for (i, lab) in labels.iter().enumerate() {
             write!(out, "{}  ", pad(lab, lw))?;
             let row = &w[i * t..(i + 1) * t];

@@ -163,14 +163,55 @@ fn the_inspecting_commands_read_smollm2() {
         assert!(row[i + 1..].iter().all(|&x| x == 0.0));
     }
     assert_eq!(tr["next"][0]["display"], "␣Paris");
-    // a trace too large for the memory (≈ 1,100 tokens: 7 GB of maps) is refused with the
-    // size it would take, before any of it is allocated
+    // a whole trace too large for the memory (≈ 1,100 tokens: 7 GB of maps) is refused with
+    // the size it would take, before any of it is allocated
     let long = "the cat sat on the mat and ".repeat(160);
-    let out = attnlab(&model, &["trace", &long]);
+    let out = attnlab(&model, &["trace", "--full", "--format", "json", &long]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && err.contains("GB") && err.contains("`predict` keeps no maps"),
+        !out.status.success() && err.contains("GB") && err.contains("--layer L --head H"),
         "{err}"
+    );
+    // one head at that length is computed from the queries and keys: the induction head
+    // L18H6 puts most of the last row's weight on the tokens that followed the last token's
+    // earlier copies
+    let tr = json_of(
+        &model,
+        &[
+            "trace",
+            "--layer",
+            "18",
+            "--head",
+            "6",
+            "--format",
+            "json",
+            long.trim_end(),
+        ],
+    );
+    let ids: Vec<u64> = tr["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_u64().unwrap())
+        .collect();
+    let t = ids.len();
+    assert!(t > 1000, "{t} tokens");
+    let w = &tr["heads"][0]["weights"];
+    assert_eq!(w.as_array().unwrap().len(), t);
+    let last: Vec<f64> = w[t - 1]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!((last.iter().sum::<f64>() - 1.0).abs() < 1e-4);
+    let induction: f64 = (1..t)
+        .filter(|&j| ids[j - 1] == ids[t - 1])
+        .map(|j| last[j])
+        .sum();
+    assert!(
+        induction > 0.5,
+        "weight on the induction targets: {induction}"
     );
     let flow = json_of(&model, &["flow", text, "--format", "json"]);
     assert_eq!(flow["layers"].as_array().unwrap().len(), 30);
