@@ -284,8 +284,8 @@ fn inspect(
     model: &impl Inspect,
     command: Command,
 ) -> Result<(), String> {
-    // every command but `trace --full` and `flow` keeps no maps: a head's are computed from
-    // its queries and keys when printed, so a long text costs O(layers · T · d_model)
+    // every command but `trace --full` keeps no maps: a head's are computed from its queries
+    // and keys when they are read, so a long text costs O(layers · T · d_model)
     let trace = |text: String, attn: &AttnArgs, keep: Keep| {
         let text = read_text(text)?;
         model
@@ -383,7 +383,7 @@ fn inspect(
             format,
             attn,
         } => {
-            let (tokens, tr) = trace(text, &attn, Keep::All)?;
+            let (tokens, tr) = trace(text, &attn, Keep::Streams)?;
             let method = match method {
                 FlowMethod::Rollout => attnlab_model::flow::Method::Rollout,
                 FlowMethod::Value => attnlab_model::flow::Method::Value,

@@ -42,22 +42,23 @@ impl Method {
 
 /// One head's raw weights. (T, T)
 pub fn raw(trace: &Trace, layer: usize, head: usize) -> Vec<f32> {
-    trace.head(layer, head).weights.to_vec()
+    trace.head_weights(layer, head).into_owned()
 }
 
 /// One head's value-weighted attention: w_ij·‖v_j‖, rows renormalised. (T, T)
 pub fn value_weighted(trace: &Trace, layer: usize, head: usize) -> Vec<f32> {
-    let hv = trace.head(layer, head);
-    let (t, dk) = (hv.t, hv.d_k);
-    let norms: Vec<f32> =
-        hv.v.chunks(dk)
-            .map(|v| v.iter().map(|x| x * x).sum::<f32>().sqrt())
-            .collect();
+    let (t, dk) = (trace.dims.t, trace.dims.d_k);
+    let v = &trace.layers[layer].v[head * t * dk..(head + 1) * t * dk];
+    let weights = trace.head_weights(layer, head);
+    let norms: Vec<f32> = v
+        .chunks(dk)
+        .map(|v| v.iter().map(|x| x * x).sum::<f32>().sqrt())
+        .collect();
     let mut out = vec![0.0; t * t];
     for i in 0..t {
         let row = &mut out[i * t..(i + 1) * t];
         for (j, r) in row.iter_mut().enumerate() {
-            *r = hv.weights[i * t + j] * norms[j];
+            *r = weights[i * t + j] * norms[j];
         }
         let sum: f32 = row.iter().sum();
         if sum > 0.0 {
@@ -76,7 +77,7 @@ pub fn rollout(trace: &Trace) -> Vec<Vec<f32>> {
         // Â = ½ · mean over heads + ½ · I
         let mut a = vec![0.0f32; t * t];
         for h in 0..d.n_head {
-            for (x, w) in a.iter_mut().zip(trace.head(l, h).weights) {
+            for (x, w) in a.iter_mut().zip(trace.head_weights(l, h).iter()) {
                 *x += w / d.n_head as f32;
             }
         }

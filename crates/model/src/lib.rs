@@ -37,7 +37,7 @@ pub use error::{Error, Result};
 pub use field::{Dims, Shape, Width};
 pub use forward::{forward, forward_incremental, forward_kept};
 pub use layout::TraceLayout;
-pub use maps::HeadRows;
+pub use maps::{HeadRows, Thumbnails};
 pub use tokenizer::{TokenInfo, Tokenizer};
 pub use trace::{AttentionOptions, Field, HeadView, Keep, LayerTrace, Trace};
 pub use weights::{Loading, Model};

@@ -4,11 +4,12 @@
 //! kept no maps (`Keep::Streams`) costs O(layers · T · d_model); a map costs O(rows · T) when
 //! a view asks for it.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::trace::Trace;
+use crate::trace::{Field, Trace};
 
 /// One head's maps for the query rows `rows` against every key: each (rows, T), row-major.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,5 +94,85 @@ impl Trace {
         );
         cpu::softmax_rows(&out.masked, t, o.temperature, &mut out.weights);
         Ok(out)
+    }
+
+    /// One head's (T, T) attention weights: borrowed when the trace kept the maps, computed
+    /// otherwise. Panics if `layer`/`head` are out of range, as `head` does.
+    pub fn head_weights(&self, layer: usize, head: usize) -> Cow<'_, [f32]> {
+        if self.kept().keeps(Field::Weights) {
+            return Cow::Borrowed(self.head(layer, head).weights);
+        }
+        match self.head_rows(layer, head, 0..self.dims.t) {
+            Ok(rows) => Cow::Owned(rows.weights),
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// Every head's attention weights pooled to at most `side` × `side` cells: the heads grid of
+/// a long text, computed a band of rows at a time (never a whole map of every head).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Thumbnails {
+    pub n_layer: usize,
+    pub n_head: usize,
+    /// Positions one cell covers on each side, ⌈T / side⌉: 1 when the text is no longer than
+    /// `side`, and then every cell is one weight, exactly.
+    pub span: usize,
+    /// Cells on each side, ⌈T / span⌉ (the last row and column of cells may cover fewer
+    /// positions).
+    pub cells: usize,
+    /// `weights[((layer · n_head + head) · cells + r) · cells + c]`: the mean, over the query
+    /// rows of cell row r, of the weight those rows give to the keys of cell column c — so a
+    /// row of cells still sums to 1, as a row of weights does.
+    pub weights: Vec<f32>,
+}
+
+impl Thumbnails {
+    /// Head `head` of block `layer`, (cells, cells).
+    pub fn head(&self, layer: usize, head: usize) -> &[f32] {
+        let n = self.cells * self.cells;
+        let at = (layer * self.n_head + head) * n;
+        &self.weights[at..at + n]
+    }
+}
+
+impl Trace {
+    /// Every head's weights pooled to at most `side` × `side` cells (`Thumbnails`).
+    pub fn thumbnails(&self, side: usize) -> Result<Thumbnails> {
+        let d = self.dims;
+        let t = d.t;
+        if side == 0 {
+            return Err(Error::Options("a thumbnail needs at least one cell".into()));
+        }
+        let span = t.div_ceil(side).max(1);
+        let cells = t.div_ceil(span);
+        let mut weights = vec![0f32; d.n_layer * d.n_head * cells * cells];
+        for l in 0..d.n_layer {
+            for h in 0..d.n_head {
+                let at = (l * d.n_head + h) * cells * cells;
+                let thumb = &mut weights[at..at + cells * cells];
+                for (r, out) in thumb.chunks_exact_mut(cells).enumerate() {
+                    let rows = r * span..((r + 1) * span).min(t);
+                    let n = rows.len() as f64;
+                    let band = self.head_rows(l, h, rows)?;
+                    let mut sums = vec![0f64; cells];
+                    for row in band.weights.chunks_exact(t) {
+                        for (j, &w) in row.iter().enumerate() {
+                            sums[j / span] += w as f64;
+                        }
+                    }
+                    for (o, s) in out.iter_mut().zip(sums) {
+                        *o = (s / n) as f32;
+                    }
+                }
+            }
+        }
+        Ok(Thumbnails {
+            n_layer: d.n_layer,
+            n_head: d.n_head,
+            span,
+            cells,
+            weights,
+        })
     }
 }

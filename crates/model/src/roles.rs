@@ -30,6 +30,8 @@
 //! [`Scores::strongest`] role is the one that passes by the widest margin (score ÷
 //! threshold), so a pure previous-token head is called previous-token, not local.
 
+use std::borrow::Cow;
+
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -182,12 +184,14 @@ pub fn head_scores(weights: &[f32], t: usize, causal: bool) -> Scores {
     s
 }
 
-/// Every head's attention weights of one run: what the roles are read from.
+/// Every head's attention weights of one run: what the roles are read from, one head at a
+/// time.
 pub trait AttentionMaps {
     /// Layers, heads per layer, tokens run.
     fn size(&self) -> (usize, usize, usize);
-    /// The (T, T) weights of head `head` of layer `layer` (row = query).
-    fn weights(&self, layer: usize, head: usize) -> &[f32];
+    /// The (T, T) weights of head `head` of layer `layer` (row = query): borrowed where they
+    /// are kept, computed where they are not (a trace without maps).
+    fn weights(&self, layer: usize, head: usize) -> Cow<'_, [f32]>;
     /// Whether the causal mask was on.
     fn causal(&self) -> bool;
 }
@@ -196,8 +200,8 @@ impl AttentionMaps for Trace {
     fn size(&self) -> (usize, usize, usize) {
         (self.dims.n_layer, self.dims.n_head, self.dims.t)
     }
-    fn weights(&self, layer: usize, head: usize) -> &[f32] {
-        self.head(layer, head).weights
+    fn weights(&self, layer: usize, head: usize) -> Cow<'_, [f32]> {
+        self.head_weights(layer, head)
     }
     fn causal(&self) -> bool {
         self.options.causal_mask
@@ -219,10 +223,10 @@ impl AttentionMaps for HeadMaps {
     fn size(&self) -> (usize, usize, usize) {
         (self.n_layer, self.n_head, self.t)
     }
-    fn weights(&self, layer: usize, head: usize) -> &[f32] {
+    fn weights(&self, layer: usize, head: usize) -> Cow<'_, [f32]> {
         let n = self.t * self.t;
         let at = (layer * self.n_head + head) * n;
-        &self.weights[at..at + n]
+        Cow::Borrowed(&self.weights[at..at + n])
     }
     fn causal(&self) -> bool {
         self.causal
@@ -264,7 +268,7 @@ pub fn text_scores(maps: &impl AttentionMaps) -> Vec<Scores> {
     let mut out = Vec::with_capacity(n_layer * n_head);
     for l in 0..n_layer {
         for h in 0..n_head {
-            out.push(head_scores(maps.weights(l, h), t, maps.causal()));
+            out.push(head_scores(&maps.weights(l, h), t, maps.causal()));
         }
     }
     out

@@ -143,6 +143,79 @@ fn the_maps_on_demand_equal_the_whole_traces_on_the_llama_forward() {
     }
 }
 
+/// What is read from the maps — the heads' roles, the probe's induction scores, attention
+/// flow — is the same from a trace without them.
+#[test]
+fn roles_and_flow_read_a_trace_without_maps_as_a_whole_one() {
+    use attnlab_model::flow::{self, Method};
+    use attnlab_model::roles::{text_scores, Probe};
+    let model = random_model(&tiny_config(LnPlacement::Pre), 5, 1.0);
+    let probe = Probe::from_candidates(&(0..20).collect::<Vec<u32>>(), 4, 7, 8);
+    let o = AttentionOptions::default();
+    let full = forward_kept(&model, None, &probe.ids, &o, Keep::All)
+        .unwrap()
+        .0;
+    let lean = forward_kept(&model, None, &probe.ids, &o, Keep::Streams)
+        .unwrap()
+        .0;
+    assert_eq!(text_scores(&lean), text_scores(&full));
+    assert_eq!(probe.scores(&lean), probe.scores(&full));
+    assert_eq!(flow::rollout(&lean), flow::rollout(&full));
+    for m in [Method::Raw, Method::Value, Method::Rollout] {
+        assert_eq!(flow::strip(&lean, 5, m), flow::strip(&full, 5, m), "{m:?}");
+    }
+}
+
+/// The heads grid's thumbnails: each head's weights themselves when the text fits, else
+/// each cell the mean over its rows of the weight they give its columns; a row of cells sums
+/// to 1; the same from a trace with or without maps.
+#[test]
+fn thumbnails_pool_each_head_and_are_exact_when_the_text_fits() {
+    let config = attnlab_model::Config {
+        n_positions: 16,
+        ..tiny_config(LnPlacement::Post)
+    };
+    let model = random_model(&config, 9, 1.0);
+    let ids: Vec<u32> = (0..13).map(|i| (i * 5 + 1) % 20).collect();
+    let o = AttentionOptions::default();
+    let full = forward_kept(&model, None, &ids, &o, Keep::All).unwrap().0;
+    let lean = forward_kept(&model, None, &ids, &o, Keep::Streams)
+        .unwrap()
+        .0;
+    let t = full.dims.t;
+    let exact = lean.thumbnails(64).unwrap();
+    assert_eq!((exact.span, exact.cells), (1, t));
+    for l in 0..full.dims.n_layer {
+        for h in 0..full.dims.n_head {
+            assert_eq!(exact.head(l, h), full.head(l, h).weights);
+        }
+    }
+    // 13 positions in cells of 4: rows 0–3, 4–7, 8–11 and 12 alone
+    let pooled = lean.thumbnails(4).unwrap();
+    assert_eq!(pooled, full.thumbnails(4).unwrap());
+    assert_eq!((pooled.span, pooled.cells), (4, 4));
+    let w = full.head(1, 0).weights;
+    let cell = |r: usize, c: usize| {
+        let rows: Vec<usize> = (r * 4..(r * 4 + 4).min(t)).collect();
+        let sum: f64 = rows
+            .iter()
+            .flat_map(|&i| (c * 4..(c * 4 + 4).min(t)).map(move |j| w[i * t + j] as f64))
+            .sum();
+        (sum / rows.len() as f64) as f32
+    };
+    let thumb = pooled.head(1, 0);
+    for r in 0..4 {
+        for c in 0..4 {
+            assert!((thumb[r * 4 + c] - cell(r, c)).abs() < 1e-6, "cell {r},{c}");
+        }
+        let sum: f32 = thumb[r * 4..r * 4 + 4].iter().sum();
+        assert!((sum - 1.0).abs() < 1e-5, "row {r} sums to {sum}");
+        // the causal mask: cells wholly after a row's last query hold nothing
+        assert!(thumb[r * 4 + r + 1..r * 4 + 4].iter().all(|&x| x == 0.0));
+    }
+    assert!(lean.thumbnails(0).is_err());
+}
+
 #[test]
 fn a_map_on_demand_is_a_softmax_of_its_scaled_and_masked_scores() {
     // not only equal to the whole trace: the stages relate as the lesson says
