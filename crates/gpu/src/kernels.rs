@@ -59,6 +59,8 @@ table!(
     residual_add,
     gather_heads,
     qembed after dequant,
+    // a forward that keeps no maps
+    attn_fused with crate::attn_fused::CONSTS,
 );
 
 /// The kernel named `name`.

@@ -1085,3 +1085,126 @@ fn qembed_reads_each_tokens_row_of_every_type_it_reads() {
         }
     }
 }
+
+/// The fused attention (online softmax, keys through workgroup memory) against its CPU twin
+/// and against the three steps the views show: one query; 70 queries (more than a
+/// workgroup's 64) and keys that are not a multiple of the tile; rows that start inside the
+/// text (an incremental forward: queries 9..14 of 14 keys); the mask off; d_k 128 (the most
+/// a tile holds) with large scores; a tiny and a large τ; a head switched off.
+#[test]
+fn attn_fused_matches_its_cpu_twin_and_the_three_steps() {
+    let Some(g) = gpu() else { return };
+    // (H, positions, first row, d_k, scale of q and k, causal, τ, ablated head)
+    for (h, t, row0, dk, mag, causal, tau, off) in [
+        (1, 1, 0, 4, 1.0, true, 1.0, None),
+        (2, 70, 0, 12, 1.0, true, 1.0, None),
+        (3, 14, 9, 64, 2.0, true, 1.0, Some(1)),
+        (2, 37, 0, 64, 2.0, false, 1.0, None),
+        (1, 33, 0, 128, 6.0, true, 1.0, None),
+        (2, 20, 0, 8, 1.0, true, 0.02, None),
+        (2, 20, 3, 8, 1.0, true, 50.0, None),
+    ] {
+        let q = rand_vec(h * t * dk, 21, mag);
+        let k = rand_vec(h * t * dk, 22, mag);
+        let v = rand_vec(h * t * dk, 23, 1.0);
+        let scale = 1.0 / (dk as f32).sqrt();
+        let ablate: std::collections::BTreeSet<(usize, usize)> =
+            off.map(|o| (0, o)).into_iter().collect();
+        let (lo, hi) = attn_v::ablation_mask(&ablate, 0);
+        let params = attn_fused::Params {
+            row0: row0 as u32,
+            row1: t as u32,
+            keys: t as u32,
+            dk: dk as u32,
+            positions: t as u32,
+            d: (h * dk) as u32,
+            scale,
+            tau,
+            causal: causal as u32,
+            ablate_lo: lo,
+            ablate_hi: hi,
+            _pad0: 0,
+        };
+        let unset = -7.0;
+        let mut out = run(
+            &g,
+            "attn_fused",
+            bytes_of(&params),
+            &[
+                f(&q),
+                f(&k),
+                f(&v),
+                f(&vec![unset; h * t * dk]),
+                f(&vec![unset; t * h * dk]),
+            ],
+            [
+                (t - row0).div_ceil(attn_fused::WG[0] as usize) as u32,
+                h as u32,
+                1,
+            ],
+        );
+        let (head_out, concat) = (out.remove(0), out.remove(0));
+        let what = format!(
+            "attn_fused H {h} T {t} from {row0} d_k {dk} |q| {mag} causal {causal} τ {tau}"
+        );
+        for hh in 0..h {
+            let td = hh * t * dk..(hh + 1) * t * dk;
+            let (qh, kh, vh) = (&q[td.clone()], &k[td.clone()], &v[td.clone()]);
+            let n = t - row0;
+            let from = causal.then_some(row0);
+            let mut twin = vec![0.0; n * dk];
+            let dims = (n, t, dk);
+            cpu::attn_fused(&qh[row0 * dk..], kh, vh, dims, scale, tau, from, &mut twin);
+            let mut steps = {
+                let m = n * t;
+                let (mut raw, mut scaled, mut masked, mut w) =
+                    (vec![0.0; m], vec![0.0; m], vec![0.0; m], vec![0.0; m]);
+                cpu::attn_scores(
+                    &qh[row0 * dk..],
+                    kh,
+                    dims,
+                    scale,
+                    from,
+                    &mut raw,
+                    &mut scaled,
+                    &mut masked,
+                );
+                cpu::softmax_rows(&masked, t, tau, &mut w);
+                let mut o = vec![0.0; n * dk];
+                cpu::attn_v(&w, vh, n, t, dk, &mut o);
+                o
+            };
+            if off == Some(hh) {
+                twin.fill(0.0);
+                steps.fill(0.0);
+            }
+            let got = &head_out[td.start + row0 * dk..td.end];
+            assert_close(
+                &format!("{what}, head {hh} vs its twin"),
+                got,
+                &twin,
+                ATOL,
+                RTOL,
+            );
+            assert_close(
+                &format!("{what}, head {hh} vs the steps"),
+                got,
+                &steps,
+                ATOL,
+                RTOL,
+            );
+            // the rows before row0 are not written; concat holds the same numbers side by side
+            assert!(head_out[td.start..td.start + row0 * dk]
+                .iter()
+                .all(|&x| x == unset));
+            for i in row0..t {
+                let c = &concat[i * h * dk + hh * dk..][..dk];
+                assert_eq!(
+                    c,
+                    &head_out[td.start + i * dk..][..dk],
+                    "{what}: concat row {i}"
+                );
+            }
+        }
+    }
+}

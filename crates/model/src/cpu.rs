@@ -242,6 +242,61 @@ pub fn attn_v(w: &[f32], v: &[f32], t_q: usize, t_k: usize, dk: usize, out: &mut
     matmul_into(w, v, t_q, t_k, dk, false, out, 0.0);
 }
 
+/// One head's output without its maps: out[i] = Σ_j softmax_j(mask(q_i · k_j · scale) / τ) ·
+/// v_j, the weights never stored — an online softmax (Milakov & Gimelshein 2018, as
+/// FlashAttention runs it) walks the keys once per query, keeping the running maximum m, the
+/// running sum of exp((x − m) / τ) and the running weighted sum of values, rescaled whenever
+/// m grows. `mask_from`: `Some(q_start)` hides the keys after each query (at position
+/// q_start + i), as `attn_scores`; `None` shows every key. q (T_q, Dk), k and v (T_k, Dk) →
+/// out (T_q, Dk). The twin of the `attn_fused` kernel (same order of operations); equal to
+/// `attn_scores` → `softmax_rows` → `attn_v` up to rounding.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_fused(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    (t_q, t_k, dk): (usize, usize, usize),
+    scale: f32,
+    tau: f32,
+    mask_from: Option<usize>,
+    out: &mut [f32],
+) {
+    let mut acc = vec![0f32; dk];
+    for i in 0..t_q {
+        let qi = &q[i * dk..(i + 1) * dk];
+        let keys = mask_from.map_or(t_k, |s| (s + i + 1).min(t_k));
+        let (mut m, mut sum) = (0f32, 0f32);
+        acc.fill(0.0);
+        for j in 0..keys {
+            let kj = &k[j * dk..(j + 1) * dk];
+            let mut dot = 0f32;
+            for (a, b) in qi.iter().zip(kj) {
+                dot += a * b;
+            }
+            let x = dot * scale;
+            if j == 0 {
+                (m, sum) = (x, 1.0);
+                acc.copy_from_slice(&v[..dk]);
+                continue;
+            }
+            // a larger maximum rescales what was summed so far; e^((x − m)/τ) ≤ 1 always
+            let grown = x.max(m);
+            let old = exp((m - grown) / tau);
+            let e = exp((x - grown) / tau);
+            m = grown;
+            sum = sum * old + e;
+            for (a, &b) in acc.iter_mut().zip(&v[j * dk..(j + 1) * dk]) {
+                *a = *a * old + e * b;
+            }
+        }
+        let o = &mut out[i * dk..(i + 1) * dk];
+        let inv = if sum > 0.0 { 1.0 / sum } else { 0.0 };
+        for (o, a) in o.iter_mut().zip(&acc) {
+            *o = a * inv;
+        }
+    }
+}
+
 /// The lesson's "Add & LayerNorm": sum = a + b (the residual connection), out =
 /// LayerNorm(sum) with gain `g` and bias `beta`; rows of width `d`. The twin of the fused
 /// `add_layernorm` kernel.
@@ -332,6 +387,81 @@ mod tests {
         let mut out = vec![0.0; x.len()];
         softmax_rows(x, x.len(), tau, &mut out);
         out
+    }
+
+    /// The three steps the views show, for the fused kernel to equal: scores, softmax, ×V.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn attn_in_steps(
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        (t_q, t_k, dk): (usize, usize, usize),
+        scale: f32,
+        tau: f32,
+        mask_from: Option<usize>,
+    ) -> Vec<f32> {
+        let n = t_q * t_k;
+        let (mut raw, mut scaled, mut masked, mut w) =
+            (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let dims = (t_q, t_k, dk);
+        attn_scores(
+            q,
+            k,
+            dims,
+            scale,
+            mask_from,
+            &mut raw,
+            &mut scaled,
+            &mut masked,
+        );
+        softmax_rows(&masked, t_k, tau, &mut w);
+        let mut out = vec![0.0; t_q * dk];
+        attn_v(&w, v, t_q, t_k, dk, &mut out);
+        out
+    }
+
+    /// The online softmax gives the three steps' output, up to rounding: one key, rows that
+    /// start inside the text (an incremental forward), the mask off, large scores, a tiny and
+    /// a large τ.
+    #[test]
+    fn the_fused_attention_equals_scores_softmax_and_values() {
+        let mut seed = 7u64;
+        let mut rand = |n: usize, scale: f32| -> Vec<f32> {
+            (0..n)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    ((seed >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
+                })
+                .collect()
+        };
+        for (t_q, t_k, dk, q0, mask, spread, tau) in [
+            (1, 1, 4, 0, true, 1.0, 1.0),
+            (9, 9, 8, 0, true, 1.0, 1.0),
+            (3, 12, 16, 9, true, 2.0, 1.0),
+            (12, 12, 16, 0, false, 2.0, 1.0),
+            (7, 7, 64, 0, true, 30.0, 1.0),
+            (6, 6, 8, 0, true, 1.0, 0.05),
+            (6, 11, 8, 5, true, 1.0, 40.0),
+        ] {
+            let (q, k, v) = (
+                rand(t_q * dk, spread),
+                rand(t_k * dk, spread),
+                rand(t_k * dk, 1.0),
+            );
+            let scale = 1.0 / (dk as f32).sqrt();
+            let from = mask.then_some(q0);
+            let want = attn_in_steps(&q, &k, &v, (t_q, t_k, dk), scale, tau, from);
+            let mut got = vec![f32::NAN; t_q * dk];
+            attn_fused(&q, &k, &v, (t_q, t_k, dk), scale, tau, from, &mut got);
+            for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (a - b).abs() <= 2e-6 + 2e-5 * b.abs(),
+                    "({t_q}, {t_k}, {dk}) from {from:?} τ {tau}: [{i}] fused {a}, steps {b}"
+                );
+            }
+        }
     }
 
     #[test]
