@@ -33,7 +33,8 @@ cargo test --workspace --locked
 log "clippy for wasm32 (the app as the browser runs it)"
 cargo clippy -p attnlab-app -p attnlab-gpu -p attnlab-model --target wasm32-unknown-unknown --locked -- -D warnings
 log "GPU engine on WebGPU in headless Chromium (wasm-bindgen-test)"
-(cd crates/gpu && CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --locked --test browser)
+# each test may take 20 s by default; SwiftShader compiles every kernel of each device it makes
+(cd crates/gpu && WASM_BINDGEN_TEST_TIMEOUT=120 CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --locked --test browser)
 log "the ONNX export against the CLI (onnxruntime, natively)"
 cargo build -p attnlab-cli --locked
 ensure_onnx_tools

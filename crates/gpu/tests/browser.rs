@@ -142,5 +142,36 @@ async fn webgpu_llama_forward_matches_transformers_and_cpu_in_the_browser() {
             &inc,
             &m.trace(&longer, &o).unwrap(),
         );
+        // without the maps: the fused attention on the browser's WebGPU, each head's maps
+        // computed from its q and k still transformers' attention (one model: a second
+        // device compiles every kernel again, seconds on SwiftShader)
+        if name != "llama-gqa-tied" {
+            continue;
+        }
+        let gpu = attnlab_gpu::Gpu::new(attnlab_gpu::kernels::ALL)
+            .await
+            .unwrap();
+        let budget = attnlab_gpu::engine::ACTIVATION_BUDGET;
+        let mut lean = LlamaGpuEngine::with_keep(gpu, &m, budget, attnlab_model::Keep::Streams)
+            .await
+            .unwrap();
+        let g = lean.forward(&ids, &o).await.unwrap();
+        assert_close(
+            &format!("{name} fused logits"),
+            &g.logits,
+            &f32s("logits"),
+            1e-4,
+            1e-3,
+        );
+        let t = g.dims.t;
+        for l in 0..g.layers.len() {
+            let want = f32s(&format!("attn.{l}"));
+            for h in 0..g.dims.n_head {
+                let (got, want) = (g.head_weights(l, h), &want[h * t * t..(h + 1) * t * t]);
+                assert_close(&format!("{name} fused L{l}H{h}"), &got, want, 1e-5, 1e-4);
+            }
+        }
+        let cpu = m.trace_kept(None, &ids, &o, attnlab_model::Keep::Streams);
+        assert_trace_close(&format!("{name} fused"), &g, &cpu.unwrap().0);
     }
 }

@@ -287,7 +287,7 @@ fn a_model_too_big_for_the_budget_runs_within_a_smaller_capacity() {
         * 20
         * (config.n_layer * (13 * config.n_embd + config.d_ff()) + 2 * config.vocab_size) as u64
         * 3;
-    let cap = attnlab_gpu::engine::capacity(&config, u64::MAX, budget);
+    let cap = attnlab_gpu::engine::capacity(&config, u64::MAX, budget, attnlab_model::Keep::All);
     assert!(cap < config.n_positions && cap >= 16, "capacity {cap}");
     let mut e = pollster::block_on(GpuEngine::with_budget(g, &m, budget)).unwrap();
     assert_eq!(e.capacity(), cap);
@@ -304,4 +304,55 @@ fn a_model_too_big_for_the_budget_runs_within_a_smaller_capacity() {
     // and the engine still works afterwards
     let again = pollster::block_on(e.forward(&x[..5], &o)).unwrap();
     assert_trace_close("after TooLong", &again, &forward(&m, &x[..5], &o).unwrap());
+}
+
+/// Without the maps (`Keep::Streams`): no (H, P, P) buffer and the attention fused. Every
+/// field the trace keeps equals the CPU's trace kept the same way, under every option, at
+/// T = 1 and at the whole context, fresh and incremental; a head's maps computed from the
+/// GPU's q and k equal the CPU's whole trace's.
+#[test]
+fn without_the_maps_the_gpu_forward_matches_the_cpu() {
+    use attnlab_model::{forward_kept, Keep};
+    for (seed, ln) in [(1, LnPlacement::Pre), (2, LnPlacement::Post)] {
+        let m = random_model(&small_config(ln), seed, 0.5);
+        let Some(g) = gpu() else { return };
+        let budget = attnlab_gpu::engine::ACTIVATION_BUDGET;
+        let mut e = pollster::block_on(GpuEngine::with_keep(g, &m, budget, Keep::Streams)).unwrap();
+        let x = ids(21);
+        for tau in [1.0, 0.01] {
+            for causal_mask in [true, false] {
+                for ablate in [vec![], vec![(1, 2)]] {
+                    let o = AttentionOptions {
+                        scale: tau == 1.0,
+                        temperature: tau,
+                        causal_mask,
+                        ablate: ablate.into_iter().collect(),
+                    };
+                    let what = format!("{ln:?} {o:?}");
+                    let g = pollster::block_on(e.forward_full(&x, &o)).unwrap();
+                    assert_eq!(g.kept(), Keep::Streams, "{what}");
+                    let c = forward_kept(&m, None, &x, &o, Keep::Streams).unwrap().0;
+                    assert_trace_close(&what, &g, &c);
+                    let whole = forward(&m, &x, &o).unwrap();
+                    for (l, h) in [(0, 0), (1, 3)] {
+                        let (got, want) = (g.head_weights(l, h), whole.head(l, h).weights);
+                        common::assert_close(&what, &got, want, ATOL, RTOL);
+                    }
+                }
+            }
+        }
+        let o = AttentionOptions::default();
+        for n in [1, 40] {
+            let g = pollster::block_on(e.forward_full(&ids(n), &o)).unwrap();
+            let c = forward_kept(&m, None, &ids(n), &o, Keep::Streams)
+                .unwrap()
+                .0;
+            assert_trace_close(&format!("{ln:?} T = {n}"), &g, &c);
+        }
+        pollster::block_on(e.forward(&x[..9], &o)).unwrap();
+        let grown = pollster::block_on(e.forward(&x, &o)).unwrap();
+        assert!(e.last_was_incremental());
+        let c = forward_kept(&m, None, &x, &o, Keep::Streams).unwrap().0;
+        assert_trace_close(&format!("{ln:?} incremental"), &grown, &c);
+    }
 }

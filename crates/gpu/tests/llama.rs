@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use attnlab_gpu::{GpuError, LlamaGpuEngine};
 use attnlab_model::llama::LlamaModel;
-use attnlab_model::AttentionOptions;
+use attnlab_model::{AttentionOptions, Keep};
 use common::{assert_close, assert_trace_close, gpu};
 use safetensors::SafeTensors;
 
@@ -66,6 +66,79 @@ fn llama_family_models_match_transformers_and_the_cpu_on_the_gpu() {
         let cpu = m.trace(&ids, &opts).unwrap();
         assert_trace_close(name, &tr, &cpu);
     }
+}
+
+/// Without the maps (`Keep::Streams`): no (H, P, P) buffer, the attention fused. The logits
+/// still equal transformers', each head's maps computed from the GPU's q and k equal
+/// transformers' attention, every kept field equals the CPU's trace kept the same way — under
+/// the options and incrementally — and the buffers hold more positions than with the maps.
+#[test]
+fn without_the_maps_the_fused_attention_matches_transformers_and_the_cpu() {
+    for name in FIXTURES {
+        let dir = fixture(name);
+        let m = LlamaModel::load_hf_dir(&dir).unwrap();
+        let Some(g) = gpu() else { return };
+        let mut e =
+            pollster::block_on(LlamaGpuEngine::with_keep(g, &m, 64 << 20, Keep::Streams)).unwrap();
+        let (ids, logits, attn) = expected(&dir);
+        let opts = AttentionOptions::default();
+        let tr = pollster::block_on(e.forward(&ids, &opts)).unwrap();
+        assert_eq!(tr.kept(), Keep::Streams, "{name}");
+        assert_close(&format!("{name} logits"), &tr.logits, &logits, 1e-4, 1e-3);
+        let (t, h) = (tr.dims.t, tr.dims.n_head);
+        for (l, want) in attn.iter().enumerate() {
+            for hh in 0..h {
+                let got = tr.head_weights(l, hh);
+                let want = &want[hh * t * t..(hh + 1) * t * t];
+                assert_close(
+                    &format!("{name} layer {l} head {hh}"),
+                    &got,
+                    want,
+                    1e-5,
+                    1e-4,
+                );
+            }
+        }
+        let cpu = m.trace_kept(None, &ids, &opts, Keep::Streams).unwrap().0;
+        assert_trace_close(name, &tr, &cpu);
+    }
+    let m = LlamaModel::load_hf_dir(&fixture("llama-gqa-tied")).unwrap();
+    let Some(g) = gpu() else { return };
+    let mut e =
+        pollster::block_on(LlamaGpuEngine::with_keep(g, &m, 64 << 20, Keep::Streams)).unwrap();
+    let ids: Vec<u32> = (0..12)
+        .map(|i| (i * 37 + 5) % m.config.vocab_size as u32)
+        .collect();
+    for opts in [
+        AttentionOptions {
+            scale: false,
+            temperature: 0.3,
+            ablate: [(0, 1), (1, 3)].into(),
+            ..Default::default()
+        },
+        AttentionOptions {
+            causal_mask: false,
+            ..Default::default()
+        },
+    ] {
+        let gpu = pollster::block_on(e.forward_full(&ids, &opts)).unwrap();
+        let cpu = m.trace_kept(None, &ids, &opts, Keep::Streams).unwrap().0;
+        assert_trace_close(&format!("{opts:?}"), &gpu, &cpu);
+    }
+    let opts = AttentionOptions::default();
+    pollster::block_on(e.forward(&ids[..7], &opts)).unwrap();
+    let grown = pollster::block_on(e.forward(&ids, &opts)).unwrap();
+    assert!(e.last_was_incremental());
+    let cpu = m.trace_kept(None, &ids, &opts, Keep::Streams).unwrap().0;
+    assert_trace_close("incremental", &grown, &cpu);
+    // the same budget holds more positions without the maps
+    let capacity = |keep| {
+        let g = gpu().unwrap();
+        let e = pollster::block_on(LlamaGpuEngine::with_keep(g, &m, 1 << 20, keep)).unwrap();
+        e.capacity()
+    };
+    let (lean, whole) = (capacity(Keep::Streams), capacity(Keep::All));
+    assert!(lean > whole, "{lean} vs {whole}");
 }
 
 #[test]

@@ -1,15 +1,15 @@
 //! Every bind group of a forward, made once at set-up: which buffers each kernel of a block
 //! reads and writes.
 
-use attnlab_model::{Config, Field, LnPlacement};
+use attnlab_model::{AttentionOptions, Config, Field, LnPlacement};
 
 use super::buffers::{Activations, HeadBuffers, Weights, PACKED};
 use crate::context::Gpu;
 use crate::error::GpuError;
-use crate::step::Bound;
+use crate::step::{Bound, Heads, Step};
 use crate::{
-    add_layernorm, attn_scores, attn_softmax, attn_v, embed, layernorm, linear, pack_scores,
-    softmax_rows, split_heads,
+    add_layernorm, attn_fused, attn_scores, attn_softmax, attn_v, embed, layernorm, linear,
+    pack_scores, softmax_rows, split_heads,
 };
 
 /// A block's bind groups, in the order of its dispatches.
@@ -28,25 +28,43 @@ pub(super) struct BlockBinds {
     pub add_ln_2: Bound,
 }
 
-/// A block's attention on its per-head buffers, for both architectures: QKᵀ with the scale
-/// and the mask, softmax, weights · V (written per head and side by side into `concat`), and
-/// the four score matrices packed for the readback.
-pub(super) struct AttentionBinds {
-    pub scores: Bound,
-    pub softmax: Bound,
-    pub attn_v: Bound,
-    pub pack: Bound,
+/// A block's attention on its per-head buffers, for both architectures, written per head and
+/// side by side into `concat`: with the maps, QKᵀ with the scale and the mask, softmax,
+/// weights · V, and the four score matrices packed for the readback; without them, one fused
+/// kernel that writes no score.
+pub(super) enum AttentionBinds {
+    Maps {
+        scores: Bound,
+        softmax: Bound,
+        attn_v: Bound,
+        pack: Bound,
+    },
+    Fused(Bound),
 }
 
 impl AttentionBinds {
+    /// The maps' binds when the block keeps them (and `packed` is there), else the fused one.
     pub fn new(
         gpu: &Gpu,
         params: &wgpu::Buffer,
         hb: &HeadBuffers,
         concat: &wgpu::Buffer,
-        packed: &wgpu::Buffer,
+        packed: Option<&wgpu::Buffer>,
     ) -> AttentionBinds {
-        AttentionBinds {
+        let Some(packed) = packed.filter(|_| hb.maps()) else {
+            return AttentionBinds::Fused(attn_fused::bind(
+                gpu,
+                params,
+                attn_fused::Buffers {
+                    q: hb.get(Field::Q),
+                    k: hb.get(Field::K),
+                    v: hb.get(Field::V),
+                    head_out: hb.get(Field::HeadOut),
+                    concat,
+                },
+            ));
+        };
+        AttentionBinds::Maps {
             scores: attn_scores::bind(
                 gpu,
                 params,
@@ -84,6 +102,53 @@ impl AttentionBinds {
                     dst: packed,
                 },
             ),
+        }
+    }
+
+    /// Block `li`'s attention over `t` tokens whose first `s` rows are cached: new queries ×
+    /// every key, the old queries × the new keys (their scores, with the maps), softmax(masked
+    /// / τ), weights · V (a switched-off head gives 0) — or all of it fused.
+    pub fn steps(
+        &self,
+        li: usize,
+        heads: Heads,
+        (s, t): (usize, usize),
+        opts: &AttentionOptions,
+    ) -> Result<Vec<Step<'_>>, GpuError> {
+        let scale = opts.scale_factor(heads.dk);
+        let mask = attn_v::ablation_mask(&opts.ablate, li);
+        Ok(match self {
+            AttentionBinds::Maps {
+                scores,
+                softmax,
+                attn_v: av,
+                ..
+            } => vec![
+                attn_scores::step(scores, s..t, 0..t, heads, scale, opts.causal_mask)?,
+                attn_scores::step(scores, 0..s, s..t, heads, scale, opts.causal_mask)?,
+                attn_softmax::step(softmax, s, t, heads, opts.temperature)?,
+                attn_v::step(av, s..t, t, heads, mask)?,
+            ],
+            AttentionBinds::Fused(fused) => {
+                let softmax = attn_fused::Softmax {
+                    scale,
+                    tau: opts.temperature,
+                    causal: opts.causal_mask,
+                    ablate: mask,
+                };
+                vec![attn_fused::step(fused, s..t, t, heads, softmax)?]
+            }
+        })
+    }
+
+    /// Block `li`'s four score matrices (all `t` rows) packed for the readback, when kept.
+    pub fn pack(&self, li: usize, heads: Heads, t: usize) -> Result<Option<Step<'_>>, GpuError> {
+        match self {
+            AttentionBinds::Maps { pack, .. } => {
+                let at = li * pack_scores::packed_len(heads.count, t);
+                Ok(Some(pack_scores::step(pack, t, heads, at)?))
+            }
+            AttentionBinds::Fused(_) => Ok(None),
         }
     }
 }
@@ -162,7 +227,7 @@ impl Binds {
                         v: hb.get(Field::V),
                     },
                 ),
-                attn: AttentionBinds::new(gpu, params, hb, f(Field::Concat), &a.packed),
+                attn: AttentionBinds::new(gpu, params, hb, f(Field::Concat), a.packed.as_ref()),
                 proj: lin(f(Field::Concat), &bw.c_proj, f(Field::AttnOut)),
                 add_ln_1: add_layernorm::bind(
                     gpu,

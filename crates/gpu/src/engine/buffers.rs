@@ -1,11 +1,12 @@
 //! The engine's storage: the weights on the GPU, and every activation buffer, sized once for
 //! the whole context (`capacity` positions) and reused by every forward.
 
-use attnlab_model::{Config, Dims, Field, Model, Shape, TraceLayout};
+use attnlab_model::{Config, Dims, Field, Keep, Model, Shape, TraceLayout};
 
 use crate::context::Gpu;
-use crate::pack_scores;
+use crate::error::GpuError;
 use crate::step::Heads;
+use crate::{attn_fused, pack_scores};
 
 /// At most this many bytes of activation, trace and readback buffers (weights not counted).
 pub const ACTIVATION_BUDGET: u64 = 1 << 30;
@@ -14,14 +15,15 @@ pub const ACTIVATION_BUDGET: u64 = 1 << 30;
 /// halved until the buffers of that many positions — activations, the per-head matrices, their
 /// packed copy and the readback buffer — take at most `budget` bytes and none is larger than
 /// `max_binding`. Never below 16 (or the context, if smaller). A bundled-size model keeps its
-/// whole context; GPT-2 (1024 positions, 12 × 12 heads) gets fewer.
-pub fn capacity(c: &Config, max_binding: u64, budget: u64) -> usize {
-    capacity_of(&Dims::new(c, c.n_positions), max_binding, budget)
+/// whole context; GPT-2 (1024 positions, 12 × 12 heads) gets fewer when the maps are kept,
+/// all of them when they are not (`Keep::Streams`: no (H, P, P) buffer).
+pub fn capacity(c: &Config, max_binding: u64, budget: u64, keep: Keep) -> usize {
+    capacity_of(&Dims::new(c, c.n_positions), max_binding, budget, keep)
 }
 
 /// [`capacity`] for a model of any architecture, its sizes as a trace of its whole context
 /// (`dims.t`) has them.
-pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64) -> usize {
+pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64, keep: Keep) -> usize {
     let (l, d, h, dk, f, v) = (
         dims.n_layer as u64,
         dims.d_model as u64,
@@ -33,11 +35,12 @@ pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64) -> usize {
     // floats per position of the row-major buffers (at most 10 d-wide + qkv + hidden per
     // layer, embedding, ln_f, logits, probs), and of the per-head matrices at p positions
     let rows = l * (10 * d + 3 * d + f) + 2 * d + 2 * v;
-    let heads = |p: u64| l * 4 * h * p * (dk + p);
+    let maps = keep.keeps(Field::Weights) as u64;
+    let heads = |p: u64| l * 4 * h * p * (dk + maps * p);
     let fits = |p: u64| {
-        // activations + heads, the packed copy of the heads, and a readback of both
-        let total = 4 * (rows * p + heads(p) + heads(p) + (rows * p + heads(p)));
-        let largest = 4 * [h * p * p, p * v, p * f, heads(p)]
+        // activations + heads, the packed copy of the maps, and a readback of both
+        let total = 4 * (rows * p + heads(p) + maps * heads(p) + (rows * p + heads(p)));
+        let largest = 4 * [maps * h * p * p, p * v, p * f, maps * heads(p)]
             .into_iter()
             .max()
             .unwrap_or(0);
@@ -49,6 +52,18 @@ pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64) -> usize {
         p = (p / 2).max(floor);
     }
     p as usize
+}
+
+/// Refuses heads the fused attention cannot take, when the engine keeps no maps.
+pub(super) fn fused_fits(heads: Heads, maps: bool) -> Result<(), GpuError> {
+    if !maps && heads.dk > attn_fused::MAX_DK {
+        return Err(GpuError::TooLarge(format!(
+            "heads of {} values: without the maps the attention runs fused, which takes at most {}",
+            heads.dk,
+            attn_fused::MAX_DK
+        )));
+    }
+    Ok(())
 }
 
 /// A weight matrix (or LayerNorm gain) and its bias.
@@ -124,19 +139,19 @@ pub(super) const PACKED: [Field; pack_scores::MATRICES] =
     [Field::Scores, Field::Scaled, Field::Masked, Field::Weights];
 
 /// One block's per-head buffers: one for each per-head field of the trace, (H, P, Dk) or
-/// (H, P, P) by its shape, found by the field.
+/// (H, P, P) by its shape, found by the field; the (H, P, P) ones only when the maps are kept.
 pub(super) struct HeadBuffers {
     by_field: [Option<wgpu::Buffer>; Field::COUNT],
 }
 
 impl HeadBuffers {
-    fn new(gpu: &Gpu, block: usize, heads: Heads) -> HeadBuffers {
+    fn new(gpu: &Gpu, block: usize, heads: Heads, keep: Keep) -> HeadBuffers {
         HeadBuffers {
             by_field: Field::ALL.map(|f| {
                 let len = match f.shape() {
                     Shape::Heads => heads.dk_len(),
-                    Shape::Square => heads.square_len(),
-                    Shape::Rows(_) => return None,
+                    Shape::Square if keep.keeps(f) => heads.square_len(),
+                    Shape::Square | Shape::Rows(_) => return None,
                 };
                 Some(gpu.storage(&format!("h.{block}.{}", f.name()), len))
             }),
@@ -144,11 +159,16 @@ impl HeadBuffers {
     }
 
     /// The buffer of per-head field `f`. Panics for a row-major field (those are
-    /// [`BlockBuffers::row`]'s).
+    /// [`BlockBuffers::row`]'s) and for a map the engine does not keep.
     pub fn get(&self, f: Field) -> &wgpu::Buffer {
         self.by_field[f as usize]
             .as_ref()
-            .unwrap_or_else(|| panic!("{} is not a per-head field", f.name()))
+            .unwrap_or_else(|| panic!("{} has no per-head buffer", f.name()))
+    }
+
+    /// Whether the block keeps its four (H, P, P) maps.
+    pub fn maps(&self) -> bool {
+        self.by_field[Field::Weights as usize].is_some()
     }
 }
 
@@ -179,8 +199,9 @@ pub(super) struct Activations {
     pub ln_f: Option<usize>,
     pub logits: usize,
     pub probs: usize,
-    /// Each layer's four score matrices, compacted for the readback (pack_scores).
-    pub packed: wgpu::Buffer,
+    /// Each layer's four score matrices, compacted for the readback (pack_scores); `None`
+    /// when the maps are not kept.
+    pub packed: Option<wgpu::Buffer>,
     pub tokens: wgpu::Buffer,
     /// One uniform slot per dispatch.
     pub params: wgpu::Buffer,
@@ -189,16 +210,20 @@ pub(super) struct Activations {
     /// The distinct row buffers a Trace reads, in the order of the forward pass (what the
     /// readback copies, worked out once).
     pub trace_rows: Vec<usize>,
+    /// What the Trace of a forward keeps.
+    pub keep: Keep,
 }
 
 impl Activations {
     /// The buffers of a model of `dims` (`dims.t` = the positions they hold): a fused QKV
-    /// buffer per block `qkv` wide when `qkv` is not 0 (GPT-2's), `slots` param slots.
+    /// buffer per block `qkv` wide when `qkv` is not 0 (GPT-2's), `slots` param slots; the
+    /// maps, and the rows the readback copies, as `keep` says.
     pub fn new(
         gpu: &Gpu,
         dims: &Dims,
         heads: Heads,
         (has_ln_f, qkv, slots): (bool, usize, usize),
+        keep: Keep,
     ) -> Activations {
         let p = heads.positions;
         let layout = TraceLayout {
@@ -232,7 +257,7 @@ impl Activations {
             let block = BlockBuffers {
                 fields,
                 qkv,
-                heads: HeadBuffers::new(gpu, i, heads),
+                heads: HeadBuffers::new(gpu, i, heads, keep),
             };
             input = block.row(Field::Output);
             blocks.push(block);
@@ -240,19 +265,23 @@ impl Activations {
         let ln_f = has_ln_f.then(|| add("ln_f".into(), dims.d_model));
         let logits = add("logits".into(), dims.vocab);
         let probs = add("probs".into(), dims.vocab);
-        let packed = gpu.storage(
-            "packed scores",
-            dims.n_layer * pack_scores::packed_len(heads.count, p),
-        );
-        // the readback holds every row buffer the Trace reads once, each layer's (H, T, Dk)
+        let maps = keep.keeps(Field::Weights);
+        let packed_len = if maps {
+            dims.n_layer * pack_scores::packed_len(heads.count, p)
+        } else {
+            0
+        };
+        let packed = maps.then(|| gpu.storage("packed scores", packed_len));
+        // the readback holds every row buffer the Trace keeps once, each layer's (H, T, Dk)
         // matrices and its packed score matrices, at T = capacity
-        let read = trace_rows(embedding, &blocks, ln_f, logits, probs);
+        let read = trace_rows(embedding, &blocks, ln_f, logits, probs, keep);
         let per_dk = Field::ALL
             .iter()
             .filter(|f| f.shape() == Shape::Heads)
             .count();
         let floats = read.iter().map(|&i| rows[i].width * p).sum::<usize>()
-            + dims.n_layer * (per_dk * heads.dk_len() + pack_scores::packed_len(heads.count, p));
+            + dims.n_layer * per_dk * heads.dk_len()
+            + packed_len;
         Activations {
             rows,
             embedding,
@@ -266,6 +295,7 @@ impl Activations {
             slots,
             staging: gpu.staging("trace readback", (floats * 4) as u64),
             trace_rows: read,
+            keep,
         }
     }
 }
@@ -276,13 +306,14 @@ fn trace_rows(
     ln_f: Option<usize>,
     logits: usize,
     probs: usize,
+    keep: Keep,
 ) -> Vec<usize> {
     let mut out = vec![embedding];
     for b in blocks {
         out.extend(
             Field::ALL
                 .iter()
-                .filter(|f| matches!(f.shape(), Shape::Rows(_)))
+                .filter(|&&f| matches!(f.shape(), Shape::Rows(_)) && keep.keeps(f))
                 .map(|&f| b.row(f)),
         );
     }

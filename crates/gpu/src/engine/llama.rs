@@ -11,17 +11,16 @@ use attnlab_model::forward::{check_tokens, reusable_prefix};
 use attnlab_model::gguf::GgmlType;
 use attnlab_model::llama::{rope_table, LlamaConfig, LlamaModel};
 use attnlab_model::qmatrix::{QMatrix, Storage};
-use attnlab_model::{AttentionOptions, Dims, Error, Field, Trace};
+use attnlab_model::{AttentionOptions, Dims, Error, Field, Keep, Trace};
 
 use super::binds::AttentionBinds;
-use super::buffers::{capacity_of, Activations, ACTIVATION_BUDGET};
+use super::buffers::{capacity_of, fused_fits, Activations, ACTIVATION_BUDGET};
 use super::run::{execute, Profile};
 use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::step::{Bound, Heads, Step};
 use crate::{
-    attn_scores, attn_softmax, attn_v, gather_heads, pack_scores, qembed, qmatmul, residual_add,
-    rms_norm, rope, softmax_rows, swiglu,
+    attn_v, gather_heads, qembed, qmatmul, residual_add, rms_norm, rope, softmax_rows, swiglu,
 };
 
 /// A weight matrix on the GPU, its bytes as the file (or the Hugging Face folder) holds them.
@@ -219,7 +218,7 @@ impl Binds {
                     gather_q: gather(&s.q, hb.get(Field::Q)),
                     gather_k: gather(&s.k, hb.get(Field::K)),
                     gather_v: gather(&s.v, hb.get(Field::V)),
-                    attn: AttentionBinds::new(gpu, params, hb, f(Field::Concat), &a.packed),
+                    attn: AttentionBinds::new(gpu, params, hb, f(Field::Concat), a.packed.as_ref()),
                     o: qm(f(Field::Concat), &bw.o, bo, f(Field::AttnOut)),
                     add_attn: add(f(Field::Input), f(Field::AttnOut), f(Field::ResidAttn)),
                     ffn_norm: norm(f(Field::ResidAttn), &bw.ffn_norm, f(Field::FfnIn)),
@@ -300,6 +299,18 @@ impl LlamaGpuEngine {
         model: &LlamaModel,
         budget: u64,
     ) -> Result<LlamaGpuEngine, GpuError> {
+        Self::with_keep(gpu, model, budget, Keep::All).await
+    }
+
+    /// Like `with_budget`, its forwards' Traces keeping what `keep` says: with
+    /// `Keep::Streams` no (H, P, P) buffer exists and the attention is one fused kernel
+    /// (`attn_fused`), so the buffers hold far more positions (SmolLM2's 8,192 need ≈ 3 GB).
+    pub async fn with_keep(
+        gpu: Gpu,
+        model: &LlamaModel,
+        budget: u64,
+        keep: Keep,
+    ) -> Result<LlamaGpuEngine, GpuError> {
         let c = model.config.clone();
         if c.n_head * c.head_dim != c.n_embd {
             return Err(GpuError::TooLarge(format!(
@@ -318,16 +329,18 @@ impl LlamaGpuEngine {
             .limits
             .max_storage_buffer_binding_size
             .min(gpu.limits.max_buffer_size);
-        let p = capacity_of(&model.dims(c.context), max_binding, budget);
+        let p = capacity_of(&model.dims(c.context), max_binding, budget, keep);
         let dims = model.dims(p);
         let heads = Heads {
             count: c.n_head,
             dk: c.head_dim,
             positions: p,
         };
+        let maps = keep.keeps(Field::Weights);
+        fused_fits(heads, maps)?;
         for (what, n) in [
             ("logits", p * c.vocab_size),
-            ("attention", heads.square_len()),
+            ("attention", if maps { heads.square_len() } else { 0 }),
             ("FFN", p * c.n_ff),
         ] {
             if (n * 4) as u64 > max_binding {
@@ -347,7 +360,7 @@ impl LlamaGpuEngine {
             v: gpu.storage("v rows", p * kv),
             up: gpu.storage("ffn up", p * c.n_ff),
         };
-        let acts = Activations::new(&gpu, &dims, heads, (true, 0, c.n_layer * 24 + 16));
+        let acts = Activations::new(&gpu, &dims, heads, (true, 0, c.n_layer * 24 + 16), keep);
         let binds = weights
             .as_ref()
             .ok()
@@ -513,7 +526,6 @@ impl LlamaGpuEngine {
         let (d, f, hd, eps) = (c.n_embd, c.n_ff, c.head_dim, c.rms_eps);
         let new = || s..t;
         let group = c.n_head / c.n_kv_head;
-        let scale = opts.scale_factor(hd);
         let mut steps = vec![qembed::step(
             &b.embed,
             new(),
@@ -535,24 +547,10 @@ impl LlamaGpuEngine {
                 gather_heads::step(&blk.gather_q, new(), heads, 1)?,
                 gather_heads::step(&blk.gather_k, new(), heads, group)?,
                 gather_heads::step(&blk.gather_v, new(), heads, group)?,
-                // QKᵀ, ÷√d_k, mask: new queries × every key, old queries × new keys
-                attn_scores::step(
-                    &blk.attn.scores,
-                    new(),
-                    0..t,
-                    heads,
-                    scale,
-                    opts.causal_mask,
-                )?,
-                attn_scores::step(&blk.attn.scores, 0..s, s..t, heads, scale, opts.causal_mask)?,
-                attn_softmax::step(&blk.attn.softmax, s, t, heads, opts.temperature)?,
-                attn_v::step(
-                    &blk.attn.attn_v,
-                    new(),
-                    t,
-                    heads,
-                    attn_v::ablation_mask(&opts.ablate, li),
-                )?,
+            ]);
+            // QKᵀ, ÷√d_k, mask, softmax, weights · V (or all of it fused)
+            steps.extend(blk.attn.steps(li, heads, (s, t), opts)?);
+            steps.extend([
                 bw.o.step(&blk.o, new(), has(3))?,
                 residual_add::step(&blk.add_attn, new(), d)?,
                 // RMSNorm, then SwiGLU: down(SiLU(gate(x)) · up(x))
@@ -568,8 +566,7 @@ impl LlamaGpuEngine {
         steps.push(w.head().step(&b.head, new(), false)?);
         steps.push(softmax_rows::step_rows(&b.probs, new(), c.vocab_size)?);
         for (li, blk) in b.blocks.iter().enumerate() {
-            let at = li * pack_scores::packed_len(heads.count, t);
-            steps.push(pack_scores::step(&blk.attn.pack, t, heads, at)?);
+            steps.extend(blk.attn.pack(li, heads, t)?);
         }
         steps.retain(|s| !s.is_empty());
         Ok(steps)

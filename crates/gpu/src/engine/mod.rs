@@ -16,6 +16,11 @@
 //! maps once. Per-head matrices live with a row stride of the capacity, so that an
 //! incremental forward (the user typed at the end) computes only the new rows and leaves the
 //! cached ones in place.
+//!
+//! An engine made to keep no maps (`with_keep(…, Keep::Streams)`, both architectures) has no
+//! (H, P, P) buffer: its attention is one fused kernel (`attn_fused`, an online softmax), its
+//! readback copies what `Keep::Streams` keeps, and a head's maps are computed from the q and k
+//! it returns (`Trace::head_rows`).
 
 mod binds;
 mod buffers;
@@ -25,7 +30,7 @@ mod readback;
 mod run;
 
 use attnlab_model::forward::{prepare, reusable_prefix};
-use attnlab_model::{AttentionOptions, Config, Dims, Model, Trace};
+use attnlab_model::{AttentionOptions, Config, Dims, Field, Keep, Model, Trace};
 
 use crate::context::Gpu;
 use crate::error::GpuError;
@@ -33,7 +38,7 @@ use crate::step::Heads;
 use crate::{attn_v, linear};
 use binds::Binds;
 pub use buffers::{capacity, capacity_of, ACTIVATION_BUDGET};
-use buffers::{Activations, Weights};
+use buffers::{fused_fits, Activations, Weights};
 pub use llama::LlamaGpuEngine;
 use run::execute;
 pub use run::Profile;
@@ -74,21 +79,35 @@ impl GpuEngine {
     /// Like `with_gpu`, holding at most `budget` bytes of activations (the context the buffers
     /// hold shrinks to fit, see [`capacity`]).
     pub async fn with_budget(gpu: Gpu, model: &Model, budget: u64) -> Result<GpuEngine, GpuError> {
+        Self::with_keep(gpu, model, budget, Keep::All).await
+    }
+
+    /// Like `with_budget`, its forwards' Traces keeping what `keep` says: with
+    /// `Keep::Streams` no (H, P, P) buffer exists and the attention is one fused kernel
+    /// (`attn_fused`), so a GPT-2-sized model holds its whole context of 1,024.
+    pub async fn with_keep(
+        gpu: Gpu,
+        model: &Model,
+        budget: u64,
+        keep: Keep,
+    ) -> Result<GpuEngine, GpuError> {
         let c = model.config.clone();
         let max_binding = gpu
             .limits
             .max_storage_buffer_binding_size
             .min(gpu.limits.max_buffer_size);
-        let p = capacity(&c, max_binding, budget);
+        let p = capacity(&c, max_binding, budget, keep);
         let heads = Heads {
             count: c.n_head,
             dk: c.d_k(),
             positions: p,
         };
+        let maps = keep.keeps(Field::Weights);
+        fused_fits(heads, maps)?;
         for (what, n) in [
             ("wte", c.vocab_size * c.n_embd),
             ("logits", p * c.vocab_size),
-            ("attention", heads.square_len()),
+            ("attention", if maps { heads.square_len() } else { 0 }),
             ("FFN", p * c.d_ff()),
         ] {
             if (n * 4) as u64 > max_binding {
@@ -113,6 +132,7 @@ impl GpuEngine {
             &Dims::new(&c, p),
             heads,
             (weights.ln_f.is_some(), 3 * c.n_embd, c.n_layer * 16 + 16),
+            keep,
         );
         let binds = Binds::new(&gpu, &c, &weights, &acts);
         if let Some(e) = oom.pop().await {
@@ -314,21 +334,24 @@ mod tests {
     fn the_bundled_model_keeps_its_context_and_gpt2_gets_a_smaller_one() {
         let bundled = Config::bundled(4000);
         assert_eq!(
-            capacity(&bundled, 128 << 20, ACTIVATION_BUDGET),
+            capacity(&bundled, 128 << 20, ACTIVATION_BUDGET, Keep::All),
             bundled.n_positions
         );
         let gpt2 = gpt2_small();
-        let cap = capacity(&gpt2, 128 << 20, ACTIVATION_BUDGET);
+        let cap = capacity(&gpt2, 128 << 20, ACTIVATION_BUDGET, Keep::All);
         assert!((16..1024).contains(&cap) && cap.is_power_of_two(), "{cap}");
         // the largest single buffer (the packed heads) fits a 128 MiB binding
         let packed = 4 * 12 * 4 * 12 * cap * (64 + cap);
         assert!(packed <= 128 << 20, "{packed}");
         // a larger budget and binding limit give more positions, never more than the context
-        assert!(capacity(&gpt2, 1 << 40, 1 << 40) == 1024);
-        assert!(capacity(&gpt2, 1 << 40, 4 << 30) > cap);
+        assert!(capacity(&gpt2, 1 << 40, 1 << 40, Keep::All) == 1024);
+        assert!(capacity(&gpt2, 1 << 40, 4 << 30, Keep::All) > cap);
+        // without the maps no buffer grows with T²: more positions in the same budget
+        let lean = capacity(&gpt2, 128 << 20, ACTIVATION_BUDGET, Keep::Streams);
+        assert!(lean >= 2 * cap, "{lean} vs {cap}");
         // tiny models stop at the context
         let mut tiny = gpt2;
         tiny.n_positions = 8;
-        assert_eq!(capacity(&tiny, 1, 1), 8);
+        assert_eq!(capacity(&tiny, 1, 1, Keep::All), 8);
     }
 }

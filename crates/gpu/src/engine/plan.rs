@@ -8,10 +8,7 @@ use super::binds::Binds;
 use crate::error::GpuError;
 use crate::linear::{Weight, ACT_NONE};
 use crate::step::{Heads, Step};
-use crate::{
-    add_layernorm, attn_scores, attn_softmax, attn_v, embed, layernorm, linear, pack_scores,
-    softmax_rows, split_heads,
-};
+use crate::{add_layernorm, embed, layernorm, linear, softmax_rows, split_heads};
 
 /// The dispatches of a forward over `t` tokens whose first `s` rows are cached. Empty
 /// regions (nothing old in a full forward) are left out. `tile_from`: see `linear::tile_from`.
@@ -25,7 +22,6 @@ pub(super) fn forward<'a>(
 ) -> Result<Vec<Step<'a>>, GpuError> {
     let (d, f, v, eps) = (c.n_embd, c.d_ff(), c.vocab_size, c.layer_norm_epsilon);
     let new = || s..t;
-    let scale = opts.scale_factor(heads.dk);
     let gelu = linear::act(c.activation_function);
     let mut steps = Vec::new();
 
@@ -46,34 +42,9 @@ pub(super) fn forward<'a>(
             tile_from,
         )?);
         steps.push(split_heads::step(&blk.split, new(), heads)?);
-        // QKᵀ, ÷√d_k, causal mask: new queries × every key, then old queries × new keys
-        steps.push(attn_scores::step(
-            &blk.attn.scores,
-            new(),
-            0..t,
-            heads,
-            scale,
-            opts.causal_mask,
-        )?);
-        steps.push(attn_scores::step(
-            &blk.attn.scores,
-            0..s,
-            s..t,
-            heads,
-            scale,
-            opts.causal_mask,
-        )?);
-        // softmax(masked / τ)
-        steps.push(attn_softmax::step(
-            &blk.attn.softmax,
-            s,
-            t,
-            heads,
-            opts.temperature,
-        )?);
-        // weights · V per head (a switched-off head gives 0), heads side by side
-        let mask = attn_v::ablation_mask(&opts.ablate, li);
-        steps.push(attn_v::step(&blk.attn.attn_v, new(), t, heads, mask)?);
+        // QKᵀ, ÷√d_k, causal mask, softmax(masked / τ), weights · V per head (a switched-off
+        // head gives 0), heads side by side
+        steps.extend(blk.attn.steps(li, heads, (s, t), opts)?);
         // W_O
         steps.push(linear::step(
             &blk.proj,
@@ -120,8 +91,7 @@ pub(super) fn forward<'a>(
     steps.push(softmax_rows::step_rows(&b.probs, new(), v)?);
     // each layer's four score matrices (all T rows), compacted for the readback
     for (li, blk) in b.blocks.iter().enumerate() {
-        let at = li * pack_scores::packed_len(heads.count, t);
-        steps.push(pack_scores::step(&blk.attn.pack, t, heads, at)?);
+        steps.extend(blk.attn.pack(li, heads, t)?);
     }
     steps.retain(|s| !s.is_empty());
     Ok(steps)

@@ -97,11 +97,13 @@ pub(super) fn record(
             })
         })
         .collect();
-    let layer_len = pack_scores::packed_len(heads.count, t);
-    let packed_at = cur.copy(enc, &a.packed, 0, blocks.len() * layer_len);
-    for (li, at) in blocks.iter_mut().enumerate() {
-        for (i, f) in PACKED.into_iter().enumerate() {
-            at[f as usize] = packed_at + li * layer_len + i * heads.count * t * t;
+    if let Some(packed) = &a.packed {
+        let layer_len = pack_scores::packed_len(heads.count, t);
+        let packed_at = cur.copy(enc, packed, 0, blocks.len() * layer_len);
+        for (li, at) in blocks.iter_mut().enumerate() {
+            for (i, f) in PACKED.into_iter().enumerate() {
+                at[f as usize] = packed_at + li * layer_len + i * heads.count * t * t;
+            }
         }
     }
     Readback {
@@ -134,7 +136,7 @@ impl Readback {
             .zip(&self.blocks)
             .map(|(b, at)| {
                 let mut layer = LayerTrace::default();
-                for f in Field::ALL {
+                for f in Field::ALL.into_iter().filter(|&f| a.keep.keeps(f)) {
                     *f.of_mut(&mut layer) = match f.shape() {
                         Shape::Rows(_) => row(b.row(f)),
                         shape => {
