@@ -84,7 +84,9 @@ fn without_the_maps_the_fused_attention_matches_transformers_and_the_cpu() {
         let opts = AttentionOptions::default();
         let tr = pollster::block_on(e.forward(&ids, &opts)).unwrap();
         assert_eq!(tr.kept(), Keep::Streams, "{name}");
-        assert_close(&format!("{name} logits"), &tr.logits, &logits, 1e-4, 1e-3);
+        // the prediction after the last position only
+        let last = &logits[logits.len() - tr.dims.vocab..];
+        assert_close(&format!("{name} logits"), &tr.logits, last, 1e-4, 1e-3);
         let (t, h) = (tr.dims.t, tr.dims.n_head);
         for (l, want) in attn.iter().enumerate() {
             for hh in 0..h {

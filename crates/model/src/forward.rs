@@ -248,20 +248,22 @@ fn forward_from(
     });
     let last = ln_f.as_ref().unwrap_or(x);
 
-    // logits = h · wteᵀ (tied lm head), then softmax
-    let mut logits = prev.map_or_else(|| vec![0.0; t * v], |p| reuse_rows(&p.logits, s, t, v));
-    cpu::matmul_into(
-        &last[s * d..],
-        &w.wte,
-        n,
-        d,
-        v,
-        true,
-        &mut logits[s * v..],
-        0.0,
-    );
-    let mut probs = prev.map_or_else(|| vec![0.0; t * v], |p| reuse_rows(&p.probs, s, t, v));
-    cpu::softmax_rows(&logits[s * v..], v, 1.0, &mut probs[s * v..]);
+    // logits = h · wteᵀ (tied lm head), then softmax: the new rows', or only the last
+    // position's when the trace keeps no more
+    let every = keep.every_prediction();
+    let (from, kept) = if every { (s, t) } else { (t - 1, 1) };
+    let mut logits = match prev.filter(|_| every) {
+        Some(p) => reuse_rows(&p.logits, s, t, v),
+        None => vec![0.0; kept * v],
+    };
+    let out = &mut logits[(kept - (t - from)) * v..];
+    cpu::matmul_into(&last[from * d..], &w.wte, t - from, d, v, true, out, 0.0);
+    let mut probs = match prev.filter(|_| every) {
+        Some(p) => reuse_rows(&p.probs, s, t, v),
+        None => vec![0.0; kept * v],
+    };
+    let at = (kept - (t - from)) * v;
+    cpu::softmax_rows(&logits[at..], v, 1.0, &mut probs[at..]);
 
     Trace {
         dims,

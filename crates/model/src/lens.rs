@@ -139,7 +139,8 @@ pub fn logit_lens(model: &Model, trace: &Trace, position: usize, k: usize) -> Re
 
 /// The lens from every stage's distribution (`head_probs`' output, computed wherever the
 /// model is: the CLI, or the page's CPU worker for a trace from either engine). The final
-/// prediction is the trace's own most likely token at `position`.
+/// prediction is the trace's own most likely token at `position` — or, where the trace keeps
+/// no prediction there (`Keep::Streams`), the last stage's, which is the same distribution.
 pub fn from_probs(
     trace: &Trace,
     position: usize,
@@ -147,8 +148,11 @@ pub fn from_probs(
     normalised: Normalised,
     k: usize,
 ) -> Lens {
-    let target = top_k(trace.probs_at(position), 1)[0].0;
     let v = trace.dims.vocab;
+    let own = trace
+        .probs_row(position)
+        .unwrap_or(&probs[probs.len().saturating_sub(v)..]);
+    let target = top_k(own, 1)[0].0;
     let stages = probs
         .chunks(v)
         .enumerate()

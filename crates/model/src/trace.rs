@@ -133,7 +133,9 @@ pub enum Keep {
     All,
     /// No maps: per block the heads' q, k, v and outputs and the residual stream (the block's
     /// input, the stream after attention, the block's output); every other field is left
-    /// empty. O(layers · T · d_model).
+    /// empty; and the next-token logits and probabilities after the last position only (one
+    /// row each: another position's come from its last block output through the model's
+    /// head, as the lens computes them). O(layers · T · d_model).
     Streams,
 }
 
@@ -149,8 +151,14 @@ impl Keep {
         }
     }
 
+    /// Whether a trace kept this way holds the next-token logits and probabilities after
+    /// every position (else after the last one only).
+    pub fn every_prediction(self) -> bool {
+        self == Keep::All
+    }
+
     /// Bytes of a trace of `dims` kept this way: the kept fields of every block, the
-    /// embedding and the final norm's rows, and the logits and probabilities at every position.
+    /// embedding and the final norm's rows, and the logits and probabilities kept.
     pub fn bytes(self, dims: &Dims) -> u64 {
         let per_block: u64 = Field::ALL
             .into_iter()
@@ -158,7 +166,8 @@ impl Keep {
             .map(|f| f.shape().len(dims) as u64)
             .sum();
         let (t, d, v) = (dims.t as u64, dims.d_model as u64, dims.vocab as u64);
-        4 * (dims.n_layer as u64 * per_block + 2 * t * d + 2 * t * v)
+        let predictions = if self.every_prediction() { t } else { 1 };
+        4 * (dims.n_layer as u64 * per_block + 2 * t * d + 2 * predictions * v)
     }
 
     /// Refuses a trace of `dims` kept this way that would take more than `TRACE_BUDGET`,
@@ -272,10 +281,28 @@ impl Trace {
         }
     }
 
-    /// Next-token probabilities after `position`. (V)
+    /// Next-token probabilities after `position`. (V) Panics where the trace holds none: past
+    /// the text, or before its last position in a trace that keeps only that one
+    /// (`Keep::Streams`; `probs_row` says).
     pub fn probs_at(&self, position: usize) -> &[f32] {
-        let v = self.dims.vocab;
-        &self.probs[position * v..(position + 1) * v]
+        self.probs_row(position).unwrap_or_else(|| {
+            panic!(
+                "the trace holds no next-token probabilities after position {position} of {}",
+                self.dims.t
+            )
+        })
+    }
+
+    /// Next-token probabilities after `position`, if the trace holds them: every position's
+    /// in a whole trace, the last one's in a trace kept as `Keep::Streams`.
+    pub fn probs_row(&self, position: usize) -> Option<&[f32]> {
+        let (v, t) = (self.dims.vocab, self.dims.t);
+        if position >= t {
+            return None;
+        }
+        let rows = self.probs.len() / v.max(1);
+        let row = position.checked_sub(t - rows)?;
+        Some(&self.probs[row * v..(row + 1) * v])
     }
 
     /// Next-token logits after the last position (V): the last row of `logits`, whether it

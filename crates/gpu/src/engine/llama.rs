@@ -563,8 +563,15 @@ impl LlamaGpuEngine {
             ]);
         }
         steps.push(rms_norm::step(&b.norm, new(), d, eps)?);
-        steps.push(w.head().step(&b.head, new(), false)?);
-        steps.push(softmax_rows::step_rows(&b.probs, new(), c.vocab_size)?);
+        // the head and the softmax: the new rows', or the last one's alone for a Trace that
+        // keeps no more
+        let predicted = if self.acts.keep.every_prediction() {
+            new()
+        } else {
+            t - 1..t
+        };
+        steps.push(w.head().step(&b.head, predicted.clone(), false)?);
+        steps.push(softmax_rows::step_rows(&b.probs, predicted, c.vocab_size)?);
         for (li, blk) in b.blocks.iter().enumerate() {
             steps.extend(blk.attn.pack(li, heads, t)?);
         }

@@ -292,7 +292,10 @@ impl GpuEngine {
             self.heads,
             (s, t),
             opts,
-            linear::tile_from(self.tiled),
+            (
+                linear::tile_from(self.tiled),
+                self.acts.keep.every_prediction(),
+            ),
         )?;
         let dispatches = steps.len();
         let ran = execute(&self.gpu, &self.acts, self.heads, &steps, run, profile).await?;

@@ -18,7 +18,7 @@ pub(super) fn forward<'a>(
     heads: Heads,
     (s, t): (usize, usize),
     opts: &AttentionOptions,
-    tile_from: usize,
+    (tile_from, every_prediction): (usize, bool),
 ) -> Result<Vec<Step<'a>>, GpuError> {
     let (d, f, v, eps) = (c.n_embd, c.d_ff(), c.vocab_size, c.layer_norm_epsilon);
     let new = || s..t;
@@ -79,16 +79,18 @@ pub(super) fn forward<'a>(
     if let Some(ln) = &b.ln_f {
         steps.push(layernorm::step(ln, new(), d, eps)?);
     }
-    // logits = h · wteᵀ (the lm head tied to the token embedding), then softmax
+    // logits = h · wteᵀ (the lm head tied to the token embedding), then softmax: the new
+    // rows', or the last one's alone for a Trace that keeps no more
+    let predicted = if every_prediction { new() } else { t - 1..t };
     steps.push(linear::step(
         &b.lm_head,
-        new(),
+        predicted.clone(),
         (d, v),
         Weight::TiedTransposed,
         ACT_NONE,
         tile_from,
     )?);
-    steps.push(softmax_rows::step_rows(&b.probs, new(), v)?);
+    steps.push(softmax_rows::step_rows(&b.probs, predicted, v)?);
     // each layer's four score matrices (all T rows), compacted for the readback
     for (li, blk) in b.blocks.iter().enumerate() {
         steps.extend(blk.attn.pack(li, heads, t)?);

@@ -83,7 +83,9 @@ pub(super) fn record(
     };
     let mut rows = HashMap::new();
     for &i in &a.trace_rows {
-        rows.insert(i, cur.copy(enc, &a.rows[i].buffer, 0, t * a.rows[i].width));
+        let (from, n) = read_rows(a, i, t);
+        let w = a.rows[i].width;
+        rows.insert(i, cur.copy(enc, &a.rows[i].buffer, from * w, n * w));
     }
     // each block's (H, T, Dk) fields, then the packed score matrices, every layer's, where
     // pack_scores put them
@@ -114,6 +116,17 @@ pub(super) fn record(
     }
 }
 
+/// Which rows of row buffer `i` a Trace of `t` tokens holds, as (first, count): all `t`, or
+/// for the logits and probabilities of a trace that keeps only the last prediction, the last.
+fn read_rows(a: &Activations, i: usize, t: usize) -> (usize, usize) {
+    let prediction = i == a.logits || i == a.probs;
+    if prediction && !a.keep.every_prediction() {
+        (t - 1, 1)
+    } else {
+        (0, t)
+    }
+}
+
 impl Readback {
     /// The Trace of a model of `dims` (its `t` = the tokens run), cut out of the mapped
     /// staging buffer `all`.
@@ -128,7 +141,7 @@ impl Readback {
         debug_assert_eq!(dims.t, t);
         let row = |i: usize| {
             let at = self.rows[&i];
-            all[at..at + t * a.rows[i].width].to_vec()
+            all[at..at + read_rows(a, i, t).1 * a.rows[i].width].to_vec()
         };
         let layers = a
             .blocks

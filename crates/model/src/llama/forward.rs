@@ -233,7 +233,7 @@ impl LlamaModel {
                 self.config.context
             )));
         }
-        self.pass(ids, opts, &mut Visit(visit), None)
+        self.pass(ids, opts, &mut Visit(visit), None, true)
     }
 
     /// Every head's attention weights of a run on `ids`.
@@ -304,10 +304,12 @@ impl LlamaModel {
         let s = reuse.map_or(0, |(_, s)| s);
         let scale = opts.scale_factor(dims.d_k);
         let mut rec = Recorder::new(dims, keep, reuse.map(|(p, _)| p), s, scale);
-        let new_logits = self.pass(ids, opts, &mut rec, reuse)?;
+        let every = keep.every_prediction();
+        let new_logits = self.pass(ids, opts, &mut rec, reuse, every)?;
         let v = dims.vocab;
-        let (t, prior) = (ids.len(), reuse.map(|(p, _)| p));
-        // a fresh run's logits are the pass's own (no copy: at 1,000 tokens they are 200 MB)
+        let (t, prior) = (ids.len(), reuse.map(|(p, _)| p).filter(|_| every));
+        // a fresh run's logits (or the last row's alone) are the pass's own (no copy: at
+        // 1,000 tokens they are 200 MB)
         let logits = match prior {
             None => new_logits,
             Some(p) => {
@@ -316,8 +318,12 @@ impl LlamaModel {
                 all
             }
         };
-        let mut probs = prior.map_or_else(|| vec![0.0; t * v], |p| reuse_rows(&p.probs, s, t, v));
-        cpu::softmax_rows(&logits[s * v..], v, 1.0, &mut probs[s * v..]);
+        let from = logits.len() / v - new_logits_rows(t, s, every);
+        let mut probs = match prior {
+            None => vec![0.0; logits.len()],
+            Some(p) => reuse_rows(&p.probs, s, t, v),
+        };
+        cpu::softmax_rows(&logits[from * v..], v, 1.0, &mut probs[from * v..]);
         let trace = Trace {
             dims,
             tokens: ids.to_vec(),
@@ -334,13 +340,15 @@ impl LlamaModel {
 
     /// The forward pass over `ids` (at most the context), telling `obs` each step: rows `s..`
     /// of it when `reuse` gives an earlier trace whose first `s` rows hold (their keys and
-    /// values are read from it). Returns the logits of the rows computed.
+    /// values are read from it). Returns the logits of the rows computed (`every`), or of the
+    /// last one only.
     pub(crate) fn pass(
         &self,
         ids: &[u32],
         opts: &AttentionOptions,
         obs: &mut impl Observer,
         reuse: Option<(&Trace, usize)>,
+        every: bool,
     ) -> Result<Vec<f32>> {
         let c = &self.config;
         let (t, d, hd, f) = (ids.len(), c.n_embd, c.head_dim, c.n_ff);
@@ -481,8 +489,20 @@ impl LlamaModel {
         }
         rms_norm(&x, &self.norm, d, c.rms_eps, &mut attn_in);
         obs.last(&attn_in);
-        let mut logits = vec![0f32; n * c.vocab_size];
-        self.head().matmul_t(&attn_in, n, &mut logits);
+        let rows = new_logits_rows(t, s, every);
+        let mut logits = vec![0f32; rows * c.vocab_size];
+        self.head()
+            .matmul_t(&attn_in[(n - rows) * d..], rows, &mut logits);
         Ok(logits)
+    }
+}
+
+/// How many rows of logits a pass over `t` tokens with `s` reused computes: the new ones, or
+/// the last alone.
+fn new_logits_rows(t: usize, s: usize, every: bool) -> usize {
+    if every {
+        t - s
+    } else {
+        1
     }
 }
