@@ -1155,25 +1155,15 @@ fn attn_fused_matches_its_cpu_twin_and_the_three_steps() {
             let mut twin = vec![0.0; n * dk];
             let dims = (n, t, dk);
             cpu::attn_fused(&qh[row0 * dk..], kh, vh, dims, scale, tau, from, &mut twin);
-            let mut steps = {
-                let m = n * t;
-                let (mut raw, mut scaled, mut masked, mut w) =
-                    (vec![0.0; m], vec![0.0; m], vec![0.0; m], vec![0.0; m]);
-                cpu::attn_scores(
-                    &qh[row0 * dk..],
-                    kh,
-                    dims,
-                    scale,
-                    from,
-                    &mut raw,
-                    &mut scaled,
-                    &mut masked,
-                );
-                cpu::softmax_rows(&masked, t, tau, &mut w);
-                let mut o = vec![0.0; n * dk];
-                cpu::attn_v(&w, vh, n, t, dk, &mut o);
-                o
-            };
+            let mut steps = attnlab_model::testing::attention_in_steps(
+                &qh[row0 * dk..],
+                kh,
+                vh,
+                dims,
+                scale,
+                tau,
+                from,
+            );
             if off == Some(hh) {
                 twin.fill(0.0);
                 steps.fill(0.0);

@@ -389,37 +389,6 @@ mod tests {
         out
     }
 
-    /// The three steps the views show, for the fused kernel to equal: scores, softmax, ×V.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn attn_in_steps(
-        q: &[f32],
-        k: &[f32],
-        v: &[f32],
-        (t_q, t_k, dk): (usize, usize, usize),
-        scale: f32,
-        tau: f32,
-        mask_from: Option<usize>,
-    ) -> Vec<f32> {
-        let n = t_q * t_k;
-        let (mut raw, mut scaled, mut masked, mut w) =
-            (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-        let dims = (t_q, t_k, dk);
-        attn_scores(
-            q,
-            k,
-            dims,
-            scale,
-            mask_from,
-            &mut raw,
-            &mut scaled,
-            &mut masked,
-        );
-        softmax_rows(&masked, t_k, tau, &mut w);
-        let mut out = vec![0.0; t_q * dk];
-        attn_v(&w, v, t_q, t_k, dk, &mut out);
-        out
-    }
-
     /// The online softmax gives the three steps' output, up to rounding: one key, rows that
     /// start inside the text (an incremental forward), the mask off, large scores, a tiny and
     /// a large τ.
@@ -452,7 +421,8 @@ mod tests {
             );
             let scale = 1.0 / (dk as f32).sqrt();
             let from = mask.then_some(q0);
-            let want = attn_in_steps(&q, &k, &v, (t_q, t_k, dk), scale, tau, from);
+            let want =
+                crate::testing::attention_in_steps(&q, &k, &v, (t_q, t_k, dk), scale, tau, from);
             let mut got = vec![f32::NAN; t_q * dk];
             attn_fused(&q, &k, &v, (t_q, t_k, dk), scale, tau, from, &mut got);
             for (i, (a, b)) in got.iter().zip(&want).enumerate() {

@@ -198,3 +198,36 @@ pub fn write_model_dir(dir: &Path, ln: LnPlacement, seed: u64) -> std::io::Resul
     std::fs::write(dir.join("tokenizer.json"), tok)?;
     Ok(model)
 }
+
+/// One head's output through the three steps the views show — scores (`cpu::attn_scores`),
+/// `cpu::softmax_rows`, `cpu::attn_v` — for the fused attention (`cpu::attn_fused`, the
+/// `attn_fused` kernel) to be checked against. q (T_q, Dk), k and v (T_k, Dk) → (T_q, Dk).
+pub fn attention_in_steps(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    (t_q, t_k, dk): (usize, usize, usize),
+    scale: f32,
+    tau: f32,
+    mask_from: Option<usize>,
+) -> Vec<f32> {
+    use crate::cpu;
+    let n = t_q * t_k;
+    let (mut raw, mut scaled, mut masked, mut w) =
+        (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let dims = (t_q, t_k, dk);
+    cpu::attn_scores(
+        q,
+        k,
+        dims,
+        scale,
+        mask_from,
+        &mut raw,
+        &mut scaled,
+        &mut masked,
+    );
+    cpu::softmax_rows(&masked, t_k, tau, &mut w);
+    let mut out = vec![0.0; t_q * dk];
+    cpu::attn_v(&w, v, t_q, t_k, dk, &mut out);
+    out
+}
