@@ -33,13 +33,21 @@ pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64, keep: Keep) -> us
         dims.vocab as u64,
     );
     // floats per position of the row-major buffers (at most 10 d-wide + qkv + hidden per
-    // layer, embedding, ln_f, logits, probs), and of the per-head matrices at p positions
-    let rows = l * (10 * d + 3 * d + f) + 2 * d + 2 * v;
+    // layer, embedding, ln_f, logits, probs — without the maps, three d-wide per layer and
+    // the rest once for all layers), and of the per-head matrices at p positions
     let maps = keep.keeps(Field::Weights) as u64;
+    let block = 10 * d + 3 * d + f;
+    let rows = if maps == 1 {
+        l * block + 2 * d + 2 * v
+    } else {
+        l * 3 * d + block + 2 * d + 2 * v
+    };
+    // what the readback copies of them: every row, or the kept rows (one row of predictions)
+    let read = if maps == 1 { rows } else { l * 3 * d + 2 * d };
     let heads = |p: u64| l * 4 * h * p * (dk + maps * p);
     let fits = |p: u64| {
         // activations + heads, the packed copy of the maps, and a readback of both
-        let total = 4 * (rows * p + heads(p) + maps * heads(p) + (rows * p + heads(p)));
+        let total = 4 * (rows * p + heads(p) + maps * heads(p) + (read * p + heads(p)));
         let largest = 4 * [maps * h * p * p, p * v, p * f, maps * heads(p)]
             .into_iter()
             .max()
@@ -240,6 +248,18 @@ impl Activations {
         let embedding = add("embedding".into(), dims.d_model);
         let mut blocks = Vec::new();
         let mut input = embedding;
+        // a row field the Trace keeps (or one a kept field repeats) has a buffer per block;
+        // the others, without the maps, one buffer for every block (no block reads another's,
+        // and no forward reads their old rows)
+        let own = |f: Field| {
+            keep == Keep::All
+                || keep.keeps(f)
+                || Field::ALL
+                    .into_iter()
+                    .any(|g| keep.keeps(g) && layout.same_as(g) == Some(f))
+        };
+        let mut shared = [usize::MAX; Field::COUNT];
+        let mut shared_qkv = None;
         for i in 0..dims.n_layer {
             let mut fields = [usize::MAX; Field::COUNT];
             // a shared field's source comes before it in Field::ALL (layout's tests)
@@ -250,10 +270,23 @@ impl Activations {
                 fields[f as usize] = match (f, layout.same_as(f)) {
                     (Field::Input, _) => input,
                     (_, Some(src)) => fields[src as usize],
-                    (_, None) => add(format!("h.{i}.{}", f.name()), width),
+                    (_, None) if own(f) => add(format!("h.{i}.{}", f.name()), width),
+                    (_, None) => {
+                        if shared[f as usize] == usize::MAX {
+                            shared[f as usize] = add(format!("every block's {}", f.name()), width);
+                        }
+                        shared[f as usize]
+                    }
                 };
             }
-            let qkv = (qkv > 0).then(|| add(format!("h.{i}.qkv"), qkv));
+            let qkv = (qkv > 0).then(|| match shared_qkv {
+                Some(b) if keep != Keep::All => b,
+                _ => {
+                    let b = add(format!("h.{i}.qkv"), qkv);
+                    shared_qkv = Some(b);
+                    b
+                }
+            });
             let block = BlockBuffers {
                 fields,
                 qkv,
