@@ -11,7 +11,7 @@ struct Params {
     w_transposed: u32,
     has_bias: u32,
     act: u32,
-    _pad: u32,
+    out_shift: u32,   // out's row r holds x's row r + out_shift (0, or the first row alone)
 }
 
 // a square tile of the workgroup's size (WG_X = WG_Y: kernels.rs writes both in the header)
@@ -63,6 +63,6 @@ fn linear(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
         if (p.has_bias == 1u) {
             bias = b[c];
         }
-        out[r * p.n + c] = activate(acc + bias, p.act);
+        out[(r - p.out_shift) * p.n + c] = activate(acc + bias, p.act);
     }
 }

@@ -16,7 +16,7 @@ struct Params {
     w_transposed: u32,
     has_bias: u32,
     act: u32,
-    _pad: u32,
+    out_shift: u32,   // out's row r holds x's row r + out_shift (0, or the first row alone)
 }
 
 // ROWS (rows per invocation) comes from the header kernels.rs writes: linear_rows::MAX_ROWS
@@ -82,9 +82,9 @@ fn linear_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
         bias = b[c];
     }
     for (var i = 0u; i < min(rows, 4u); i = i + 1u) {
-        out[(r0 + i) * p.n + c] = activate(acc[i] + bias, p.act);
+        out[(r0 + i - p.out_shift) * p.n + c] = activate(acc[i] + bias, p.act);
     }
     for (var i = 4u; i < rows; i = i + 1u) {
-        out[(r0 + i) * p.n + c] = activate(acc2[i - 4u] + bias, p.act);
+        out[(r0 + i - p.out_shift) * p.n + c] = activate(acc2[i - 4u] + bias, p.act);
     }
 }

@@ -14,7 +14,7 @@ struct Params {
     row_bytes: u32,
     row0: u32,
     bias: u32,
-    _pad: u32,
+    out_shift: u32,   // y's row r holds x's row r + out_shift (0, or the first row alone)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -89,6 +89,6 @@ fn qmatmul(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (p.bias == 1u) {
             v = v + b[col];
         }
-        y[(p.row0 + first + r) * p.n + col] = v;
+        y[(p.row0 + first + r - p.out_shift) * p.n + col] = v;
     }
 }

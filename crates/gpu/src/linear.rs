@@ -21,6 +21,8 @@ pub const WRITES: &[bool] = &[false, false, false, true];
 crate::params! {
     /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes). `act`: the activation
     /// applied to the result, [`ACT_NONE`] or [`act`] of the model's.
+    /// `out_shift`: out's row r holds x's row r + out_shift (0, or `row0` to write one row
+    /// into a one-row buffer).
     pub struct Params {
         pub row0: u32,
         pub row1: u32,
@@ -29,7 +31,7 @@ crate::params! {
         pub w_transposed: u32,
         pub has_bias: u32,
         pub act: u32,
-        pub _pad: u32,
+        pub out_shift: u32,
     }
 }
 
@@ -88,9 +90,28 @@ pub fn step(
     act: u32,
     tile_from: usize,
 ) -> Result<Step<'_>, GpuError> {
+    step_shifted(b, rows, (k, n), weight, act, tile_from, 0)
+}
+
+/// `step` writing x's row r to out's row r − `out_shift` (at most `rows.start`): the lm head
+/// of a Trace that keeps one row of logits reads the last row into a one-row buffer.
+pub fn step_shifted(
+    b: &Bound,
+    rows: Range<usize>,
+    (k, n): (usize, usize),
+    weight: Weight,
+    act: u32,
+    tile_from: usize,
+    out_shift: usize,
+) -> Result<Step<'_>, GpuError> {
+    if out_shift > rows.start {
+        return Err(GpuError::Shape(format!(
+            "linear: rows {rows:?} shifted up by {out_shift}"
+        )));
+    }
     b.need(0, "x", rows.end * k)?;
     b.need(1, "W", k * n)?;
-    b.need(3, "out", rows.end * n)?;
+    b.need(3, "out", (rows.end - out_shift) * n)?;
     let has_bias = matches!(weight, Weight::WithBias);
     if has_bias {
         b.need(2, "bias", n)?;
@@ -103,7 +124,7 @@ pub fn step(
         w_transposed: matches!(weight, Weight::TiedTransposed) as u32,
         has_bias: has_bias as u32,
         act,
-        _pad: 0,
+        out_shift: out_shift as u32,
     };
     // few rows (or an adapter that runs on the CPU): one invocation per column and MAX_ROWS
     // rows; many: one tile per workgroup

@@ -29,7 +29,8 @@ pub const CONSTS: &[(&str, u32)] = &[("ROWS", ROWS as u32)];
 pub const TYPES: [GgmlType; 11] = GgmlType::READ;
 
 crate::params! {
-    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes).
+    /// Mirrors the WGSL `Params` struct (a multiple of 16 bytes). `out_shift`: y's row r
+    /// holds x's row r + out_shift (0, or `row0` to write one row into a one-row buffer).
     pub struct Params {
         pub m: u32,
         pub k: u32,
@@ -38,7 +39,7 @@ crate::params! {
         pub row_bytes: u32,
         pub row0: u32,
         pub bias: u32,
-        pub _pad: u32,
+        pub out_shift: u32,
     }
 }
 
@@ -77,7 +78,25 @@ pub fn step(
     ty: GgmlType,
     bias: bool,
 ) -> Result<Step<'_>, GpuError> {
+    step_shifted(b, rows, (k, n), ty, bias, 0)
+}
+
+/// `step` writing x's row r to y's row r − `out_shift` (at most `rows.start`): the output
+/// head of a Trace that keeps one row of logits reads the last row into a one-row buffer.
+pub fn step_shifted(
+    b: &Bound,
+    rows: Range<usize>,
+    (k, n): (usize, usize),
+    ty: GgmlType,
+    bias: bool,
+    out_shift: usize,
+) -> Result<Step<'_>, GpuError> {
     let row_bytes = row_bytes(ty, k)?;
+    if out_shift > rows.start {
+        return Err(GpuError::Shape(format!(
+            "{NAME}: rows {rows:?} shifted up by {out_shift}"
+        )));
+    }
     // one row of workgroups per ROWS rows of x
     if rows.start > rows.end || rows.len().div_ceil(ROWS) > MAX_GROUPS as usize {
         return Err(GpuError::Shape(format!(
@@ -89,7 +108,7 @@ pub fn step(
     if bias {
         b.need(2, "b", n)?;
     }
-    b.need(3, "y", rows.end * n)?;
+    b.need(3, "y", (rows.end - out_shift) * n)?;
     let p = Params {
         m: rows.len() as u32,
         k: k as u32,
@@ -98,7 +117,7 @@ pub fn step(
         row_bytes: row_bytes as u32,
         row0: rows.start as u32,
         bias: bias.into(),
-        ..Default::default()
+        out_shift: out_shift as u32,
     };
     Ok(Step::new(
         NAME,

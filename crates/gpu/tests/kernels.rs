@@ -220,7 +220,7 @@ fn linear_and_linear_rows_match_cpu_reference_including_the_transposed_lm_head()
             w_transposed: transposed as u32,
             has_bias: !transposed as u32,
             act: act.map_or(linear::ACT_NONE, linear::act),
-            _pad: 0,
+            out_shift: 0,
         };
         // the tiled kernel, and the per-row one the engine uses for a keystroke's few rows
         for (kernel, groups) in [

@@ -36,11 +36,13 @@ pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64, keep: Keep) -> us
     // layer, embedding, ln_f, logits, probs — without the maps, three d-wide per layer and
     // the rest once for all layers), and of the per-head matrices at p positions
     let maps = keep.keeps(Field::Weights) as u64;
+    let every = keep.every_prediction() as u64;
     let block = 10 * d + 3 * d + f;
+    // (without the maps the logits and probabilities are one row, whatever the positions)
     let rows = if maps == 1 {
-        l * block + 2 * d + 2 * v
+        l * block + 2 * d + 2 * every * v
     } else {
-        l * 3 * d + block + 2 * d + 2 * v
+        l * 3 * d + block + 2 * d + 2 * every * v
     };
     // what the readback copies of them: every row, or the kept rows (one row of predictions)
     let read = if maps == 1 { rows } else { l * 3 * d + 2 * d };
@@ -48,7 +50,7 @@ pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64, keep: Keep) -> us
     let fits = |p: u64| {
         // activations + heads, the packed copy of the maps, and a readback of both
         let total = 4 * (rows * p + heads(p) + maps * heads(p) + (read * p + heads(p)));
-        let largest = 4 * [maps * h * p * p, p * v, p * f, maps * heads(p)]
+        let largest = 4 * [maps * h * p * p, every * p * v, p * f, maps * heads(p)]
             .into_iter()
             .max()
             .unwrap_or(0);
@@ -296,8 +298,16 @@ impl Activations {
             blocks.push(block);
         }
         let ln_f = has_ln_f.then(|| add("ln_f".into(), dims.d_model));
-        let logits = add("logits".into(), dims.vocab);
-        let probs = add("probs".into(), dims.vocab);
+        // the next-token logits and probabilities: every position's, or one row
+        let predictions = if keep.every_prediction() { p } else { 1 };
+        let mut prediction = |label: &str| {
+            rows.push(RowBuffer {
+                buffer: gpu.storage(label, predictions * dims.vocab),
+                width: dims.vocab,
+            });
+            rows.len() - 1
+        };
+        let (logits, probs) = (prediction("logits"), prediction("probs"));
         let maps = keep.keeps(Field::Weights);
         let packed_len = if maps {
             dims.n_layer * pack_scores::packed_len(heads.count, p)

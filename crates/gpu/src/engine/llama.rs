@@ -338,8 +338,9 @@ impl LlamaGpuEngine {
         };
         let maps = keep.keeps(Field::Weights);
         fused_fits(heads, maps)?;
+        let predictions = if keep.every_prediction() { p } else { 1 };
         for (what, n) in [
-            ("logits", p * c.vocab_size),
+            ("logits", predictions * c.vocab_size),
             ("attention", if maps { heads.square_len() } else { 0 }),
             ("FFN", p * c.n_ff),
         ] {
@@ -565,13 +566,23 @@ impl LlamaGpuEngine {
         steps.push(rms_norm::step(&b.norm, new(), d, eps)?);
         // the head and the softmax: the new rows', or the last one's alone for a Trace that
         // keeps no more
-        let predicted = if self.acts.keep.every_prediction() {
-            new()
+        // (into row 0 of one-row buffers)
+        let (predicted, shift) = if self.acts.keep.every_prediction() {
+            (new(), 0)
         } else {
-            t - 1..t
+            (t - 1..t, t - 1)
         };
-        steps.push(w.head().step(&b.head, predicted.clone(), false)?);
-        steps.push(softmax_rows::step_rows(&b.probs, predicted, c.vocab_size)?);
+        let head = w.head();
+        steps.push(qmatmul::step_shifted(
+            &b.head,
+            predicted.clone(),
+            (head.cols, head.rows),
+            head.ty,
+            false,
+            shift,
+        )?);
+        let out = predicted.start - shift..predicted.end - shift;
+        steps.push(softmax_rows::step_rows(&b.probs, out, c.vocab_size)?);
         for (li, blk) in b.blocks.iter().enumerate() {
             steps.extend(blk.attn.pack(li, heads, t)?);
         }

@@ -81,16 +81,23 @@ pub(super) fn forward<'a>(
     }
     // logits = h · wteᵀ (the lm head tied to the token embedding), then softmax: the new
     // rows', or the last one's alone for a Trace that keeps no more
-    let predicted = if every_prediction { new() } else { t - 1..t };
-    steps.push(linear::step(
+    // (into row 0 of one-row buffers)
+    let (predicted, shift) = if every_prediction {
+        (new(), 0)
+    } else {
+        (t - 1..t, t - 1)
+    };
+    steps.push(linear::step_shifted(
         &b.lm_head,
         predicted.clone(),
         (d, v),
         Weight::TiedTransposed,
         ACT_NONE,
         tile_from,
+        shift,
     )?);
-    steps.push(softmax_rows::step_rows(&b.probs, predicted, v)?);
+    let out = predicted.start - shift..predicted.end - shift;
+    steps.push(softmax_rows::step_rows(&b.probs, out, v)?);
     // each layer's four score matrices (all T rows), compacted for the readback
     for (li, blk) in b.blocks.iter().enumerate() {
         steps.extend(blk.attn.pack(li, heads, t)?);

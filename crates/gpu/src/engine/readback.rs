@@ -117,11 +117,11 @@ pub(super) fn record(
 }
 
 /// Which rows of row buffer `i` a Trace of `t` tokens holds, as (first, count): all `t`, or
-/// for the logits and probabilities of a trace that keeps only the last prediction, the last.
+/// the one row of the logits and probabilities of a trace that keeps only the last prediction.
 fn read_rows(a: &Activations, i: usize, t: usize) -> (usize, usize) {
     let prediction = i == a.logits || i == a.probs;
     if prediction && !a.keep.every_prediction() {
-        (t - 1, 1)
+        (0, 1)
     } else {
         (0, t)
     }
