@@ -7,7 +7,7 @@
 // once per workgroup. With the causal mask a query walks the keys up to its own position.
 // Written per head (H, P, Dk) and side by side (P, D), as attn_v writes them; a switched-off
 // head (bit h of ablate_lo | ablate_hi << 32) outputs 0. CPU twin: cpu::attn_fused, in the
-// same order of operations.
+// same order of operations but for the dot products, summed here four lanes apart.
 
 struct Params {
     row0: u32,
@@ -31,16 +31,31 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;      // (H, P, Dk)
 @group(0) @binding(5) var<storage, read_write> concat: array<f32>;   // (P, D)
 
-// TILE keys of at most MAX_DK values each, for k and for v: 16 KiB, WebGPU's least
-// workgroup storage
-var<workgroup> kt: array<f32, 2048>;   // TILE * MAX_DK
-var<workgroup> vt: array<f32, 2048>;
+// TILE keys of at most MAX_DK values each, four to a vec4, for k and for v: 16 KiB, WebGPU's
+// least workgroup storage. Four at a time, and four vec4s an iteration, also keep a query's
+// loop iterations under 65,536 up to thousands of keys: Mesa's llvmpipe (lavapipe) cuts a
+// shader's loops off past that many, leaving its output unwritten.
+var<workgroup> kt: array<vec4<f32>, 512>;   // TILE * MAX_DK / 4
+var<workgroup> vt: array<vec4<f32>, 512>;
 
 fn ablated(h: u32) -> bool {
     if (h < 32u) {
         return ((p.ablate_lo >> h) & 1u) == 1u;
     }
     return h < 64u && ((p.ablate_hi >> (h - 32u)) & 1u) == 1u;
+}
+
+// four values from `at` on (WGSL passes no storage pointer to a function: one per binding)
+fn q4(at: u32) -> vec4<f32> {
+    return vec4<f32>(q[at], q[at + 1u], q[at + 2u], q[at + 3u]);
+}
+
+fn k4(at: u32) -> vec4<f32> {
+    return vec4<f32>(k[at], k[at + 1u], k[at + 2u], k[at + 3u]);
+}
+
+fn v4(at: u32) -> vec4<f32> {
+    return vec4<f32>(v[at], v[at + 1u], v[at + 2u], v[at + 3u]);
 }
 
 @compute @workgroup_size(WG_X, WG_Y, WG_Z)
@@ -50,6 +65,8 @@ fn attn_fused(
 ) {
     let h = wid.y;
     let dk = p.dk;
+    let d4 = dk / 4u;        // vec4s a row holds (the host checks dk % 4 == 0)
+    let d16 = d4 / 4u * 4u;  // of them, those the unrolled loops take four at a time
     let i = p.row0 + wid.x * WG_X + lid;
     let live = i < p.row1;
     let base = h * p.positions * dk;
@@ -61,48 +78,61 @@ fn attn_fused(
         walk = min(last + 1u, p.keys);
         mine = min(i + 1u, p.keys);
     }
-    var qi: array<f32, MAX_DK>;
-    var acc: array<f32, MAX_DK>;
+    var qi: array<vec4<f32>, 32>;   // MAX_DK / 4
+    var acc: array<vec4<f32>, 32>;
     if (live) {
-        for (var c = 0u; c < dk; c = c + 1u) {
-            qi[c] = q[base + i * dk + c];
-            acc[c] = 0.0;
+        for (var c = 0u; c < d4; c = c + 1u) {
+            qi[c] = q4(base + i * dk + 4u * c);
+            acc[c] = vec4<f32>(0.0);
         }
     }
     var m = 0.0;
     var sum = 0.0;
     for (var j0 = 0u; j0 < walk; j0 = j0 + TILE) {
-        for (var e = lid; e < TILE * dk; e = e + WG_X) {
-            let j = j0 + e / dk;
+        for (var e = lid; e < TILE * d4; e = e + WG_X) {
+            let j = j0 + e / d4;
             if (j < walk) {
-                kt[e] = k[base + j * dk + e % dk];
-                vt[e] = v[base + j * dk + e % dk];
+                let at = base + j * dk + 4u * (e % d4);
+                kt[e] = k4(at);
+                vt[e] = v4(at);
             }
         }
         workgroupBarrier();
         if (live && j0 < mine) {
             let n = min(TILE, mine - j0);
             for (var jj = 0u; jj < n; jj = jj + 1u) {
-                var dot = 0.0;
-                for (var c = 0u; c < dk; c = c + 1u) {
-                    dot = dot + qi[c] * kt[jj * dk + c];
+                let row = jj * d4;
+                var dot4 = vec4<f32>(0.0);
+                var c = 0u;
+                for (; c < d16; c = c + 4u) {
+                    dot4 = dot4 + qi[c] * kt[row + c] + qi[c + 1u] * kt[row + c + 1u]
+                        + qi[c + 2u] * kt[row + c + 2u] + qi[c + 3u] * kt[row + c + 3u];
                 }
-                let x = dot * p.scale;
+                for (; c < d4; c = c + 1u) {
+                    dot4 = dot4 + qi[c] * kt[row + c];
+                }
+                let x = (dot4.x + dot4.y + dot4.z + dot4.w) * p.scale;
+                var old = 0.0;
+                var e = 1.0;
                 if (j0 + jj == 0u) {
                     m = x;
                     sum = 1.0;
-                    for (var c = 0u; c < dk; c = c + 1u) {
-                        acc[c] = vt[c];
-                    }
                 } else {
                     let grown = max(x, m);
-                    let old = exp((m - grown) / p.tau);
-                    let e = exp((x - grown) / p.tau);
+                    old = exp((m - grown) / p.tau);
+                    e = exp((x - grown) / p.tau);
                     m = grown;
                     sum = sum * old + e;
-                    for (var c = 0u; c < dk; c = c + 1u) {
-                        acc[c] = acc[c] * old + e * vt[jj * dk + c];
-                    }
+                }
+                c = 0u;
+                for (; c < d16; c = c + 4u) {
+                    acc[c] = acc[c] * old + e * vt[row + c];
+                    acc[c + 1u] = acc[c + 1u] * old + e * vt[row + c + 1u];
+                    acc[c + 2u] = acc[c + 2u] * old + e * vt[row + c + 2u];
+                    acc[c + 3u] = acc[c + 3u] * old + e * vt[row + c + 3u];
+                }
+                for (; c < d4; c = c + 1u) {
+                    acc[c] = acc[c] * old + e * vt[row + c];
                 }
             }
         }
@@ -115,9 +145,11 @@ fn attn_fused(
     if (sum > 0.0 && !ablated(h)) {
         inv = 1.0 / sum;
     }
-    for (var c = 0u; c < dk; c = c + 1u) {
+    for (var c = 0u; c < d4; c = c + 1u) {
         let o = acc[c] * inv;
-        out[base + i * dk + c] = o;
-        concat[i * p.d + h * dk + c] = o;
+        for (var u = 0u; u < 4u; u = u + 1u) {
+            out[base + i * dk + 4u * c + u] = o[u];
+            concat[i * p.d + h * dk + 4u * c + u] = o[u];
+        }
     }
 }

@@ -2,8 +2,9 @@
 //! without writing a score — an online softmax over the keys, which pass through workgroup
 //! memory a tile at a time — for a forward that keeps no maps (`Keep::Streams`): no (H, T, T)
 //! buffer exists, so the length is bounded by the (H, T, Dk) ones. CPU twin:
-//! `cpu::attn_fused`, then the concatenation; equal to `attn_scores` → `attn_softmax` →
-//! `attn_v` up to rounding. One workgroup per `WG[0]` queries and head.
+//! `cpu::attn_fused`, then the concatenation (its dot products summed four lanes apart); equal
+//! to `attn_scores` → `attn_softmax` → `attn_v` up to rounding. One workgroup per `WG[0]`
+//! queries and head.
 
 use std::ops::Range;
 
@@ -16,13 +17,19 @@ use crate::step::{groups, rows_within, Bound, Heads, Step};
 /// queries of one head per workgroup.
 pub const WG: [u32; 3] = [64, 1, 1];
 
-/// Keys per tile, and the longest query and key a head may have: the tile of keys and the
-/// tile of values together fill WebGPU's least workgroup storage (16 KiB).
+/// Keys per tile, and the longest query and key a head may have (a multiple of 4: the WGSL
+/// reads them as vec4s): the tile of keys and the tile of values together fill WebGPU's least
+/// workgroup storage (16 KiB). The WGSL's arrays are sized for these.
 pub const TILE: usize = 16;
 pub const MAX_DK: usize = 128;
 
 /// Constants the WGSL reads (kernels.rs writes them in the header).
-pub const CONSTS: &[(&str, u32)] = &[("TILE", TILE as u32), ("MAX_DK", MAX_DK as u32)];
+pub const CONSTS: &[(&str, u32)] = &[("TILE", TILE as u32)];
+
+/// Whether the fused attention takes heads of `dk` values.
+pub fn takes(dk: usize) -> bool {
+    dk <= MAX_DK && dk.is_multiple_of(4)
+}
 
 pub const NAME: &str = "attn_fused";
 
@@ -84,9 +91,9 @@ pub fn step(
 ) -> Result<Step<'_>, GpuError> {
     rows_within(NAME, &rows, heads.positions)?;
     rows_within(NAME, &(0..keys), heads.positions)?;
-    if heads.dk > MAX_DK || heads.count > MAX_HEADS {
+    if !takes(heads.dk) || heads.count > MAX_HEADS {
         return Err(GpuError::TooLarge(format!(
-            "{} heads of {} values: the fused attention takes at most {MAX_HEADS} heads of {MAX_DK}",
+            "{} heads of {} values: the fused attention takes at most {MAX_HEADS} heads of at most {MAX_DK}, a multiple of 4",
             heads.count, heads.dk
         )));
     }

@@ -1090,7 +1090,9 @@ fn qembed_reads_each_tokens_row_of_every_type_it_reads() {
 /// and against the three steps the views show: one query; 70 queries (more than a
 /// workgroup's 64) and keys that are not a multiple of the tile; rows that start inside the
 /// text (an incremental forward: queries 9..14 of 14 keys); the mask off; d_k 128 (the most
-/// a tile holds) with large scores; a tiny and a large τ; a head switched off.
+/// a tile holds) with large scores; a tiny and a large τ; a head switched off; 1,100 keys of
+/// 64 values (a query's loops past 65,536 iterations, which llvmpipe cuts off, wrote nothing
+/// from 500 keys on before the loops went four vec4s at a time).
 #[test]
 fn attn_fused_matches_its_cpu_twin_and_the_three_steps() {
     let Some(g) = gpu() else { return };
@@ -1103,6 +1105,7 @@ fn attn_fused_matches_its_cpu_twin_and_the_three_steps() {
         (1, 33, 0, 128, 6.0, true, 1.0, None),
         (2, 20, 0, 8, 1.0, true, 0.02, None),
         (2, 20, 3, 8, 1.0, true, 50.0, None),
+        (1, 1100, 0, 64, 1.0, true, 1.0, None),
     ] {
         let q = rand_vec(h * t * dk, 21, mag);
         let k = rand_vec(h * t * dk, 22, mag);

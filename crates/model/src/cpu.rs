@@ -248,8 +248,9 @@ pub fn attn_v(w: &[f32], v: &[f32], t_q: usize, t_k: usize, dk: usize, out: &mut
 /// running sum of exp((x − m) / τ) and the running weighted sum of values, rescaled whenever
 /// m grows. `mask_from`: `Some(q_start)` hides the keys after each query (at position
 /// q_start + i), as `attn_scores`; `None` shows every key. q (T_q, Dk), k and v (T_k, Dk) →
-/// out (T_q, Dk). The twin of the `attn_fused` kernel (same order of operations); equal to
-/// `attn_scores` → `softmax_rows` → `attn_v` up to rounding.
+/// out (T_q, Dk). The twin of the `attn_fused` kernel (the same steps; the kernel sums a dot
+/// product four lanes apart); equal to `attn_scores` → `softmax_rows` → `attn_v` up to
+/// rounding.
 #[allow(clippy::too_many_arguments)]
 pub fn attn_fused(
     q: &[f32],

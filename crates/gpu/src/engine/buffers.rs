@@ -66,9 +66,9 @@ pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64, keep: Keep) -> us
 
 /// Refuses heads the fused attention cannot take, when the engine keeps no maps.
 pub(super) fn fused_fits(heads: Heads, maps: bool) -> Result<(), GpuError> {
-    if !maps && heads.dk > attn_fused::MAX_DK {
+    if !maps && !attn_fused::takes(heads.dk) {
         return Err(GpuError::TooLarge(format!(
-            "heads of {} values: without the maps the attention runs fused, which takes at most {}",
+            "heads of {} values: without the maps the attention runs fused, which takes at most {}, a multiple of 4",
             heads.dk,
             attn_fused::MAX_DK
         )));
