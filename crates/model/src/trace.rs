@@ -301,7 +301,7 @@ impl Trace {
             return None;
         }
         let rows = self.probs.len() / v.max(1);
-        let row = position.checked_sub(t - rows)?;
+        let row = position.checked_sub(t.saturating_sub(rows))?;
         Some(&self.probs[row * v..(row + 1) * v])
     }
 
