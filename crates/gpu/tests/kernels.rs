@@ -4,26 +4,13 @@ mod common;
 
 use attnlab_gpu::*;
 use attnlab_model::cpu::{self, MASKED};
+use attnlab_model::testing::rand_vec;
 use attnlab_model::Activation;
 use bytemuck::bytes_of;
 use common::{assert_close, gpu};
 
 const ATOL: f32 = 1e-5;
 const RTOL: f32 = 1e-4;
-
-fn rand_vec(n: usize, seed: u64, scale: f32) -> Vec<f32> {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
-        })
-        .collect()
-}
 
 fn f(v: &[f32]) -> Vec<u8> {
     bytemuck::cast_slice(v).to_vec()

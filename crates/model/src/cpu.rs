@@ -395,17 +395,7 @@ mod tests {
     /// a large τ.
     #[test]
     fn the_fused_attention_equals_scores_softmax_and_values() {
-        let mut seed = 7u64;
-        let mut rand = |n: usize, scale: f32| -> Vec<f32> {
-            (0..n)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    ((seed >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
-                })
-                .collect()
-        };
+        use crate::testing::rand_vec;
         for (t_q, t_k, dk, q0, mask, spread, tau) in [
             (1, 1, 4, 0, true, 1.0, 1.0),
             (9, 9, 8, 0, true, 1.0, 1.0),
@@ -416,9 +406,9 @@ mod tests {
             (6, 11, 8, 5, true, 1.0, 40.0),
         ] {
             let (q, k, v) = (
-                rand(t_q * dk, spread),
-                rand(t_k * dk, spread),
-                rand(t_k * dk, 1.0),
+                rand_vec(t_q * dk, 1, spread),
+                rand_vec(t_k * dk, 2, spread),
+                rand_vec(t_k * dk, 3, 1.0),
             );
             let scale = 1.0 / (dk as f32).sqrt();
             let from = mask.then_some(q0);

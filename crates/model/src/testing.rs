@@ -231,3 +231,19 @@ pub fn attention_in_steps(
     cpu::attn_v(&w, v, t_q, t_k, dk, &mut out);
     out
 }
+
+/// `n` seeded pseudo-random values, uniform in ±`scale` (xorshift64 from `seed`): the kernel
+/// tests' inputs, the same on every machine.
+pub fn rand_vec(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
+        })
+        .collect()
+}
