@@ -173,6 +173,41 @@ pub(crate) fn grown(
     l
 }
 
+/// How many rows of logits a pass over `t` tokens with `s` reused computes: the new ones, or
+/// the last alone (`every`: whether the trace keeps every position's prediction).
+pub(crate) fn predicted_rows(t: usize, s: usize, every: bool) -> usize {
+    if every {
+        t - s
+    } else {
+        1
+    }
+}
+
+/// A trace's next-token logits and probabilities: `new`, the logits of the rows a pass over
+/// `t` tokens computed (`predicted_rows`), after the first `s` rows of `prev`'s when the
+/// trace keeps every position's (`every`); and their softmax.
+pub(crate) fn predictions(
+    prev: Option<&Trace>,
+    (s, t): (usize, usize),
+    v: usize,
+    new: Vec<f32>,
+    every: bool,
+) -> (Vec<f32>, Vec<f32>) {
+    let n = new.len();
+    let (logits, mut probs) = match prev.filter(|_| every) {
+        // a fresh run's logits are the pass's own (no copy: at 1,000 tokens they are 200 MB)
+        None => (new, vec![0.0; n]),
+        Some(p) => {
+            let mut all = reuse_rows(&p.logits, s, t, v);
+            all[s * v..].copy_from_slice(&new);
+            (all, reuse_rows(&p.probs, s, t, v))
+        }
+    };
+    let from = logits.len() - n;
+    cpu::softmax_rows(&logits[from..], v, 1.0, &mut probs[from..]);
+    (logits, probs)
+}
+
 /// Scratch space of one pass, reused by every block.
 struct Scratch {
     /// (n, 3D): the fused Q, K, V projection of the new rows.
@@ -251,19 +286,19 @@ fn forward_from(
     // logits = h · wteᵀ (tied lm head), then softmax: the new rows', or only the last
     // position's when the trace keeps no more
     let every = keep.every_prediction();
-    let (from, kept) = if every { (s, t) } else { (t - 1, 1) };
-    let mut logits = match prev.filter(|_| every) {
-        Some(p) => reuse_rows(&p.logits, s, t, v),
-        None => vec![0.0; kept * v],
-    };
-    let out = &mut logits[(kept - (t - from)) * v..];
-    cpu::matmul_into(&last[from * d..], &w.wte, t - from, d, v, true, out, 0.0);
-    let mut probs = match prev.filter(|_| every) {
-        Some(p) => reuse_rows(&p.probs, s, t, v),
-        None => vec![0.0; kept * v],
-    };
-    let at = (kept - (t - from)) * v;
-    cpu::softmax_rows(&logits[at..], v, 1.0, &mut probs[at..]);
+    let rows = predicted_rows(t, s, every);
+    let mut new = vec![0.0; rows * v];
+    cpu::matmul_into(
+        &last[(t - rows) * d..],
+        &w.wte,
+        rows,
+        d,
+        v,
+        true,
+        &mut new,
+        0.0,
+    );
+    let (logits, probs) = predictions(prev, (s, t), v, new, every);
 
     Trace {
         dims,

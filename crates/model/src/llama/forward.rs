@@ -13,7 +13,7 @@ use crate::config::LnPlacement;
 use crate::cpu::{self, MASKED};
 use crate::error::{Error, Result};
 use crate::field::Dims;
-use crate::forward::{grown, reusable_prefix, reuse_rows};
+use crate::forward::{grown, predicted_rows, predictions, reusable_prefix, reuse_rows};
 use crate::roles::HeadMaps;
 use crate::trace::{AttentionOptions, Keep, LayerTrace, Trace, TRACE_BUDGET};
 
@@ -306,24 +306,8 @@ impl LlamaModel {
         let mut rec = Recorder::new(dims, keep, reuse.map(|(p, _)| p), s, scale);
         let every = keep.every_prediction();
         let new_logits = self.pass(ids, opts, &mut rec, reuse, every)?;
-        let v = dims.vocab;
-        let (t, prior) = (ids.len(), reuse.map(|(p, _)| p).filter(|_| every));
-        // a fresh run's logits (or the last row's alone) are the pass's own (no copy: at
-        // 1,000 tokens they are 200 MB)
-        let logits = match prior {
-            None => new_logits,
-            Some(p) => {
-                let mut all = reuse_rows(&p.logits, s, t, v);
-                all[s * v..].copy_from_slice(&new_logits);
-                all
-            }
-        };
-        let from = logits.len() / v - new_logits_rows(t, s, every);
-        let mut probs = match prior {
-            None => vec![0.0; logits.len()],
-            Some(p) => reuse_rows(&p.probs, s, t, v),
-        };
-        cpu::softmax_rows(&logits[from * v..], v, 1.0, &mut probs[from * v..]);
+        let prior = reuse.map(|(p, _)| p);
+        let (logits, probs) = predictions(prior, (s, ids.len()), dims.vocab, new_logits, every);
         let trace = Trace {
             dims,
             tokens: ids.to_vec(),
@@ -489,20 +473,10 @@ impl LlamaModel {
         }
         rms_norm(&x, &self.norm, d, c.rms_eps, &mut attn_in);
         obs.last(&attn_in);
-        let rows = new_logits_rows(t, s, every);
+        let rows = predicted_rows(t, s, every);
         let mut logits = vec![0f32; rows * c.vocab_size];
         self.head()
             .matmul_t(&attn_in[(n - rows) * d..], rows, &mut logits);
         Ok(logits)
-    }
-}
-
-/// How many rows of logits a pass over `t` tokens with `s` reused computes: the new ones, or
-/// the last alone.
-fn new_logits_rows(t: usize, s: usize, every: bool) -> usize {
-    if every {
-        t - s
-    } else {
-        1
     }
 }
