@@ -43,7 +43,8 @@ pub(super) enum AttentionBinds {
 }
 
 impl AttentionBinds {
-    /// The maps' binds when the block keeps them (and `packed` is there), else the fused one.
+    /// The maps' binds when the engine keeps them (`packed`, their readback, is there), else
+    /// the fused one.
     pub fn new(
         gpu: &Gpu,
         params: &wgpu::Buffer,
@@ -51,7 +52,7 @@ impl AttentionBinds {
         concat: &wgpu::Buffer,
         packed: Option<&wgpu::Buffer>,
     ) -> AttentionBinds {
-        let Some(packed) = packed.filter(|_| hb.maps()) else {
+        let Some(packed) = packed else {
             return AttentionBinds::Fused(attn_fused::bind(
                 gpu,
                 params,

@@ -1,6 +1,8 @@
 //! The engine's storage: the weights on the GPU, and every activation buffer, sized once for
 //! the whole context (`capacity` positions) and reused by every forward.
 
+use std::ops::Range;
+
 use attnlab_model::{Config, Dims, Field, Keep, Model, Shape, TraceLayout};
 
 use crate::context::Gpu;
@@ -64,14 +66,56 @@ pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64, keep: Keep) -> us
     p as usize
 }
 
-/// Refuses heads the fused attention cannot take, when the engine keeps no maps.
-pub(super) fn fused_fits(heads: Heads, maps: bool) -> Result<(), GpuError> {
+/// Rows the logits and probabilities buffers hold at `p` positions: every one, or the last
+/// position's alone for a Trace that keeps no more.
+fn prediction_rows(keep: Keep, p: usize) -> usize {
+    if keep.every_prediction() {
+        p
+    } else {
+        1
+    }
+}
+
+/// The rows `s..t` of a forward the output head runs for, and how far up it writes them
+/// (`linear::step_shifted`, `qmatmul::step_shifted`): the new rows in place, or the last row
+/// into row 0 of the one-row buffers.
+pub(super) fn predicted(keep: Keep, (s, t): (usize, usize)) -> (Range<usize>, usize) {
+    if keep.every_prediction() {
+        (s..t, 0)
+    } else {
+        (t - 1..t, t - 1)
+    }
+}
+
+/// Refuses an engine whose buffers at `heads.positions` would not bind: each of `sizes`
+/// (name, floats), the logits over a vocabulary of `vocab` and, when kept, one layer's maps;
+/// and, without the maps, heads the fused attention cannot take.
+pub(super) fn check_bindings(
+    heads: Heads,
+    keep: Keep,
+    vocab: usize,
+    sizes: &[(&str, usize)],
+    max_binding: u64,
+) -> Result<(), GpuError> {
+    let maps = keep.keeps(Field::Weights);
     if !maps && !attn_fused::takes(heads.dk) {
         return Err(GpuError::TooLarge(format!(
             "heads of {} values: without the maps the attention runs fused, which takes at most {}, a multiple of 4",
             heads.dk,
             attn_fused::MAX_DK
         )));
+    }
+    let own = [
+        ("logits", prediction_rows(keep, heads.positions) * vocab),
+        ("attention", if maps { heads.square_len() } else { 0 }),
+    ];
+    for &(what, n) in sizes.iter().chain(&own) {
+        if (n * 4) as u64 > max_binding {
+            return Err(GpuError::TooLarge(format!(
+                "{what} needs {} bytes, the GPU binds at most {max_binding}",
+                n * 4
+            )));
+        }
     }
     Ok(())
 }
@@ -175,11 +219,6 @@ impl HeadBuffers {
             .as_ref()
             .unwrap_or_else(|| panic!("{} has no per-head buffer", f.name()))
     }
-
-    /// Whether the block keeps its four (H, P, P) maps.
-    pub fn maps(&self) -> bool {
-        self.by_field[Field::Weights as usize].is_some()
-    }
 }
 
 /// One block's buffers: a row buffer per Trace field (fields the [`TraceLayout`] calls shared
@@ -254,8 +293,7 @@ impl Activations {
         // the others, without the maps, one buffer for every block (no block reads another's,
         // and no forward reads their old rows)
         let own = |f: Field| {
-            keep == Keep::All
-                || keep.keeps(f)
+            keep.keeps(f)
                 || Field::ALL
                     .into_iter()
                     .any(|g| keep.keeps(g) && layout.same_as(g) == Some(f))
@@ -299,7 +337,7 @@ impl Activations {
         }
         let ln_f = has_ln_f.then(|| add("ln_f".into(), dims.d_model));
         // the next-token logits and probabilities: every position's, or one row
-        let predictions = if keep.every_prediction() { p } else { 1 };
+        let predictions = prediction_rows(keep, p);
         let mut prediction = |label: &str| {
             rows.push(RowBuffer {
                 buffer: gpu.storage(label, predictions * dims.vocab),

@@ -14,7 +14,7 @@ use attnlab_model::qmatrix::{QMatrix, Storage};
 use attnlab_model::{AttentionOptions, Dims, Error, Field, Keep, Trace};
 
 use super::binds::AttentionBinds;
-use super::buffers::{capacity_of, fused_fits, Activations, ACTIVATION_BUDGET};
+use super::buffers::{capacity_of, check_bindings, predicted, Activations, ACTIVATION_BUDGET};
 use super::run::{execute, Profile};
 use crate::context::Gpu;
 use crate::error::GpuError;
@@ -336,21 +336,13 @@ impl LlamaGpuEngine {
             dk: c.head_dim,
             positions: p,
         };
-        let maps = keep.keeps(Field::Weights);
-        fused_fits(heads, maps)?;
-        let predictions = if keep.every_prediction() { p } else { 1 };
-        for (what, n) in [
-            ("logits", predictions * c.vocab_size),
-            ("attention", if maps { heads.square_len() } else { 0 }),
-            ("FFN", p * c.n_ff),
-        ] {
-            if (n * 4) as u64 > max_binding {
-                return Err(GpuError::TooLarge(format!(
-                    "{what} needs {} bytes, the GPU binds at most {max_binding}",
-                    n * 4
-                )));
-            }
-        }
+        check_bindings(
+            heads,
+            keep,
+            c.vocab_size,
+            &[("FFN", p * c.n_ff)],
+            max_binding,
+        )?;
         let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let weights = LlamaWeights::upload(&gpu, model, p);
@@ -564,24 +556,19 @@ impl LlamaGpuEngine {
             ]);
         }
         steps.push(rms_norm::step(&b.norm, new(), d, eps)?);
-        // the head and the softmax: the new rows', or the last one's alone for a Trace that
-        // keeps no more
-        // (into row 0 of one-row buffers)
-        let (predicted, shift) = if self.acts.keep.every_prediction() {
-            (new(), 0)
-        } else {
-            (t - 1..t, t - 1)
-        };
+        // the head and the softmax: the new rows', or the last one's alone (into row 0) for a
+        // Trace that keeps no more
+        let (rows, shift) = predicted(self.acts.keep, (s, t));
         let head = w.head();
+        let out = rows.start - shift..rows.end - shift;
         steps.push(qmatmul::step_shifted(
             &b.head,
-            predicted.clone(),
+            rows,
             (head.cols, head.rows),
             head.ty,
             false,
             shift,
         )?);
-        let out = predicted.start - shift..predicted.end - shift;
         steps.push(softmax_rows::step_rows(&b.probs, out, c.vocab_size)?);
         for (li, blk) in b.blocks.iter().enumerate() {
             steps.extend(blk.attn.pack(li, heads, t)?);

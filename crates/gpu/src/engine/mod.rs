@@ -31,7 +31,7 @@ mod readback;
 mod run;
 
 use attnlab_model::forward::{prepare, reusable_prefix};
-use attnlab_model::{AttentionOptions, Config, Dims, Field, Keep, Model, Trace};
+use attnlab_model::{AttentionOptions, Config, Dims, Keep, Model, Trace};
 
 use crate::context::Gpu;
 use crate::error::GpuError;
@@ -39,7 +39,7 @@ use crate::step::Heads;
 use crate::{attn_v, linear};
 use binds::Binds;
 pub use buffers::{capacity, capacity_of, ACTIVATION_BUDGET};
-use buffers::{fused_fits, Activations, Weights};
+use buffers::{check_bindings, Activations, Weights};
 pub use llama::LlamaGpuEngine;
 use run::execute;
 pub use run::Profile;
@@ -103,22 +103,8 @@ impl GpuEngine {
             dk: c.d_k(),
             positions: p,
         };
-        let maps = keep.keeps(Field::Weights);
-        fused_fits(heads, maps)?;
-        let predictions = if keep.every_prediction() { p } else { 1 };
-        for (what, n) in [
-            ("wte", c.vocab_size * c.n_embd),
-            ("logits", predictions * c.vocab_size),
-            ("attention", if maps { heads.square_len() } else { 0 }),
-            ("FFN", p * c.d_ff()),
-        ] {
-            if (n * 4) as u64 > max_binding {
-                return Err(GpuError::TooLarge(format!(
-                    "{what} needs {} bytes, the GPU binds at most {max_binding}",
-                    n * 4
-                )));
-            }
-        }
+        let sizes = [("wte", c.vocab_size * c.n_embd), ("FFN", p * c.d_ff())];
+        check_bindings(heads, keep, c.vocab_size, &sizes, max_binding)?;
         if c.n_head > attn_v::MAX_HEADS {
             return Err(GpuError::TooLarge(format!(
                 "{} heads per layer: the GPU engine switches heads off by a mask of {}",
@@ -294,10 +280,7 @@ impl GpuEngine {
             self.heads,
             (s, t),
             opts,
-            (
-                linear::tile_from(self.tiled),
-                self.acts.keep.every_prediction(),
-            ),
+            (linear::tile_from(self.tiled), self.acts.keep),
         )?;
         let dispatches = steps.len();
         let ran = execute(&self.gpu, &self.acts, self.heads, &steps, run, profile).await?;

@@ -2,9 +2,10 @@
 //! `s..t` are new (all of them in a full forward; the typed tokens in an incremental one);
 //! each step's kernel module checks the shapes and computes the grid.
 
-use attnlab_model::{AttentionOptions, Config};
+use attnlab_model::{AttentionOptions, Config, Keep};
 
 use super::binds::Binds;
+use super::buffers::predicted;
 use crate::error::GpuError;
 use crate::linear::{Weight, ACT_NONE};
 use crate::step::{Heads, Step};
@@ -18,7 +19,7 @@ pub(super) fn forward<'a>(
     heads: Heads,
     (s, t): (usize, usize),
     opts: &AttentionOptions,
-    (tile_from, every_prediction): (usize, bool),
+    (tile_from, keep): (usize, Keep),
 ) -> Result<Vec<Step<'a>>, GpuError> {
     let (d, f, v, eps) = (c.n_embd, c.d_ff(), c.vocab_size, c.layer_norm_epsilon);
     let new = || s..t;
@@ -80,23 +81,18 @@ pub(super) fn forward<'a>(
         steps.push(layernorm::step(ln, new(), d, eps)?);
     }
     // logits = h · wteᵀ (the lm head tied to the token embedding), then softmax: the new
-    // rows', or the last one's alone for a Trace that keeps no more
-    // (into row 0 of one-row buffers)
-    let (predicted, shift) = if every_prediction {
-        (new(), 0)
-    } else {
-        (t - 1..t, t - 1)
-    };
+    // rows', or the last one's alone (into row 0) for a Trace that keeps no more
+    let (rows, shift) = predicted(keep, (s, t));
+    let out = rows.start - shift..rows.end - shift;
     steps.push(linear::step_shifted(
         &b.lm_head,
-        predicted.clone(),
+        rows,
         (d, v),
         Weight::TiedTransposed,
         ACT_NONE,
         tile_from,
         shift,
     )?);
-    let out = predicted.start - shift..predicted.end - shift;
     steps.push(softmax_rows::step_rows(&b.probs, out, v)?);
     // each layer's four score matrices (all T rows), compacted for the readback
     for (li, blk) in b.blocks.iter().enumerate() {

@@ -83,9 +83,8 @@ pub(super) fn record(
     };
     let mut rows = HashMap::new();
     for &i in &a.trace_rows {
-        let (from, n) = read_rows(a, i, t);
-        let w = a.rows[i].width;
-        rows.insert(i, cur.copy(enc, &a.rows[i].buffer, from * w, n * w));
+        let len = read_rows(a, i, t) * a.rows[i].width;
+        rows.insert(i, cur.copy(enc, &a.rows[i].buffer, 0, len));
     }
     // each block's (H, T, Dk) fields, then the packed score matrices, every layer's, where
     // pack_scores put them
@@ -116,15 +115,11 @@ pub(super) fn record(
     }
 }
 
-/// Which rows of row buffer `i` a Trace of `t` tokens holds, as (first, count): all `t`, or
-/// the one row of the logits and probabilities of a trace that keeps only the last prediction.
-fn read_rows(a: &Activations, i: usize, t: usize) -> (usize, usize) {
-    let prediction = i == a.logits || i == a.probs;
-    if prediction && !a.keep.every_prediction() {
-        (0, 1)
-    } else {
-        (0, t)
-    }
+/// How many rows of row buffer `i` a Trace of `t` tokens reads: `t`, or all it holds when it
+/// holds fewer (the one row of logits of an engine that keeps only the last prediction).
+fn read_rows(a: &Activations, i: usize, t: usize) -> usize {
+    let b = &a.rows[i];
+    t.min((b.buffer.size() / 4) as usize / b.width)
 }
 
 impl Readback {
@@ -141,7 +136,7 @@ impl Readback {
         debug_assert_eq!(dims.t, t);
         let row = |i: usize| {
             let at = self.rows[&i];
-            all[at..at + read_rows(a, i, t).1 * a.rows[i].width].to_vec()
+            all[at..at + read_rows(a, i, t) * a.rows[i].width].to_vec()
         };
         let layers = a
             .blocks
