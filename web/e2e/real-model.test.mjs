@@ -29,6 +29,27 @@ function cliTrace(model, text, layer = 0, head = 0) {
   return JSON.parse(out);
 }
 
+/** Moves the head map's focused cell to (i, j) of a `t`-token map with the keys a long map
+ * has: Ctrl+Home, pages of 16 rows, then along the row from its nearer end. */
+async function reachCell(page, t, i, j) {
+  const press = async (key, n) => {
+    for (let k = 0; k < n; k++) await page.keyboard.press(key);
+  };
+  await page.locator('#head-map').focus();
+  if ((await page.locator('#cell-readout').getAttribute('data-cell')) === null) await page.keyboard.press('Home');
+  await page.keyboard.press('Control+Home');
+  await press('PageDown', Math.floor(i / 16));
+  await press('ArrowDown', i % 16);
+  if (j < t / 2) {
+    await page.keyboard.press('Home');
+    await press('ArrowRight', j);
+  } else {
+    await page.keyboard.press('End');
+    await press('ArrowLeft', t - 1 - j);
+  }
+  assert.equal(await page.locator('#cell-readout').getAttribute('data-cell'), `${i},${j}`);
+}
+
 /** Waits until the model status leaves `prev` for a final state; returns it. */
 async function modelStatus(page) {
   await page.waitForSelector('#own-status[data-state=loaded], #own-status[data-state=failed]', { timeout: 180_000 });
@@ -129,6 +150,69 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
       }
     }
     await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-cpu.png'));
+  });
+
+  test('a text of 1,050 tokens: a slim result, the picked head computed on demand, equal to the CLI', async () => {
+    const { page } = app;
+    const long = fs.readFileSync(path.join(ROOT, 'tools/long/long-en.txt'), 'utf8');
+    const before = (await painted(page)).generation;
+    const pasted = Date.now();
+    await page.locator('#text').fill(long);
+    await page.waitForFunction((g) => window.__attnlab.painted.generation > g && window.__attnlab.painted.tokens > 1000, before, { timeout: 300_000 });
+    const first = await painted(page);
+    console.log(`SmolLM2, ${first.tokens} tokens pasted: first painted result after ${Date.now() - pasted} ms (worker ${first.engineMs?.toFixed(0)} ms, CPU worker, this machine)`);
+    assert.equal(first.backend, 'cpu');
+    // the page holds the selected head's maps only, and says so; the views that need every
+    // head say why they show nothing
+    await page.waitForSelector('#heads-slim');
+    for (const [sel, says] of [['#flow-strip', 'only the selected head'], ['#lens-status', 'residual stream']]) {
+      // (brought into view, where a view deferred off screen is drawn)
+      await page.waitForFunction(
+        ([sel, says]) => {
+          const el = document.querySelector(sel);
+          el?.scrollIntoView({ block: 'center' });
+          return el?.textContent.includes(says);
+        },
+        [sel, says],
+        { timeout: 30_000, polling: 200 },
+      );
+    }
+    // the grid picks L18H6, the induction head: its maps are computed for it
+    await page.locator('.head-cell[data-head="18.6"]').click();
+    await page.waitForSelector('.head-cell[data-head="18.6"][aria-pressed=true]');
+    await page.waitForSelector('#heads-computing', { state: 'detached', timeout: 120_000 });
+    await page.waitForFunction(() => /18.*6/.test(document.querySelector('#head-h')?.textContent ?? ''));
+    const t = first.tokens;
+    assert.equal(await page.locator('#head-map').getAttribute('data-t'), String(t));
+    const cli = JSON.parse(
+      execFileSync(CLI, ['--model', GGUF, 'trace', long, '--layer', '18', '--head', '6', '--format', 'json'], { encoding: 'utf8', maxBuffer: 1 << 30 }),
+    ).heads[0];
+    assert.equal(cli.weights.length, t, 'the CLI ran the same tokens');
+    // the last row: its strongest key (where induction looks) and the first ones, cell by cell
+    const last = cli.weights[t - 1];
+    const strongest = last.indexOf(Math.max(...last));
+    await page.locator('#head-map').focus();
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Control+End');
+    assert.equal(await page.locator('#cell-readout').getAttribute('data-cell'), `${t - 1},${t - 1}`, 'Ctrl+End: the last cell');
+    for (const j of [0, 1, strongest]) {
+      await reachCell(page, t, t - 1, j);
+      for (const [field, want] of [['score', cli.scores[t - 1][j]], ['scaled', cli.scaled[t - 1][j]], ['weight', last[j]]]) {
+        const got = parseShown(await page.locator(`#cell-readout [data-field=${field}]`).textContent());
+        assert.ok(Math.abs(got - want) <= 2e-4 + 1e-3 * Math.abs(want), `[${t - 1},${j}] ${field}: page ${got}, CLI ${want}`);
+      }
+    }
+    // the table view is a window of 64 × 64 around the focused cell, not 1,050²
+    await page.locator('#table-view').check();
+    assert.equal(await page.locator('#head-table tbody tr').count(), 64);
+    assert.equal(await page.locator('#head-table tbody tr').first().locator('td').count(), 64);
+    assert.match(await page.locator('#head-table-caption').textContent(), new RegExp(`/ ${t}\\)$`));
+    await page.locator('#table-view').uncheck();
+    // a token typed at the end: still slim, incremental, the same head shown
+    const typed = await setText(page, `${long} The`);
+    assert.ok(typed.tokens > t && typed.incremental, JSON.stringify(typed));
+    assert.equal(await page.locator('.head-cell[data-head="18.6"]').getAttribute('aria-pressed'), 'true');
+    await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-long.png'));
   });
 
   test('every malformed GGUF file is refused with its reason, and SmolLM2 stays', async () => {

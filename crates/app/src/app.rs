@@ -17,7 +17,7 @@ use crate::state::{Action, State, ViewAction as VA};
 use crate::telemetry::{use_recorder, TimingsProvider};
 use crate::url_state;
 use crate::use_display::use_display;
-use crate::use_engine::use_engine;
+use crate::use_engine::{use_engine, OnScreen};
 
 /// The app: the timings' context around the page.
 #[function_component]
@@ -34,6 +34,14 @@ fn Page() -> Html {
         s.model.url_notices = notices;
         s
     });
+    // the heads the views show: all a slim result (a long text) brings
+    let heads = use_memo((state.view.layer, state.view.head), |&lh| Rc::new(vec![lh]));
+    let on_screen = state.results.shown.as_ref().map(|s| OnScreen {
+        engines: s.engine,
+        generation: s.generation,
+        asked: s.asked.clone(),
+        holds: heads.iter().all(|&(l, h)| s.run.trace.has_head(l, h)),
+    });
     // the engine runs what the state asks (`State::request`), whenever it changes
     let (engine, vocab) = use_engine(
         state.dispatcher(),
@@ -44,11 +52,7 @@ fn Page() -> Html {
             .map(|a| (a, state.model.hub_base())),
         state.request(),
         state.model.engines,
-        state
-            .results
-            .shown
-            .as_ref()
-            .map(|s| (s.engine, s.asked.clone())),
+        ((*heads).clone(), on_screen),
         state.view.input_at,
     );
     let recorder = use_recorder();
@@ -160,13 +164,23 @@ fn Page() -> Html {
         move |_| shown.map(|s| TraceRef::new(s.run.trace))
     });
     // the selected head in the result on screen: the views' and the lesson's
-    let head_sel = (*trace).clone().map(|trace| HeadSel {
-        trace,
-        labels: (*labels)
-            .clone()
-            .unwrap_or_else(|| Labels(Rc::new(Vec::new()))),
-        layer: state.view.layer,
-        head: state.view.head,
+    // (a slim result of a long text holds a few heads: while the one picked is computed, the
+    // views keep showing the one they showed)
+    let head_sel = (*trace).clone().and_then(|trace| {
+        let (l, h) = (state.view.layer, state.view.head);
+        let (layer, head) = if trace.0.has_head(l, h) {
+            (l, h)
+        } else {
+            trace.0.heads.first().map(|m| (m.layer, m.head))?
+        };
+        Some(HeadSel {
+            trace,
+            labels: (*labels)
+                .clone()
+                .unwrap_or_else(|| Labels(Rc::new(Vec::new()))),
+            layer,
+            head,
+        })
     });
     let pc = use_page_callbacks(&state, &engine);
     let c = layout::Ctx {

@@ -180,7 +180,11 @@ pub fn top_keys(trace: &Trace, q: usize) -> Vec<TopKey> {
     let mut out = Vec::with_capacity(d.n_layer * d.n_head);
     for layer in 0..d.n_layer {
         for head in 0..d.n_head {
-            let row = &trace.head(layer, head).weights[q * d.t..(q + 1) * d.t];
+            // (a slim trace of a long text holds a few heads: the others are not there)
+            let Some(hv) = trace.try_head(layer, head) else {
+                continue;
+            };
+            let row = &hv.weights[q * d.t..(q + 1) * d.t];
             let (key, &weight) = row
                 .iter()
                 .enumerate()
@@ -266,7 +270,11 @@ pub fn word_pattern(
     let mut best: Option<WordWeight> = None;
     for layer in 0..d.n_layer {
         for head in 0..d.n_head {
-            let row = &trace.head(layer, head).weights[q * d.t..(q + 1) * d.t];
+            // (a slim trace of a long text holds a few heads: the others are not there)
+            let Some(hv) = trace.try_head(layer, head) else {
+                continue;
+            };
+            let row = &hv.weights[q * d.t..(q + 1) * d.t];
             let sum = |r: &Range<usize>| {
                 row[r.start.min(q + 1)..r.end.min(q + 1)]
                     .iter()

@@ -15,7 +15,7 @@ use yew::prelude::*;
 use crate::components::Labels;
 use crate::dom::now;
 use crate::engine::gpu::Gpu;
-use crate::engine::page::{Job, Outcome, PageEngine};
+use crate::engine::page::{Job, Outcome, PageEngine, Views};
 use crate::engine::protocol::{Files, Format};
 use crate::engine::worker_client::{js_bytes, CpuWorker};
 use crate::engine::{CpuWhy, Engine, Preference};
@@ -45,8 +45,9 @@ impl PartialEq for EngineHandle {
 impl EngineHandle {
     /// Answers the page's request as `plan` says, given the request the result on screen
     /// answers (`shown`, when the engines now running computed it): the newest request runs
-    /// next and older results are dropped. `input_at` is the time of the input event.
-    fn ask(&self, asked: &Request, shown: Option<&Request>, input_at: f64) {
+    /// next and older results are dropped. `input_at` is the time of the input event;
+    /// `heads`, the views' heads (all a slim result brings).
+    fn ask(&self, asked: &Request, heads: &Views, shown: Option<&Request>, input_at: f64) {
         let Some(r) = self.current() else {
             return; // no model yet: its engines ask once installed
         };
@@ -54,10 +55,12 @@ impl EngineHandle {
             Plan::Withdraw => return r.withdraw(),
             Plan::Run => Job::Text {
                 asked: Rc::new(asked.clone()),
+                heads: heads.clone(),
                 input_at,
             },
             Plan::Generate => Job::Generate {
                 asked: Rc::new(asked.clone()),
+                heads: heads.clone(),
                 run: Vec::new(),
                 input_at,
             },
@@ -119,11 +122,12 @@ impl EngineHandle {
                 None => CpuWorker::start(files).await,
             }
         };
-        let (tokenizer, context, gpu, cpu) = match prepared {
+        let (tokenizer, (context, shape), gpu, cpu) = match prepared {
             Prepared::Gpt2 { bundle, bytes } => {
                 let attnlab_model::Bundle { model, tokenizer } = bundle;
                 let gpu = Gpu::start(&model).await.map_err(CpuWhy::NoWebGpu);
-                let context = model.config.n_positions;
+                let c = &model.config;
+                let context = (c.n_positions, (c.n_layer, c.n_head));
                 // the page keeps no weights: the GPU has its copy, the worker gets its own
                 drop(model);
                 let ModelBytes {
@@ -154,11 +158,13 @@ impl EngineHandle {
                         }
                     };
                     let (gpu, cpu) = futures_util::future::join(gpu, load(files)).await;
-                    (tokenizer, config.context, gpu, cpu)
+                    let context = (config.context, (config.n_layer, config.n_head));
+                    (tokenizer, context, gpu, cpu)
                 } else {
                     // the CPU worker's first result comes first; the GPU joins after it
                     let cpu = load(files).await;
-                    (tokenizer, config.context, Err(CpuWhy::GpuStarting), cpu)
+                    let context = (config.context, (config.n_layer, config.n_head));
+                    (tokenizer, context, Err(CpuWhy::GpuStarting), cpu)
                 }
             }
         };
@@ -178,7 +184,7 @@ impl EngineHandle {
         // numbered after the old runner's, so the new model's results come after its
         let after = self.current().map_or(0, |r| r.last_number());
         let runner = Runner::new(
-            PageEngine::new(tokenizer, engine, context),
+            PageEngine::new(tokenizer, engine, context, shape),
             after,
             move |generation, out| {
                 dispatch.dispatch(match out {
@@ -491,19 +497,31 @@ async fn start(handle: EngineHandle, preference: Preference, asked: Option<(Mode
     }
 }
 
+/// The result on screen as the engine hook sees it: which engines computed it, its number,
+/// the request it answers and whether it holds the maps of every head the views show.
+#[derive(Clone, PartialEq)]
+pub struct OnScreen {
+    pub engines: u64,
+    pub generation: u64,
+    pub asked: Rc<Request>,
+    pub holds: bool,
+}
+
 /// The page's engine: starts loading the bundled model on first render (then the model `asked` for by the URL, if any, with the Hub's address), and runs the page's
 /// request whenever it changes (or new engines start): the state's `request()`, the number
-/// of the engines running (`ModelStatus::engines`), the result on screen (which engines
-/// computed it, and what it answers) and the time of the input event that asked.
+/// of the engines running (`ModelStatus::engines`), the result on screen and the time of the
+/// input event that asked. A slim result (a long text) that lacks the maps of a head the
+/// views show (`heads`: one was picked) is asked for again with them.
 #[hook]
 pub fn use_engine(
     dispatch: UseReducerDispatcher<State>,
     asked: Option<(ModelSource, String)>,
     request: Request,
     engines: u64,
-    shown: Option<(u64, Rc<Request>)>,
+    on_screen: (Views, Option<OnScreen>),
     input_at: Option<f64>,
 ) -> (EngineHandle, Labels) {
+    let (heads, shown) = on_screen;
     let vocab = use_state(|| Labels(Rc::new(Vec::new())));
     let handle = {
         let setter = vocab.setter();
@@ -523,12 +541,25 @@ pub fn use_engine(
             wasm_bindgen_futures::spawn_local(start(handle, preference, asked));
         });
     }
+    let shown = shown.filter(|s| s.engines == engines);
     {
-        let handle = (*handle).clone();
-        use_effect_with((request, engines), move |(request, engines)| {
-            let shown = shown.filter(|(e, _)| e == engines);
+        let (handle, shown, heads) = ((*handle).clone(), shown.clone(), heads.clone());
+        use_effect_with((request.clone(), engines), move |(request, _)| {
             let at = input_at.unwrap_or_else(now);
-            handle.ask(request, shown.as_ref().map(|(_, r)| &**r), at);
+            handle.ask(request, &heads, shown.as_ref().map(|s| &*s.asked), at);
+        });
+    }
+    {
+        // the result answers the request but not the head picked since: the same request
+        // again, with that head (the worker's cache makes it cheap)
+        let handle = (*handle).clone();
+        use_effect_with((heads, shown), move |(heads, shown)| {
+            let stale = shown
+                .as_ref()
+                .is_some_and(|s| !s.holds && *s.asked == request);
+            if stale && request.generate.is_none() {
+                handle.ask(&request, heads, None, now());
+            }
         });
     }
     ((*handle).clone(), (*vocab).clone())

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 
 use attnlab_model::inspect::Traced;
-use attnlab_model::{AttentionOptions, Model, Trace};
+use attnlab_model::{AttentionOptions, Keep, Model, Trace};
 use js_sys::{ArrayBuffer, Float32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -57,13 +57,14 @@ fn flatten(trace: &Trace, header: &Header, spare: Option<ArrayBuffer>) -> Float3
 }
 
 /// A forward on the model, incremental against the last one of its kind (the baseline keeps
-/// its own cache); the views' fields only, unless `full` (an export).
+/// its own cache); the views' fields only, unless `full` (an export); with `slim`, a run
+/// that keeps no maps and its slim trace of those heads (a long text).
 fn run(
     state: &mut State,
     id: u32,
     ids: &[u32],
     opts: &AttentionOptions,
-    (baseline, full): (bool, bool),
+    (baseline, full, slim): (bool, bool, Option<&[(usize, usize)]>),
     spare: Option<ArrayBuffer>,
 ) -> Result<Reply, String> {
     let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
@@ -73,12 +74,22 @@ fn run(
     } else {
         &mut state.prev
     };
+    let keep = if slim.is_some() {
+        Keep::Streams
+    } else {
+        Keep::All
+    };
     let (trace, incremental) = model
-        .trace_incremental(cache.as_ref(), ids, opts)
+        .trace_kept(cache.as_ref(), ids, opts, keep)
         .map_err(|e| e.to_string())?;
+    let slim = match slim {
+        Some(heads) => Some(trace.slim(heads).map_err(|e| e.to_string())?),
+        None => None,
+    };
     let worker_ms = now() - started;
-    let header = Header::of(&trace, !full);
-    let data = flatten(&trace, &header, spare);
+    let sent = slim.as_ref().unwrap_or(&trace);
+    let header = Header::of(sent, !full);
+    let data = flatten(sent, &header, spare);
     *cache = Some(trace);
     Ok(Reply::Trace {
         id,
@@ -157,9 +168,13 @@ fn answer(state: &mut State, request: Request) -> Reply {
             opts,
             baseline,
             full,
+            slim,
             spare,
         } => holds(state, model)
-            .and_then(|()| run(state, id, &ids, &opts, (baseline, full), spare))
+            .and_then(|()| {
+                let how = (baseline, full, slim.as_deref());
+                run(state, id, &ids, &opts, how, spare)
+            })
             .unwrap_or_else(failed(id)),
         Request::Lens { id, model, rows } => holds(state, model)
             .and_then(|()| lens(state, id, &rows))

@@ -48,7 +48,11 @@ pub fn raw(trace: &Trace, layer: usize, head: usize) -> Vec<f32> {
 /// One head's value-weighted attention: w_ij·‖v_j‖, rows renormalised. (T, T)
 pub fn value_weighted(trace: &Trace, layer: usize, head: usize) -> Vec<f32> {
     let (t, dk) = (trace.dims.t, trace.dims.d_k);
-    let v = &trace.layers[layer].v[head * t * dk..(head + 1) * t * dk];
+    // (a slim trace holds the head's values with its maps)
+    let v = match trace.try_head(layer, head) {
+        Some(h) => h.v,
+        None => &trace.layers[layer].v[head * t * dk..(head + 1) * t * dk],
+    };
     let weights = trace.head_weights(layer, head);
     let norms: Vec<f32> = v
         .chunks(dk)

@@ -310,6 +310,7 @@ fn forward_from(
         ln_f,
         logits,
         probs,
+        heads: Vec::new(),
     }
 }
 

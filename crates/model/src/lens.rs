@@ -60,6 +60,11 @@ pub fn stage_rows(trace: &Trace, position: usize) -> Result<Vec<f32>> {
         )));
     }
     let dm = d.d_model;
+    if trace.embedding.len() < d.t * dm || trace.layers.iter().any(|l| l.output.len() < d.t * dm) {
+        return Err(Error::Options(
+            "the trace keeps no residual stream (a slim trace: a few heads' maps only)".into(),
+        ));
+    }
     let row = |x: &[f32]| x[position * dm..(position + 1) * dm].to_vec();
     let mut out = row(&trace.embedding);
     for l in &trace.layers {

@@ -39,7 +39,7 @@ pub use forward::{forward, forward_incremental, forward_kept};
 pub use layout::TraceLayout;
 pub use maps::{HeadRows, Thumbnails};
 pub use tokenizer::{TokenInfo, Tokenizer};
-pub use trace::{AttentionOptions, Field, HeadView, Keep, LayerTrace, Trace};
+pub use trace::{AttentionOptions, Field, HeadMaps, HeadView, Keep, LayerTrace, Trace};
 pub use weights::{Loading, Model};
 
 /// A model with its tokenizer, as a folder holds them.

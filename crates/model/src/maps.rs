@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::trace::{Field, Trace};
+use crate::trace::{HeadMaps, LayerTrace, Trace};
 
 /// One head's maps for the query rows `rows` against every key: each (rows, T), row-major.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,8 +39,64 @@ impl HeadRows {
 }
 
 impl Trace {
+    /// Head `head` of block `layer`, whole: read from the trace, its maps computed from q and
+    /// k when it kept none (`head_rows`).
+    pub fn head_maps(&self, layer: usize, head: usize) -> Result<HeadMaps> {
+        if let Some(m) = self
+            .heads
+            .iter()
+            .find(|m| (m.layer, m.head) == (layer, head))
+        {
+            return Ok(m.clone());
+        }
+        let rows = self.head_rows(layer, head, 0..self.dims.t)?;
+        let (t, dk) = (self.dims.t, self.dims.d_k);
+        let l = &self.layers[layer];
+        let part = |x: &[f32]| x[head * t * dk..(head + 1) * t * dk].to_vec();
+        Ok(HeadMaps {
+            layer,
+            head,
+            q: part(&l.q),
+            k: part(&l.k),
+            v: part(&l.v),
+            head_out: part(&l.head_out),
+            scores: rows.scores,
+            scaled: rows.scaled,
+            masked: rows.masked,
+            weights: rows.weights,
+        })
+    }
+
+    /// What a page needs to show these heads of a long text, and no more: the tokens and
+    /// options, the next-token logits and probabilities after the last position, and each
+    /// head's `HeadMaps`; the blocks' fields, the embedding and the final norm's rows are
+    /// left empty. Its `head` gives those heads exactly as this trace's would.
+    pub fn slim(&self, heads: &[(usize, usize)]) -> Result<Trace> {
+        let v = self.dims.vocab;
+        let last = |x: &[f32]| x[x.len().saturating_sub(v)..].to_vec();
+        let mut kept = Vec::new();
+        for &(l, h) in heads {
+            if !kept.iter().any(|m: &HeadMaps| (m.layer, m.head) == (l, h)) {
+                kept.push(self.head_maps(l, h)?);
+            }
+        }
+        Ok(Trace {
+            dims: self.dims,
+            tokens: self.tokens.clone(),
+            dropped: self.dropped,
+            options: self.options.clone(),
+            embedding: Vec::new(),
+            layers: vec![LayerTrace::default(); self.dims.n_layer],
+            ln_f: None,
+            logits: last(&self.logits),
+            probs: last(&self.probs),
+            heads: kept,
+        })
+    }
+
     /// Head `head` of block `layer`, query rows `rows`: read from the trace when it kept the
-    /// maps, otherwise computed from its q and k with its options.
+    /// maps (or, in a slim trace, that head's), otherwise computed from its q and k with its
+    /// options.
     pub fn head_rows(&self, layer: usize, head: usize, rows: Range<usize>) -> Result<HeadRows> {
         let d = self.dims;
         let (t, dk) = (d.t, d.d_k);
@@ -58,6 +114,27 @@ impl Trace {
         }
         let n = rows.len();
         let l = &self.layers[layer];
+        if l.weights.is_empty() && l.q.is_empty() {
+            // a slim trace: the head's maps are there whole, or nowhere
+            let m = self
+                .heads
+                .iter()
+                .find(|m| (m.layer, m.head) == (layer, head))
+                .ok_or_else(|| {
+                    Error::Options(format!("this trace holds no maps of head {layer}.{head}"))
+                })?;
+            let cells = rows.start * t..rows.end * t;
+            return Ok(HeadRows {
+                layer,
+                head,
+                rows: rows.clone(),
+                t,
+                scores: m.scores[cells.clone()].to_vec(),
+                scaled: m.scaled[cells.clone()].to_vec(),
+                masked: m.masked[cells.clone()].to_vec(),
+                weights: m.weights[cells].to_vec(),
+            });
+        }
         let cells = (head * t + rows.start) * t..(head * t + rows.end) * t;
         let mut out = HeadRows {
             layer,
@@ -99,8 +176,8 @@ impl Trace {
     /// One head's (T, T) attention weights: borrowed when the trace kept the maps, computed
     /// otherwise. Panics if `layer`/`head` are out of range, as `head` does.
     pub fn head_weights(&self, layer: usize, head: usize) -> Cow<'_, [f32]> {
-        if self.kept().keeps(Field::Weights) {
-            return Cow::Borrowed(self.head(layer, head).weights);
+        if let Some(h) = self.try_head(layer, head) {
+            return Cow::Borrowed(h.weights);
         }
         match self.head_rows(layer, head, 0..self.dims.t) {
             Ok(rows) => Cow::Owned(rows.weights),

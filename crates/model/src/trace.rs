@@ -213,6 +213,91 @@ pub struct Trace {
     pub logits: Vec<f32>,
     /// Next-token probabilities, softmax of the logits. (T, V)
     pub probs: Vec<f32>,
+    /// Some heads' maps and vectors, whole, in a trace whose blocks hold none (`Trace::slim`:
+    /// what a page shows of a long text). Empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub heads: Vec<HeadMaps>,
+}
+
+/// One head of a trace, whole and owned: its vectors and its four maps over every row. A
+/// slim trace (`Trace::slim`) carries a few of these instead of its blocks' fields: what a
+/// page shows of a text too long to hold every head's maps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeadMaps {
+    pub layer: usize,
+    pub head: usize,
+    /// The head's queries, keys, values and output. (T, Dk) each
+    pub q: Vec<f32>,
+    pub k: Vec<f32>,
+    pub v: Vec<f32>,
+    pub head_out: Vec<f32>,
+    /// Its four maps, as `LayerTrace`'s. (T, T) each
+    pub scores: Vec<f32>,
+    pub scaled: Vec<f32>,
+    pub masked: Vec<f32>,
+    pub weights: Vec<f32>,
+}
+
+impl HeadMaps {
+    /// Borrowed as a trace's head is (`t` positions, `d_k` wide).
+    pub fn view(&self, t: usize, d_k: usize) -> HeadView<'_> {
+        HeadView {
+            t,
+            d_k,
+            q: &self.q,
+            k: &self.k,
+            v: &self.v,
+            scores: &self.scores,
+            scaled: &self.scaled,
+            masked: &self.masked,
+            weights: &self.weights,
+            head_out: &self.head_out,
+        }
+    }
+
+    /// Every array, in the order a wire carries them: q, k, v, head_out, then the maps.
+    pub fn arrays(&self) -> [&Vec<f32>; 8] {
+        [
+            &self.q,
+            &self.k,
+            &self.v,
+            &self.head_out,
+            &self.scores,
+            &self.scaled,
+            &self.masked,
+            &self.weights,
+        ]
+    }
+
+    /// `arrays`, to fill.
+    pub fn arrays_mut(&mut self) -> [&mut Vec<f32>; 8] {
+        [
+            &mut self.q,
+            &mut self.k,
+            &mut self.v,
+            &mut self.head_out,
+            &mut self.scores,
+            &mut self.scaled,
+            &mut self.masked,
+            &mut self.weights,
+        ]
+    }
+
+    /// A head with no numbers yet, to fill with `arrays_mut`.
+    pub fn empty(layer: usize, head: usize) -> HeadMaps {
+        HeadMaps {
+            layer,
+            head,
+            q: Vec::new(),
+            k: Vec::new(),
+            v: Vec::new(),
+            head_out: Vec::new(),
+            scores: Vec::new(),
+            scaled: Vec::new(),
+            masked: Vec::new(),
+            weights: Vec::new(),
+        }
+    }
 }
 
 /// The matrices of one head, borrowed from a Trace.
@@ -258,16 +343,44 @@ impl Trace {
         out
     }
 
-    /// One head's matrices. Panics if `layer`/`head` are out of range, or if the trace kept
-    /// no maps (`Keep::Streams`: read them with `head_rows`).
+    /// One head's matrices. Panics if `layer`/`head` are out of range, or if the trace holds
+    /// no maps of that head (`Keep::Streams`: read them with `head_rows`; `try_head` asks).
     pub fn head(&self, layer: usize, head: usize) -> HeadView<'_> {
+        self.try_head(layer, head).unwrap_or_else(|| {
+            panic!(
+                "the trace holds no maps of head {layer}.{head} ({} layers × {} heads, {:?})",
+                self.dims.n_layer,
+                self.dims.n_head,
+                self.kept()
+            )
+        })
+    }
+
+    /// Whether the trace holds head `head` of block `layer`'s maps: every head's in a whole
+    /// trace, those in `heads` in a slim one.
+    pub fn has_head(&self, layer: usize, head: usize) -> bool {
+        self.try_head(layer, head).is_some()
+    }
+
+    /// One head's matrices, if the trace holds them (see `has_head`).
+    pub fn try_head(&self, layer: usize, head: usize) -> Option<HeadView<'_>> {
         let Dims { t, d_k, .. } = self.dims;
-        let l = &self.layers[layer];
+        if layer >= self.dims.n_layer || head >= self.dims.n_head {
+            return None;
+        }
+        let l = self.layers.get(layer)?;
+        if l.weights.is_empty() {
+            return self
+                .heads
+                .iter()
+                .find(|m| (m.layer, m.head) == (layer, head))
+                .map(|m| m.view(t, d_k));
+        }
         let (tt, td) = (
             head * t * t..(head + 1) * t * t,
             head * t * d_k..(head + 1) * t * d_k,
         );
-        HeadView {
+        Some(HeadView {
             t,
             d_k,
             q: &l.q[td.clone()],
@@ -278,7 +391,7 @@ impl Trace {
             masked: &l.masked[tt.clone()],
             weights: &l.weights[tt],
             head_out: &l.head_out[td],
-        }
+        })
     }
 
     /// Next-token probabilities after `position`. (V) Panics where the trace holds none: past

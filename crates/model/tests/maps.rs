@@ -157,6 +157,101 @@ fn the_maps_on_demand_equal_the_whole_traces_on_the_llama_forward() {
     }
 }
 
+/// A slim trace (`Trace::slim`) of a few heads shows those heads exactly as the whole trace
+/// does — vectors, the four maps, rows of them, the weights — the prediction after the last
+/// position, and no other head; it survives JSON as the export writes it.
+#[test]
+fn a_slim_trace_holds_its_heads_exactly_and_nothing_else() {
+    let gpt2 = random_model(&tiny_config(LnPlacement::Pre), 2, 0.5);
+    let llama = &llama_models()[0];
+    let ids: Vec<u32> = (0..11).map(|i| (i * 7 + 3) % 19 + 1).collect();
+    let long: Vec<u32> = (0..11).map(|i| (i * 29 + 3) % 60 + 1).collect();
+    for o in options() {
+        let traces = [
+            (
+                forward_kept(&gpt2, None, &ids, &o, Keep::All).unwrap().0,
+                forward_kept(&gpt2, None, &ids, &o, Keep::Streams)
+                    .unwrap()
+                    .0,
+            ),
+            (
+                llama.trace_kept(None, &long, &o, Keep::All).unwrap().0,
+                llama.trace_kept(None, &long, &o, Keep::Streams).unwrap().0,
+            ),
+        ];
+        for (i, (full, lean)) in traces.iter().enumerate() {
+            let what = format!("model {i} {o:?}");
+            let d = full.dims;
+            let asked = [(d.n_layer - 1, 1), (0, 0), (0, 0)];
+            for source in [full, lean] {
+                let slim = source.slim(&asked).unwrap();
+                assert_eq!(
+                    slim.heads.len(),
+                    2,
+                    "{what}: a head asked twice is kept once"
+                );
+                assert_eq!(slim.kept(), Keep::Streams, "{what}");
+                assert!(slim.embedding.is_empty() && slim.layers.iter().all(|l| l.q.is_empty()));
+                // (a lean trace's one-row head rounds apart from the whole one's tiles)
+                assert_eq!(slim.last_logits(), source.last_logits(), "{what}");
+                assert_eq!(slim.probs_row(d.t - 1), source.probs_row(d.t - 1), "{what}");
+                assert_eq!(slim.probs_row(0), None, "{what}");
+                for l in 0..d.n_layer {
+                    for h in 0..d.n_head {
+                        let held = asked.contains(&(l, h));
+                        assert_eq!(slim.has_head(l, h), held, "{what}: {l}.{h}");
+                        if !held {
+                            assert!(slim.head_rows(l, h, 0..1).is_err(), "{what}: {l}.{h}");
+                            continue;
+                        }
+                        let (a, b) = (slim.head(l, h), full.head(l, h));
+                        for (x, y) in [
+                            (a.q, b.q),
+                            (a.k, b.k),
+                            (a.v, b.v),
+                            (a.head_out, b.head_out),
+                            (a.scores, b.scores),
+                            (a.scaled, b.scaled),
+                            (a.masked, b.masked),
+                            (a.weights, b.weights),
+                        ] {
+                            assert_eq!(x, y, "{what}: head {l}.{h}");
+                        }
+                        assert_eq!(
+                            slim.head_rows(l, h, 3..7).unwrap(),
+                            full.head_rows(l, h, 3..7).unwrap(),
+                            "{what}: {l}.{h} rows"
+                        );
+                        assert_eq!(slim.head_weights(l, h), full.head_weights(l, h));
+                        assert_eq!(
+                            attnlab_model::flow::value_weighted(&slim, l, h),
+                            attnlab_model::flow::value_weighted(full, l, h),
+                            "{what}: {l}.{h} value-weighted"
+                        );
+                    }
+                }
+                assert!(
+                    attnlab_model::lens::stage_rows(&slim, d.t - 1).is_err(),
+                    "{what}: a slim trace keeps no residual rows for the lens"
+                );
+                let json = serde_json::to_string(&slim).unwrap();
+                let back: Trace = serde_json::from_str(&json).unwrap();
+                assert_eq!(back, slim, "{what}");
+            }
+        }
+    }
+    // a whole trace's JSON is as it was: no `heads` key
+    let full = forward_kept(&gpt2, None, &ids, &AttentionOptions::default(), Keep::All)
+        .unwrap()
+        .0;
+    assert!(!serde_json::to_string(&full).unwrap().contains("\"heads\""));
+    let asked_outside = full.slim(&[(9, 0)]);
+    assert!(
+        asked_outside.is_err(),
+        "a head outside the model is an error"
+    );
+}
+
 /// What is read from the maps — the heads' roles, the probe's induction scores, attention
 /// flow — is the same from a trace without them.
 #[test]

@@ -106,6 +106,9 @@ fn export(props: &Props, kind: Kind) -> Result<String, String> {
             dom::download_bytes(&name, "image/svg+xml", svg.as_bytes())?;
             name
         }
+        Kind::Grid if !sel.trace.every_head() => {
+            return Err(Key::NeedsEveryHead.text(props.lang).into());
+        }
         Kind::Grid => {
             let (w, hgt, px) = grid_pixels(tr);
             let canvas = new_canvas()?;

@@ -30,6 +30,9 @@ pub fn FlowStrip(props: &Props) -> Html {
     let data = use_memo(
         (props.trace.clone(), props.query, props.method),
         |(tr, q, m)| {
+            if !tr.every_head() {
+                return Floats(Rc::default());
+            }
             let q = (*q).min(tr.0.dims.t - 1);
             let rows = match m {
                 Method::Rollout => flow::rollout_rows(&tr.rollout(), tr.0.dims.t, q),
@@ -56,6 +59,9 @@ pub fn FlowStrip(props: &Props) -> Html {
             if props.method == Method::Rollout {
                 <p class="warn" id="flow-approx">{ Key::FlowRolloutNote.text(lang) }</p>
             }
+            if !props.trace.every_head() {
+                <p class="help" id="flow-strip">{ Key::NeedsEveryHead.text(lang) }</p>
+            } else {
             <div class="table-scroll" id="flow-strip" data-method={props.method.code()}>
                 if t <= NUMBERS_UP_TO {
                     <MatrixTable values={(*data).clone()} rows={layers} cols={t} {scale}
@@ -65,6 +71,7 @@ pub fn FlowStrip(props: &Props) -> Html {
                     <MatrixCanvas values={(*data).clone()} rows={layers} cols={t} {scale} label={caption} />
                 }
             </div>
+            }
         </section>
     }
 }

@@ -45,13 +45,17 @@ pub struct Props {
     pub max_width: f64,
 }
 
+/// How many rows PageUp and PageDown move the focused cell.
+const PAGE_ROWS: usize = 16;
+
 /// The (T, T) matrix the map shows for `method`.
 fn shown(sel: &HeadSel, method: Method) -> Vec<f32> {
     let tr = &sel.trace.0;
     match method {
-        Method::Raw => sel.view().weights.to_vec(),
         Method::Value => flow::value_weighted(tr, sel.layer, sel.head),
-        Method::Rollout => sel.trace.rollout()[sel.layer].clone(),
+        // the rollout reads every head: a slim result (a long text) shows the raw weights
+        Method::Rollout if sel.trace.every_head() => sel.trace.rollout()[sel.layer].clone(),
+        Method::Raw | Method::Rollout => sel.view().weights.to_vec(),
     }
 }
 
@@ -164,6 +168,11 @@ pub fn HeadMap(props: &Props) -> Html {
                 "ArrowDown" => Some(((i + 1).min(t - 1), j)),
                 "ArrowLeft" => Some((i, j.saturating_sub(1))),
                 "ArrowRight" => Some((i, (j + 1).min(t - 1))),
+                // a long map: pages of rows, and its corners
+                "PageUp" => Some((i.saturating_sub(PAGE_ROWS), j)),
+                "PageDown" => Some(((i + PAGE_ROWS).min(t - 1), j)),
+                "Home" if e.ctrl_key() => Some((0, 0)),
+                "End" if e.ctrl_key() => Some((t - 1, t - 1)),
                 "Home" => Some((i, 0)),
                 "End" => Some((i, t - 1)),
                 "Escape" => {
@@ -261,10 +270,11 @@ pub fn HeadMap(props: &Props) -> Html {
                         Method::Value => Key::FlowValue,
                         Method::Rollout => Key::FlowRollout,
                     };
+                    let off = m == Method::Rollout && !props.sel.trace.every_head();
                     html! {
                         <label>
                             <input type="radio" name="flow" id={format!("flow-{}", m.code())} checked={props.flow == m}
-                                onchange={Callback::from(move |_| cb.emit(m))} />
+                                disabled={off} onchange={Callback::from(move |_| cb.emit(m))} />
                             { key.text(lang) }
                         </label>
                     }
@@ -273,6 +283,7 @@ pub fn HeadMap(props: &Props) -> Html {
             if props.flow != Method::Raw {
                 <p class="help" id="flow-note">{ match props.flow {
                     Method::Value => Key::FlowValueNote.text(lang),
+                    _ if !props.sel.trace.every_head() => Key::NeedsEveryHead.text(lang),
                     _ => Key::FlowRolloutNote.text(lang),
                 } }</p>
             }
@@ -302,14 +313,35 @@ pub fn HeadMap(props: &Props) -> Html {
     }
 }
 
+/// The most rows and columns the table view shows at once: a longer text's table is a
+/// window of the map around the focused cell (the page stays small at any length).
+pub const TABLE_SIDE: usize = 64;
+
 /// The selected head's weights as an HTML table: the screen-reader alternative to the canvas
-/// (row and column headers are the tokens; masked cells say so).
+/// (row and column headers are the tokens; masked cells say so). Past `TABLE_SIDE` tokens,
+/// the window of it around the focused cell, and the caption says which.
 fn weights_table(props: &Props) -> Html {
     let lang = props.lang;
     let hv = props.sel.view();
     let (t, labels) = (hv.t, &props.sel.labels);
-    let rows = (0..t).map(|i| {
-        let cells = (0..t).map(|j| {
+    let (ci, cj) = props.cell.unwrap_or((0, 0));
+    let (rows_shown, cols_shown) = (
+        super::window(ci, t, TABLE_SIDE),
+        super::window(cj, t, TABLE_SIDE),
+    );
+    let part = (t > TABLE_SIDE).then(|| {
+        format!(
+            " ({} {}–{}, {} {}–{} / {t})",
+            Key::Query.text(lang),
+            rows_shown.start,
+            rows_shown.end - 1,
+            Key::KeyToken.text(lang),
+            cols_shown.start,
+            cols_shown.end - 1
+        )
+    });
+    let rows = rows_shown.map(|i| {
+        let cells = cols_shown.clone().map(|j| {
             let e = i * t + j;
             if hv.masked[e] == attnlab_model::cpu::MASKED {
                 html! { <td key={j} class="masked" aria-label={Key::MaskedCell.text(lang)}>{ "—" }</td> }
@@ -322,11 +354,11 @@ fn weights_table(props: &Props) -> Html {
     html! {
         <div class="table-wrap" tabindex="0" role="region" aria-labelledby="head-table-caption">
             <table id="head-table">
-                <caption id="head-table-caption">{ format!("{} — {} {} · {} {}", Key::TableCaption.text(lang),
-                    Key::Layer.text(lang), props.sel.layer, Key::Head.text(lang), props.sel.head) }</caption>
+                <caption id="head-table-caption">{ format!("{} — {} {} · {} {}{}", Key::TableCaption.text(lang),
+                    Key::Layer.text(lang), props.sel.layer, Key::Head.text(lang), props.sel.head, part.unwrap_or_default()) }</caption>
                 <thead><tr>
                     <th scope="col">{ format!("{} \\ {}", Key::Query.text(lang), Key::KeyToken.text(lang)) }</th>
-                    <>{ for (0..t).map(|j| html! { <th key={j} scope="col">{ format!("{j} {}", labels.get(j)) }</th> }) }</>
+                    <>{ for cols_shown.clone().map(|j| html! { <th key={j} scope="col">{ format!("{j} {}", labels.get(j)) }</th> }) }</>
                 </tr></thead>
                 <tbody>{ for rows }</tbody>
             </table>

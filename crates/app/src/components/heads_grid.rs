@@ -150,6 +150,11 @@ pub fn HeadsGrid(props: &Props) -> Html {
                 if tiles.len() != d.n_layer * d.n_head {
                     return; // the slots of another model: re-measured on the next layout
                 }
+                if !tr.every_head() {
+                    // a slim result (a long text): the buttons pick a head, no maps drawn
+                    heads_canvas(&c, g.size, 0, &tiles, |_| (&[][..], &[][..]));
+                    return;
+                }
                 let n_head = d.n_head;
                 heads_canvas(&c, g.size, d.t, &tiles, |i| {
                     let hv = tr.0.head(i / n_head, i % n_head);
@@ -197,6 +202,15 @@ pub fn HeadsGrid(props: &Props) -> Html {
         <section class="card heads-card" aria-labelledby="heads-h">
             <h2 id="heads-h">{ Key::AllHeads.text(lang) }</h2>
             <p class="help">{ Key::AllHeadsHelp.text(lang) }</p>
+            if !props.trace.every_head() {
+                <p class="help" id="heads-slim">{ Key::SlimHeads.text(lang) }</p>
+                if !props.trace.0.has_head(props.selected.0, props.selected.1) {
+                    <p class="help" role="status" id="heads-computing" aria-busy="true">
+                        { format!("{} {} · {} {} — {}", Key::Layer.text(lang), props.selected.0,
+                            Key::Head.text(lang), props.selected.1, Key::Computing.text(lang)) }
+                    </p>
+                }
+            }
             <label class="role-filter">{ Key::RoleFilter.text(lang) }{ " " }
                 <select id="role-filter" onchange={on_filter}>
                     <option value="" selected={props.filter.is_none()}>{ Key::RoleFilterAll.text(lang) }</option>

@@ -234,7 +234,7 @@ pub fn Lesson(props: &Props) -> Html {
                 let best = tops[0];
                 // (a pick from another model's heads does not apply)
                 let (l, h) = picked
-                    .filter(|&(l, h)| l < tr.dims.n_layer && h < tr.dims.n_head)
+                    .filter(|&(l, h)| tr.has_head(l, h))
                     .unwrap_or((best.layer, best.head));
                 let hv = tr.head(l, h);
                 let mut w: Vec<(usize, f32)> = hv.weights[q * hv.t..(q + 1) * hv.t]

@@ -160,6 +160,13 @@ pub fn on_checked(cb: &yew::Callback<bool>) -> yew::Callback<web_sys::Event> {
     })
 }
 
+/// `n` of `t` positions around `center`, inside the text: what a view of a long text shows
+/// at once (the table view, the token strip, the steps' rows).
+pub fn window(center: usize, t: usize, n: usize) -> std::ops::Range<usize> {
+    let start = center.saturating_sub(n / 2).min(t.saturating_sub(n));
+    start..(start + n).min(t)
+}
+
 /// A shared Trace, equal only to itself, with its attention rollout computed the first time
 /// a view asks (the head map and the flow strip both show it: T² per layer, once).
 #[derive(Clone, Debug)]
@@ -170,7 +177,13 @@ impl TraceRef {
         TraceRef(trace, Rc::default())
     }
 
-    /// Every layer's attention rollout (`attnlab_model::flow::rollout`).
+    /// Whether the trace holds every head's maps (a slim one, of a long text, a few).
+    pub fn every_head(&self) -> bool {
+        self.0.kept() == attnlab_model::Keep::All
+    }
+
+    /// Every layer's attention rollout (`attnlab_model::flow::rollout`). Panics on a trace
+    /// without every head's maps (`every_head`).
     pub fn rollout(&self) -> Rc<Vec<Vec<f32>>> {
         self.1
             .get_or_init(|| Rc::new(attnlab_model::flow::rollout(&self.0)))
@@ -233,6 +246,15 @@ mod tests {
     use super::*;
     use attnlab_model::testing::{random_model, tiny_config};
     use attnlab_model::{forward, AttentionOptions, LnPlacement};
+
+    #[test]
+    fn a_window_stays_inside_the_text_around_its_centre() {
+        assert_eq!(window(0, 10, 64), 0..10, "a short text whole");
+        assert_eq!(window(5, 1000, 64), 0..64);
+        assert_eq!(window(500, 1000, 64), 468..532);
+        assert_eq!(window(999, 1000, 64), 936..1000);
+        assert_eq!(window(3, 0, 64), 0..0);
+    }
 
     #[test]
     fn the_rollout_is_computed_once_per_trace() {

@@ -37,7 +37,7 @@ pub fn fmt_delta(p: f32, base: f32) -> String {
 fn list(props: &Props, pos: usize, id: &'static str, append: Option<&Callback<u32>>) -> Html {
     let lang = props.lang;
     let top = props.trace.0.top_k(pos, 10);
-    let base = props.baseline.as_ref().map(|b| b.0.probs_at(pos));
+    let base = props.baseline.as_ref().and_then(|b| b.0.probs_row(pos));
     let items = top.iter().map(|&(tok, p)| {
         let delta = base.map(|b| {
             let pb = b[tok as usize];
@@ -67,6 +67,7 @@ fn list(props: &Props, pos: usize, id: &'static str, append: Option<&Callback<u3
     let base_top = props
         .baseline
         .as_ref()
+        .filter(|b| b.0.probs_row(pos).is_some())
         .and_then(|b| b.0.top_k(pos, 1).first().copied());
     html! {
         <div class="next-list">
@@ -91,7 +92,14 @@ pub fn NextToken(props: &Props) -> Html {
             }
             <div class="next-lists">
                 { list(props, last, "next-last", props.on_append.as_ref()) }
-                if props.query != last { { list(props, props.query.min(last), "next-query", None) } }
+                if props.query != last {
+                    // a slim result (a long text) holds the prediction after the last token only
+                    if props.trace.0.probs_row(props.query).is_some() {
+                        { list(props, props.query.min(last), "next-query", None) }
+                    } else {
+                        <p class="help" id="next-query">{ Key::SlimPrediction.text(props.lang) }</p>
+                    }
+                }
             </div>
         </section>
     }

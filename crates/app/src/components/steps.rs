@@ -16,6 +16,9 @@ use crate::state::LlamaAttn;
 pub const NUMBERS_UP_TO: usize = 8;
 /// Output dimensions shown for × V.
 const OUT_DIMS: usize = 8;
+/// The most rows a (T × dimensions) panel draws: a longer text's are the rows around the
+/// pinned query (else the last ones), and the caption says which.
+pub const ROWS_SHOWN: usize = 64;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -49,30 +52,44 @@ fn before_after(x: &[f32], dk: usize, cols: usize, a: &LlamaAttn) -> (Vec<f32>, 
 #[function_component]
 pub fn Steps(props: &Props) -> Html {
     let lang = props.lang;
-    let mats = use_memo((props.sel.clone(), props.llama.clone()), |(sel, llama)| {
-        let hv = sel.view();
-        let cols = hv.d_k.min(OUT_DIMS);
-        let out: Vec<f32> = hv
-            .head_out
-            .chunks(hv.d_k)
-            .flat_map(|r| r[..cols].to_vec())
-            .collect();
-        let f = |v: &[f32]| Floats(Rc::new(v.to_vec()));
-        // RoPE: q and k before and after their turn
-        let rope = llama.as_ref().map(|a| {
-            let (qb, qa) = before_after(hv.q, hv.d_k, cols, a);
-            let (kb, ka) = before_after(hv.k, hv.d_k, cols, a);
-            [qb, qa, kb, ka].map(|v| Floats(Rc::new(v)))
-        });
-        (
-            hv.t,
-            cols,
-            [f(hv.scores), f(hv.scaled), f(hv.masked), f(hv.weights)],
-            Floats(Rc::new(out)),
-            rope,
-        )
+    let mats = use_memo(
+        (props.sel.clone(), props.llama.clone(), props.pin),
+        |(sel, llama, pin)| {
+            let hv = sel.view();
+            let cols = hv.d_k.min(OUT_DIMS);
+            let rows = super::window(pin.unwrap_or(hv.t.saturating_sub(1)), hv.t, ROWS_SHOWN);
+            let dk = hv.d_k;
+            let out: Vec<f32> = hv.head_out[rows.start * dk..rows.end * dk]
+                .chunks(dk)
+                .flat_map(|r| r[..cols].to_vec())
+                .collect();
+            let f = |v: &[f32]| Floats(Rc::new(v.to_vec()));
+            // RoPE: q and k before and after their turn (at their own positions)
+            let rope = llama.as_ref().map(|a| {
+                let (qb, qa) = before_after(hv.q, dk, cols, a);
+                let (kb, ka) = before_after(hv.k, dk, cols, a);
+                let cut =
+                    |v: Vec<f32>| Floats(Rc::new(v[rows.start * cols..rows.end * cols].to_vec()));
+                [cut(qb), cut(qa), cut(kb), cut(ka)]
+            });
+            (
+                hv.t,
+                cols,
+                [f(hv.scores), f(hv.scaled), f(hv.masked), f(hv.weights)],
+                Floats(Rc::new(out)),
+                rope,
+                rows,
+            )
+        },
+    );
+    let (t, cols, ref steps, ref out, ref rope, ref rows) = *mats;
+    let part = (rows.len() < t).then(|| {
+        Key::RowsShown
+            .text(lang)
+            .replace("{a}", &rows.start.to_string())
+            .replace("{b}", &(rows.end - 1).to_string())
+            .replace("{t}", &t.to_string())
     });
-    let (t, cols, ref steps, ref out, ref rope) = *mats;
     let names = [
         Key::StepScores,
         Key::StepScaled,
@@ -87,17 +104,23 @@ pub fn Steps(props: &Props) -> Html {
     ];
     let numbers = t <= NUMBERS_UP_TO;
     let dims = Labels(Rc::new((0..cols).map(|d| format!("d{d}")).collect()));
-    let panel = |name: Key, values: &Floats, scale: Scale, c: usize, col_labels: Option<Labels>| {
+    // (a panel of `r` rows: all T of a map, or the rows shown of a T × dimensions one)
+    let panel = |name: Key,
+                 values: &Floats,
+                 scale: Scale,
+                 (r, c): (usize, usize),
+                 col_labels: Option<Labels>| {
         let caption = name.text(lang);
+        let cut = (r < t).then(|| part.clone()).flatten();
         html! {
             <figure class="step" data-step={format!("{name:?}")}>
-                <figcaption>{ caption }</figcaption>
+                <figcaption>{ caption }{ for cut.map(|p| format!(" · {p}")) }</figcaption>
                 if numbers {
-                    <MatrixTable values={values.clone()} rows={t} cols={c} scale={scale}
+                    <MatrixTable values={values.clone()} rows={r} cols={c} scale={scale}
                         row_labels={props.sel.labels.clone()} col_labels={col_labels} caption={caption} pinned={props.pin}
                         corner={format!("{} \\ {}", Key::Query.text(lang), Key::KeyToken.text(lang))} />
                 } else {
-                    <MatrixCanvas values={values.clone()} rows={t} cols={c} scale={scale} label={caption} />
+                    <MatrixCanvas values={values.clone()} rows={r} cols={c} scale={scale} label={caption} />
                 }
             </figure>
         }
@@ -110,12 +133,12 @@ pub fn Steps(props: &Props) -> Html {
             if let Some(r) = rope {
                 <div class={classes!("steps", "rope-steps", numbers.then_some("numbers"))} id="rope-steps">
                     { for [Key::StepQBefore, Key::StepQAfter, Key::StepKBefore, Key::StepKAfter].iter().zip(r.iter())
-                        .map(|(&k, v)| panel(k, v, Scale::signed_for(&v.0), cols, Some(dims.clone()))) }
+                        .map(|(&k, v)| panel(k, v, Scale::signed_for(&v.0), (rows.len(), cols), Some(dims.clone()))) }
                 </div>
             }
             <div class={classes!("steps", numbers.then_some("numbers"))}>
-                { for (0..4).map(|k| panel(names[k], &steps[k], scales[k], t, Some(props.sel.labels.clone()))) }
-                { panel(Key::StepOutput, out, Scale::signed_for(&out.0), cols, Some(dims)) }
+                { for (0..4).map(|k| panel(names[k], &steps[k], scales[k], (t, t), Some(props.sel.labels.clone()))) }
+                { panel(Key::StepOutput, out, Scale::signed_for(&out.0), (rows.len(), cols), Some(dims)) }
             </div>
         </section>
     }

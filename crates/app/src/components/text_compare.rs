@@ -98,7 +98,13 @@ pub fn TextCompare(props: &Props) -> Html {
             on_text={props.on_text.clone()} />
     };
     let body = match props.b.as_deref() {
+        // (a slim result of a long text holds the heads it was asked for: another is coming)
         None => html! { <p class="help" role="status">{ Key::Computing.text(lang) }</p> },
+        Some(Side {
+            run: Ok((_, b)), ..
+        }) if !b.has_head(l, h) => {
+            html! { <p class="help" role="status">{ Key::Computing.text(lang) }</p> }
+        }
         Some(Side { run: Err(e), .. }) => {
             let msg = if e.is_empty() {
                 Key::EmptyInput.text(lang).to_string()

@@ -11,6 +11,10 @@ use crate::i18n::{Key, Lang};
 /// How many of the dropped tokens the strip draws.
 pub const SHOWN_DROPPED: usize = 32;
 
+/// The most tokens of the run the strip draws: a longer text's strip is the window around
+/// the query, with a button at each side that moves it.
+pub const SHOWN_RUN: usize = 128;
+
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub lang: Lang,
@@ -28,11 +32,23 @@ pub struct Props {
 #[function_component]
 pub fn TokenStrip(props: &Props) -> Html {
     let lang = props.lang;
-    // of the dropped tokens only the last few are drawn (a pasted book must not become
-    // thousands of buttons); a chip says how many more there are
-    let first = props.dropped.saturating_sub(SHOWN_DROPPED);
-    let hidden = first;
-    let items = props.tokens.iter().enumerate().skip(first).map(|(i, tok)| {
+    // of the dropped tokens only the last few are drawn, of the run the window around the
+    // query (a pasted book must not become thousands of buttons); chips say how many more
+    let run = props.tokens.len() - props.dropped;
+    let shown = super::window(props.query.unwrap_or(run.saturating_sub(1)), run, SHOWN_RUN);
+    let first = if shown.start == 0 {
+        props.dropped.saturating_sub(SHOWN_DROPPED)
+    } else {
+        props.dropped + shown.start
+    };
+    let hidden = first.min(props.dropped);
+    let (earlier, later) = (shown.start, run - shown.end);
+    let step = |to: usize| {
+        let cb = props.on_select.clone();
+        Callback::from(move |_| cb.emit(to))
+    };
+    let end = props.dropped + shown.end;
+    let items = props.tokens[..end].iter().enumerate().skip(first).map(|(i, tok)| {
         let dropped = i < props.dropped;
         let pos = i.checked_sub(props.dropped);
         let selected = pos.is_some() && pos == props.query;
@@ -74,12 +90,20 @@ pub fn TokenStrip(props: &Props) -> Html {
                 </p>
             }
             <ol id="token-strip" class="token-strip">
-                if hidden > 0 {
+                if hidden > 0 && earlier == 0 {
                     <li class="more" id="hidden-dropped">{ format!("+{hidden}") }</li>
+                }
+                if earlier > 0 {
+                    <li class="more"><button type="button" id="strip-earlier" onclick={step(earlier - 1)}>
+                        { Key::EarlierTokens.text(lang).replace("{n}", &earlier.to_string()) }</button></li>
                 }
                 // a fragment of keyed items alone: yew diffs it by key (beside the chip, a
                 // list would be diffed by place, from its end, and every item rebuilt)
                 <>{ for items }</>
+                if later > 0 {
+                    <li class="more"><button type="button" id="strip-later" onclick={step(shown.end)}>
+                        { Key::LaterTokens.text(lang).replace("{n}", &later.to_string()) }</button></li>
+                }
             </ol>
         </section>
     }

@@ -9,7 +9,7 @@ use attnlab_gpu::{AnyEngine, GpuEngine, GpuError, LlamaGpuEngine};
 use attnlab_model::llama::LlamaModel;
 use attnlab_model::AttentionOptions;
 
-use super::{Compute, ComputeError, Computed, CpuWhy, GpuSide};
+use super::{Compute, ComputeError, Computed, CpuWhy, GpuSide, Slim};
 use crate::dom::now;
 
 pub struct Gpu {
@@ -88,7 +88,14 @@ impl Compute for Gpu {
         &self,
         ids: &[u32],
         opts: &AttentionOptions,
+        slim: Slim<'_>,
     ) -> Result<Computed, ComputeError> {
+        if slim.is_some() {
+            return Err(ComputeError::TooLong(format!(
+                "at {} tokens the page keeps one head's maps at a time, which the WebGPU engine does not do in the page yet",
+                ids.len()
+            )));
+        }
         let Some(mut engine) = self.engine.borrow_mut().take() else {
             return Err(ComputeError::Lost("the GPU engine is busy or gone".into()));
         };

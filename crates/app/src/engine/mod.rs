@@ -94,19 +94,29 @@ impl ComputeError {
     }
 }
 
+/// Which heads' maps a forward brings back: `None`, every head's (a trace as the views have
+/// always read it); `Some(heads)`, for a text too long for them all, a slim trace
+/// (`Trace::slim`) with only these heads' maps.
+pub type Slim<'a> = Option<&'a [(usize, usize)]>;
+
 /// A backend that runs the model: the GPU engine or the CPU worker.
 pub trait Compute {
     fn forward(
         &self,
         ids: &[u32],
         opts: &AttentionOptions,
+        slim: Slim<'_>,
     ) -> impl Future<Output = Result<Computed, ComputeError>>;
 }
 
 /// The CPU backend can also give the unmodified model's trace (the baseline of the Δ
 /// probabilities, with its own incremental cache) and be restarted after a crash.
 pub trait CpuCompute: Compute {
-    fn baseline(&self, ids: &[u32]) -> impl Future<Output = Result<Computed, ComputeError>>;
+    fn baseline(
+        &self,
+        ids: &[u32],
+        slim: Slim<'_>,
+    ) -> impl Future<Output = Result<Computed, ComputeError>>;
     /// The same forward with every field of the trace (for the whole-Trace export).
     fn full(
         &self,
@@ -278,15 +288,21 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
         }
     }
 
-    /// Runs the model on `ids` where the policy says, falling back as it says.
-    pub async fn forward(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Reply, String> {
+    /// Runs the model on `ids` where the policy says, falling back as it says; `slim` as
+    /// `Compute::forward`'s.
+    pub async fn forward(
+        &self,
+        ids: &[u32],
+        opts: &AttentionOptions,
+        slim: Slim<'_>,
+    ) -> Result<Reply, String> {
         let mut notes = Vec::new();
         let (on_gpu, measuring) = self.wants_gpu();
         let mut done: Option<(Computed, bool)> = None;
         if on_gpu {
             let g = self.gpu.borrow().clone();
             if let Some(g) = g {
-                match g.compute.forward(ids, opts).await {
+                match g.compute.forward(ids, opts, slim).await {
                     Ok(c) => done = Some((c, true)),
                     Err(ComputeError::Input(e)) => return Err(e),
                     Err(ComputeError::TooLong(e)) => notes.push(Note::TooLong(e)),
@@ -302,7 +318,7 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
         let measure = measuring && done.is_some();
         if done.is_none() || measure {
             let c = self
-                .on_cpu(&mut notes, |cpu| cpu.forward(ids, opts))
+                .on_cpu(&mut notes, |cpu| cpu.forward(ids, opts, slim))
                 .await?;
             if measure {
                 let gpu = done.as_ref().map(|(g, _)| g.ms).unwrap_or(f64::INFINITY);
@@ -327,7 +343,7 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
             None
         } else {
             Some(
-                self.on_cpu(&mut notes, |cpu| cpu.baseline(ids))
+                self.on_cpu(&mut notes, |cpu| cpu.baseline(ids, slim.map(|_| &[][..])))
                     .await?
                     .trace,
             )

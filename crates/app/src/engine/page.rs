@@ -11,20 +11,34 @@ use yew::prelude::*;
 
 use super::gpu::Gpu;
 use super::worker_client::CpuWorker;
-use super::{Engine, Note};
+use super::{Engine, Note, Slim};
 use crate::dom::{self};
 use crate::runner::Run;
 use crate::state::{GenAsk, GenEnd, Generated, LensResult, ProbeResult, Request, Shown, Side};
 
+/// The most bytes of attention maps a result brings to the page (every head's four stages):
+/// past it (SmolLM2 past 123 tokens, a GPT-2-sized model past 169) the result is slim —
+/// only the heads the views show (`Views`), computed by the worker from what its run kept.
+pub const MAPS_ON_PAGE: u64 = 64 << 20;
+
+/// The heads whose maps the views show (the selected one): all a slim result brings.
+pub type Views = Rc<Vec<(usize, usize)>>;
+
 /// A request of the page.
 pub enum Job {
     /// The request: its text, the second text, the options; `input_at` is
-    /// `performance.now()` of the input event, for the latency measurement.
-    Text { asked: Rc<Request>, input_at: f64 },
+    /// `performance.now()` of the input event, for the latency measurement; `heads`, the
+    /// views' heads, for a slim result.
+    Text {
+        asked: Rc<Request>,
+        heads: Views,
+        input_at: f64,
+    },
     /// A generation's step: `asked` (its `generate` set) with the ids this run appended so
     /// far (none yet: the first step chooses one from the text's own result).
     Generate {
         asked: Rc<Request>,
+        heads: Views,
         run: Vec<u32>,
         input_at: f64,
     },
@@ -64,6 +78,8 @@ pub struct PageEngine {
     pub engine: Engine<Gpu, CpuWorker>,
     /// The model's context length (a generation stops there).
     context: usize,
+    /// Its layers and heads per layer (how many maps a text has).
+    shape: (usize, usize),
     /// Notes of results that came too late to be shown, for the next one.
     carried: RefCell<Vec<Note>>,
     /// The last text run: a generation's first token is chosen from it when it starts from
@@ -79,11 +95,17 @@ struct LastRun {
 }
 
 impl PageEngine {
-    pub fn new(tokenizer: Tokenizer, engine: Engine<Gpu, CpuWorker>, context: usize) -> Self {
+    pub fn new(
+        tokenizer: Tokenizer,
+        engine: Engine<Gpu, CpuWorker>,
+        context: usize,
+        shape: (usize, usize),
+    ) -> Self {
         PageEngine {
             tokenizer,
             engine,
             context,
+            shape,
             carried: RefCell::new(Vec::new()),
             last: RefCell::new(None),
         }
@@ -96,15 +118,30 @@ impl PageEngine {
         String::from_utf8(self.tokenizer.piece_bytes(&piece)).ok()
     }
 
+    /// Whether a result of `t` tokens is slim (`MAPS_ON_PAGE`): then only `heads`' maps.
+    fn slim<'a>(&self, t: usize, heads: &'a [(usize, usize)]) -> Slim<'a> {
+        let (layers, per_layer) = self.shape;
+        let bytes = (layers * per_layer) as u64 * (t as u64).pow(2) * 4 * 4;
+        (bytes > MAPS_ON_PAGE).then_some(heads)
+    }
+
     /// The second text of a comparison.
-    async fn run_side(&self, text: &str, opts: &AttentionOptions) -> Side {
+    async fn run_side(
+        &self,
+        text: &str,
+        opts: &AttentionOptions,
+        heads: &[(usize, usize)],
+    ) -> Side {
         let run = async {
             let tokens = self.tokenizer.encode(text).map_err(|e| e.to_string())?;
             if tokens.is_empty() {
                 return Err(String::new());
             }
             let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
-            let reply = self.engine.forward(&ids, opts).await?;
+            let reply = self
+                .engine
+                .forward(&ids, opts, self.slim(ids.len(), heads))
+                .await?;
             self.carried.borrow_mut().extend(
                 reply
                     .notes
@@ -120,7 +157,13 @@ impl PageEngine {
     }
 
     /// Runs the request's text with `run` appended (a generation's ids so far, if any).
-    async fn run_text(&self, asked: &Rc<Request>, run: Option<&[u32]>, input_at: f64) -> Outcome {
+    async fn run_text(
+        &self,
+        asked: &Rc<Request>,
+        heads: &[(usize, usize)],
+        run: Option<&[u32]>,
+        input_at: f64,
+    ) -> Outcome {
         let mut appended = asked.appended.to_vec();
         appended.extend(run.unwrap_or_default());
         let (text, tokens) = match self.tokenizer.continue_with(&asked.text, &appended) {
@@ -132,7 +175,8 @@ impl PageEngine {
         }
         let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
         let opts = &asked.opts;
-        let mut reply = match self.engine.forward(&ids, opts).await {
+        let slim = self.slim(ids.len(), heads);
+        let mut reply = match self.engine.forward(&ids, opts, slim).await {
             Ok(r) => r,
             Err(e) => return Outcome::Error(e),
         };
@@ -142,7 +186,7 @@ impl PageEngine {
             trace: reply.trace.clone(),
         });
         let b = match &asked.compare {
-            Some(b) => Some(Rc::new(self.run_side(b, opts).await)),
+            Some(b) => Some(Rc::new(self.run_side(b, opts, heads).await)),
             None => None,
         };
         // notes of results not shown come first
@@ -183,7 +227,15 @@ impl PageEngine {
             engine: 0,
             asked,
             text,
-            roles: Rc::new(roles::text_scores(&*reply.trace)),
+            // (a slim result's text roles are not computed: they would need every head's
+            // maps; the probe's still show)
+            roles: Rc::new(match slim {
+                None => roles::text_scores(&*reply.trace),
+                Some(_) => {
+                    let d = reply.trace.dims;
+                    vec![roles::Scores::default(); d.n_layer * d.n_head]
+                }
+            }),
             tokens: Rc::new(tokens),
             b,
             cpu_because,
@@ -196,7 +248,13 @@ impl PageEngine {
 
     /// A generation's first step: the first token chosen from the text's own result (the
     /// one on screen, else run now), then the text with it run; or why none fits.
-    async fn first_step(&self, asked: &Rc<Request>, ask: &GenAsk, input_at: f64) -> Outcome {
+    async fn first_step(
+        &self,
+        asked: &Rc<Request>,
+        heads: &[(usize, usize)],
+        ask: &GenAsk,
+        input_at: f64,
+    ) -> Outcome {
         let tokens = match self.tokenizer.continue_with(&asked.text, &asked.appended) {
             Ok((_, t)) => t,
             Err(e) => return Outcome::Error(e.to_string()),
@@ -216,7 +274,11 @@ impl PageEngine {
             .map(|l| l.trace.clone());
         let trace = match cached {
             Some(t) => t,
-            None => match self.engine.forward(&ids, &asked.opts).await {
+            None => match self
+                .engine
+                .forward(&ids, &asked.opts, self.slim(ids.len(), heads))
+                .await
+            {
                 Ok(r) => {
                     self.carried.borrow_mut().extend(r.notes);
                     r.trace
@@ -225,7 +287,7 @@ impl PageEngine {
             },
         };
         let first = ask.sampling.choose(trace.last_logits(), 0);
-        self.run_text(asked, Some(&[first]), input_at).await
+        self.run_text(asked, heads, Some(&[first]), input_at).await
     }
 
     async fn run_lens(&self, rows: &[f32]) -> Result<Rc<Vec<f32>>, String> {
@@ -240,7 +302,7 @@ impl PageEngine {
         }
         let reply = self
             .engine
-            .forward(&probe.ids, &AttentionOptions::default())
+            .forward(&probe.ids, &AttentionOptions::default(), None)
             .await?;
         // notices (a GPU failure on the way) go with the next shown result
         self.carried.borrow_mut().extend(
@@ -264,21 +326,26 @@ impl Run for PageEngine {
 
     async fn run(&self, job: &Job) -> Outcome {
         match job {
-            Job::Text { asked, input_at } => {
+            Job::Text {
+                asked,
+                heads,
+                input_at,
+            } => {
                 // idle work (off-screen views catching up, the URL) waits until this is in
                 let _awaiting = dom::awaiting_result();
-                self.run_text(asked, None, *input_at).await
+                self.run_text(asked, heads, None, *input_at).await
             }
             Job::Generate {
                 asked,
+                heads,
                 run,
                 input_at,
             } => {
                 let _awaiting = dom::awaiting_result();
                 match (&asked.generate, run.is_empty()) {
-                    (Some(ask), true) => self.first_step(asked, ask, *input_at).await,
-                    (Some(_), false) => self.run_text(asked, Some(run), *input_at).await,
-                    (None, _) => self.run_text(asked, None, *input_at).await,
+                    (Some(ask), true) => self.first_step(asked, heads, ask, *input_at).await,
+                    (Some(_), false) => self.run_text(asked, heads, Some(run), *input_at).await,
+                    (None, _) => self.run_text(asked, heads, None, *input_at).await,
                 }
             }
             Job::Probe(probe) => Outcome::Probe(self.run_probe(probe).await),
@@ -297,7 +364,7 @@ impl Run for PageEngine {
     /// A generation's step that did not end is followed by the next: its token chosen from
     /// the step's result.
     fn then(&self, job: &Job, out: &Outcome) -> Option<Job> {
-        let (Job::Generate { asked, .. }, Outcome::Shown(s)) = (job, out) else {
+        let (Job::Generate { asked, heads, .. }, Outcome::Shown(s)) = (job, out) else {
             return None;
         };
         let (ask, g) = (asked.generate.as_ref()?, s.generated.as_ref()?);
@@ -308,6 +375,7 @@ impl Run for PageEngine {
         run.push(ask.sampling.choose(s.run.trace.last_logits(), g.done));
         Some(Job::Generate {
             asked: asked.clone(),
+            heads: heads.clone(),
             run,
             input_at: dom::now(),
         })

@@ -106,7 +106,9 @@ pub enum Request {
     /// Run the model on `ids` with `opts` (`baseline`: the unmodified model's run, with its
     /// own incremental cache and the default options). `full`: every field of the trace, not
     /// only what the views read. `spare`: the buffer of the previous trace, to fill again.
-    /// `model`: the model it is for (refused when the worker holds another one).
+    /// `model`: the model it is for (refused when the worker holds another one). `slim`: a
+    /// text too long for every head's maps: the run keeps none (`Keep::Streams`) and the
+    /// reply is its slim trace with these heads' maps (`Trace::slim`).
     Forward {
         id: u32,
         model: u32,
@@ -114,6 +116,7 @@ pub enum Request {
         opts: AttentionOptions,
         baseline: bool,
         full: bool,
+        slim: Option<Vec<(usize, usize)>>,
         spare: Option<ArrayBuffer>,
     },
     /// The logit lens's heavy part: `rows` through ln_f and the output head.
@@ -161,6 +164,7 @@ const OPTS: &str = "opts";
 const FULL: &str = "full";
 const SPARE: &str = "spare";
 const ROWS: &str = "rows";
+const SLIM: &str = "slim";
 const HEADER: &str = "header";
 const DATA: &str = "data";
 const INCREMENTAL: &str = "incremental";
@@ -252,9 +256,18 @@ impl Request {
                 opts,
                 baseline,
                 full,
+                slim,
                 spare,
             } => {
                 let opts = serde_json::to_string(opts).map_err(|e| e.to_string())?;
+                // the heads as (layer, head) pairs one after another
+                let slim = slim.as_ref().map(|heads| {
+                    let flat: Vec<u32> = heads
+                        .iter()
+                        .flat_map(|&(l, h)| [l as u32, h as u32])
+                        .collect();
+                    Uint32Array::from(&flat[..]).into()
+                });
                 if let Some(s) = spare {
                     transfer.push(s);
                 }
@@ -268,6 +281,7 @@ impl Request {
                     (IDS, Some(Uint32Array::from(&ids[..]).into())),
                     (OPTS, Some(opts.into())),
                     (FULL, Some((*full).into())),
+                    (SLIM, slim),
                     (SPARE, spare.clone().map(Into::into)),
                 ])
             }
@@ -316,6 +330,12 @@ impl Request {
                     opts,
                     baseline,
                     full: get(msg, FULL).is_truthy(),
+                    slim: get(msg, SLIM).dyn_into::<Uint32Array>().ok().map(|a| {
+                        a.to_vec()
+                            .chunks_exact(2)
+                            .map(|p| (p[0] as usize, p[1] as usize))
+                            .collect()
+                    }),
                     spare: get(msg, SPARE).dyn_into().ok(),
                 }
             }

@@ -38,10 +38,18 @@ impl Fake {
         }
     }
 
-    fn answer(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Computed, ComputeError> {
+    fn answer(
+        &self,
+        ids: &[u32],
+        opts: &AttentionOptions,
+        slim: Slim<'_>,
+    ) -> Result<Computed, ComputeError> {
         let ms = self.script.borrow_mut().pop_front().unwrap_or(Ok(1.0))?;
-        let trace =
-            forward(&self.model, ids, opts).map_err(|e| ComputeError::Input(e.to_string()))?;
+        let err = |e: attnlab_model::Error| ComputeError::Input(e.to_string());
+        let mut trace = forward(&self.model, ids, opts).map_err(err)?;
+        if let Some(heads) = slim {
+            trace = trace.slim(heads).map_err(err)?;
+        }
         Ok(Computed {
             trace: Rc::new(trace),
             incremental: false,
@@ -57,19 +65,20 @@ impl Compute for Fake {
         &self,
         ids: &[u32],
         opts: &AttentionOptions,
+        slim: Slim<'_>,
     ) -> Result<Computed, ComputeError> {
         self.calls.set(self.calls.get() + 1);
-        self.answer(ids, opts)
+        self.answer(ids, opts, slim)
     }
 }
 
 impl CpuCompute for Fake {
-    async fn baseline(&self, ids: &[u32]) -> Result<Computed, ComputeError> {
+    async fn baseline(&self, ids: &[u32], slim: Slim<'_>) -> Result<Computed, ComputeError> {
         self.baselines.set(self.baselines.get() + 1);
-        self.answer(ids, &AttentionOptions::default())
+        self.answer(ids, &AttentionOptions::default(), slim)
     }
     async fn full(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Computed, ComputeError> {
-        self.forward(ids, opts).await
+        self.forward(ids, opts, None).await
     }
     async fn lens(&self, rows: &[f32]) -> Result<Vec<f32>, ComputeError> {
         self.calls.set(self.calls.get() + 1);
@@ -92,7 +101,7 @@ fn gpu(script: Vec<Result<f64, ComputeError>>, software: bool) -> Result<GpuSide
 }
 
 fn run(e: &Engine<Fake, Fake>, ids: &[u32]) -> Result<Reply, String> {
-    ready(e.forward(ids, &AttentionOptions::default()))
+    ready(e.forward(ids, &AttentionOptions::default(), None))
 }
 
 #[test]
@@ -320,13 +329,30 @@ fn an_intervention_brings_the_unmodified_models_trace_from_the_cpu() {
         ablate: [(0, 1)].into(),
         ..AttentionOptions::default()
     };
-    let r = ready(e.forward(&[1, 2], &opts)).unwrap();
+    let r = ready(e.forward(&[1, 2], &opts, None)).unwrap();
     assert!(r.ran_on_gpu);
     assert_eq!(r.baseline.unwrap().options, AttentionOptions::default());
     assert_eq!(r.trace.options, opts);
     assert_eq!(e.cpu().baselines.get(), 1);
     assert!(run(&e, &[1]).unwrap().baseline.is_none());
     assert_eq!(e.cpu().baselines.get(), 1);
+}
+
+#[test]
+fn a_slim_forward_brings_the_heads_asked_and_its_baseline_none() {
+    let e = Engine::new(gpu(vec![], false), Fake::new([]), Preference::WebGpu);
+    let opts = AttentionOptions {
+        temperature: 2.0,
+        ..AttentionOptions::default()
+    };
+    let r = ready(e.forward(&[1, 2, 3], &opts, Some(&[(0, 1)]))).unwrap();
+    assert!(r.trace.has_head(0, 1) && !r.trace.has_head(0, 0));
+    assert_eq!(r.trace.kept(), attnlab_model::Keep::Streams);
+    let whole = forward(&e.cpu().model, &[1, 2, 3], &opts).unwrap();
+    assert_eq!(r.trace.head(0, 1).weights, whole.head(0, 1).weights);
+    let base = r.baseline.unwrap();
+    assert!(base.heads.is_empty() && base.kept() == attnlab_model::Keep::Streams);
+    assert_eq!(base.options, AttentionOptions::default());
 }
 
 #[test]

@@ -6,8 +6,12 @@
 //! A result for the views is **lite**: only the layer fields a view shows (`SHOWN`) travel,
 //! the others arrive empty, and of the logits only the last position's row — about half the
 //! numbers. A full trace (the whole-Trace export) is asked for when needed.
+//!
+//! A **slim** result (a text too long for every head's maps, `Trace::slim`) carries no
+//! block fields at all: the last position's prediction and the maps and vectors of the heads
+//! the page asked for (`Header::heads`), after the rest.
 
-use attnlab_model::{AttentionOptions, Dims, Field, LayerTrace, Trace};
+use attnlab_model::{AttentionOptions, Dims, Field, HeadMaps, LayerTrace, Trace};
 use serde::{Deserialize, Serialize};
 
 /// Everything of a trace but its arrays.
@@ -21,6 +25,11 @@ pub struct Header {
     /// Only the `SHOWN` layer fields (the rest empty), and no `ln_f`.
     #[serde(default)]
     pub lite: bool,
+    /// A slim trace: no block fields, one prediction, and these heads' `HeadMaps`.
+    #[serde(default)]
+    pub slim: bool,
+    #[serde(default)]
+    pub heads: Vec<(usize, usize)>,
 }
 
 /// The layer fields a lite trace carries: what the views read (q, k, v, the four score
@@ -47,13 +56,16 @@ pub fn carried(lite: bool, f: Field) -> bool {
 
 impl Header {
     pub fn of(trace: &Trace, lite: bool) -> Header {
+        let slim = trace.layers.iter().all(|l| l.q.is_empty());
         Header {
             dims: trace.dims,
             tokens: trace.tokens.clone(),
             dropped: trace.dropped,
             options: trace.options.clone(),
             has_ln_f: trace.ln_f.is_some(),
-            lite,
+            lite: lite && !slim,
+            slim,
+            heads: trace.heads.iter().map(|m| (m.layer, m.head)).collect(),
         }
     }
 
@@ -67,6 +79,16 @@ impl Header {
             vocab: v,
             ..
         } = self.dims;
+        if self.slim {
+            let (head, map) = (t * self.dims.d_k, t * t);
+            let mut out = vec![0; 1 + n_layer * Field::ALL.len()];
+            out.extend(self.has_ln_f.then_some(0));
+            out.extend([v, v]);
+            for _ in &self.heads {
+                out.extend([head, head, head, head, map, map, map, map]);
+            }
+            return out;
+        }
         let layer = Field::ALL.map(|f| {
             if carried(self.lite, f) {
                 f.shape().len(&self.dims)
@@ -114,6 +136,9 @@ pub fn arrays(trace: &Trace, lite: bool) -> Vec<&[f32]> {
         if lite { last } else { &trace.logits[..] },
         &trace.probs[..],
     ]);
+    for m in &trace.heads {
+        out.extend(m.arrays().map(|a| &a[..]));
+    }
     out
 }
 
@@ -150,6 +175,11 @@ pub fn rebuild(
         ln_f: header.has_ln_f.then(Vec::new),
         logits: Vec::new(),
         probs: Vec::new(),
+        heads: header
+            .heads
+            .iter()
+            .map(|&(l, h)| HeadMaps::empty(l, h))
+            .collect(),
     };
     let mut slots: Vec<&mut Vec<f32>> = vec![&mut trace.embedding];
     for l in trace.layers.iter_mut() {
@@ -160,6 +190,9 @@ pub fn rebuild(
     }
     slots.push(&mut trace.logits);
     slots.push(&mut trace.probs);
+    for m in trace.heads.iter_mut() {
+        slots.extend(m.arrays_mut());
+    }
     let mut offset = 0;
     for (slot, &len) in slots.into_iter().zip(&lengths) {
         *slot = take(offset, len);
@@ -246,6 +279,48 @@ mod tests {
                 "the logit lens reads a lite trace"
             );
         }
+    }
+
+    /// A slim trace (a long text's: no block fields) carries its heads and the last
+    /// prediction exactly, and nothing else: far fewer numbers than even a lite trace.
+    #[test]
+    fn a_slim_trace_survives_the_wire_with_its_heads() {
+        let model = random_model(&config(LnPlacement::Pre), 5, 0.5);
+        let ids = [3, 1, 4, 1, 5, 9, 2, 6];
+        let opts = AttentionOptions {
+            temperature: 0.7,
+            ..AttentionOptions::default()
+        };
+        let (lean, _) =
+            attnlab_model::forward_kept(&model, None, &ids, &opts, attnlab_model::Keep::Streams)
+                .unwrap();
+        let whole = forward(&model, &ids, &opts).unwrap();
+        let slim = lean.slim(&[(1, 1), (0, 1)]).unwrap();
+        let header = Header::of(&slim, true);
+        assert!(header.slim && !header.lite);
+        assert_eq!(header.heads, vec![(1, 1), (0, 1)]);
+        let flat: Vec<f32> = arrays(&slim, true).concat();
+        assert_eq!(flat.len(), header.total());
+        assert!(header.total() < Header::of(&whole, true).total());
+        let json = serde_json::to_string(&header).unwrap();
+        let header: Header = serde_json::from_str(&json).unwrap();
+        let back = rebuild(header, flat.len(), |at, len| flat[at..at + len].to_vec()).unwrap();
+        assert_eq!(back, slim);
+        for (l, h) in [(1, 1), (0, 1)] {
+            let (a, b) = (back.head(l, h), whole.head(l, h));
+            assert_eq!(
+                (a.q, a.k, a.v, a.head_out, a.scores, a.scaled, a.masked, a.weights),
+                (b.q, b.k, b.v, b.head_out, b.scores, b.scaled, b.masked, b.weights),
+                "head {l}.{h}"
+            );
+        }
+        assert!(!back.has_head(0, 0));
+        assert_eq!(back.last_logits(), lean.last_logits());
+        // one number short is refused, not read past
+        let header = Header::of(&slim, true);
+        assert!(rebuild(header, flat.len() - 1, |at, len| flat[at..at + len]
+            .to_vec())
+        .is_err());
     }
 
     /// Every field of every layer filled with its own tag, (layer + 1) × 100 + its place in a

@@ -16,7 +16,7 @@ use web_sys::{ErrorEvent, MessageEvent, Worker};
 
 use super::protocol::{Files, Reply, Request};
 use super::wire;
-use super::{Compute, ComputeError, Computed, CpuCompute};
+use super::{Compute, ComputeError, Computed, CpuCompute, Slim};
 use crate::dom::{js_err, now};
 
 /// The worker's script (web/cpu-worker.js, beside index.html; it loads the
@@ -374,14 +374,14 @@ impl CpuWorker {
         id
     }
 
-    /// A forward (or the baseline) on the worker: a lite trace for the views, or with `full`
-    /// every field.
+    /// A forward (or the baseline) on the worker: a lite trace for the views, with `full`
+    /// every field, with `slim` a slim trace of those heads.
     async fn request(
         &self,
         baseline: bool,
         ids: &[u32],
         opts: &AttentionOptions,
-        full: bool,
+        (full, slim): (bool, Slim<'_>),
     ) -> Result<Computed, ComputeError> {
         let id = self.next_id();
         let request = Request::Forward {
@@ -391,6 +391,7 @@ impl CpuWorker {
             opts: opts.clone(),
             baseline,
             full,
+            slim: slim.map(<[_]>::to_vec),
             spare: self.inner.spare.borrow_mut().take(),
         };
         let started = now();
@@ -404,7 +405,7 @@ impl CpuWorker {
         else {
             return Err(ComputeError::Input("the CPU worker sent no trace".into()));
         };
-        let complete = !header.lite;
+        let complete = !header.lite && !header.slim;
         let trace = wire::rebuild(header, data.length() as usize, |at, len| {
             data.subarray(at as u32, (at + len) as u32).to_vec()
         })
@@ -425,19 +426,20 @@ impl Compute for CpuWorker {
         &self,
         ids: &[u32],
         opts: &AttentionOptions,
+        slim: Slim<'_>,
     ) -> Result<Computed, ComputeError> {
-        self.request(false, ids, opts, false).await
+        self.request(false, ids, opts, (false, slim)).await
     }
 }
 
 impl CpuCompute for CpuWorker {
-    async fn baseline(&self, ids: &[u32]) -> Result<Computed, ComputeError> {
-        self.request(true, ids, &AttentionOptions::default(), false)
+    async fn baseline(&self, ids: &[u32], slim: Slim<'_>) -> Result<Computed, ComputeError> {
+        self.request(true, ids, &AttentionOptions::default(), (false, slim))
             .await
     }
 
     async fn full(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Computed, ComputeError> {
-        self.request(false, ids, opts, true).await
+        self.request(false, ids, opts, (true, None)).await
     }
 
     async fn lens(&self, rows: &[f32]) -> Result<Vec<f32>, ComputeError> {

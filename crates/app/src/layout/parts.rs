@@ -201,7 +201,7 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                 </>
             }
         }
-        (None, Some(info), _) => {
+        (None, Some(info), _) | (Some(_), Some(info), None) => {
             let msg = match &state.results.error {
                 Some(e) if !e.is_empty() => e.clone(),
                 Some(_) => t(Key::EmptyInput).to_string(),

@@ -166,6 +166,7 @@ impl Readback {
             ln_f: a.ln_f.map(row),
             logits: row(a.logits),
             probs: row(a.probs),
+            heads: Vec::new(),
         }
     }
 }

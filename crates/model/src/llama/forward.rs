@@ -318,6 +318,7 @@ impl LlamaModel {
             ln_f: Some(rec.ln_f),
             logits,
             probs,
+            heads: Vec::new(),
         };
         Ok((trace, reuse.is_some()))
     }
