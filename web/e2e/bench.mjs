@@ -8,12 +8,15 @@
 // browser takes from a random moment to the frame after its next repaint with nothing to do.
 //
 //   node web/e2e/bench.mjs [--samples 100] [--backends webgpu,cpu,auto] [--sizes 16,64,128]
-//                          [--model smollm2]
+//                          [--model smollm2] [--source FILE]
 //
 // `--model smollm2`: the same on SmolLM2-135M (served in models/ by the serve and test
 // commands), opened through the URL (`model=smollm2`); the first-result time is then from the
 // start of its download to its first painted result. With the CPU worker, each row also
-// gives the worker's wasm memory after it.
+// gives the worker's wasm memory after it. `--source FILE`: the texts are cut from FILE
+// (tools/long/long-en.txt has 1,050 SmolLM2 tokens) instead of the built-in Korean and English
+// one (about 128 tokens). Each row also gives the page's JS heap after it and the time from
+// pasting its whole text into an empty box to the painted result.
 //
 // Each sample is one character typed at the end of a text of T − 6 … T + 6 tokens (capped
 // below the context; measured
@@ -33,6 +36,7 @@ const SAMPLES = Number(arg('samples', '100'));
 const BACKENDS = arg('backends', 'webgpu,cpu,auto').split(',');
 const SIZES = arg('sizes', '16,64,128').split(',').map(Number);
 const MODEL = arg('model', '');
+const SOURCE_TEXT = arg('source', '') ? fs.readFileSync(arg('source', ''), 'utf8') : undefined;
 
 // the model's context
 const CONTEXT = MODEL === 'smollm2' ? 8192 : 128;
@@ -101,7 +105,13 @@ async function measure(backend) {
       // stay below the context (128): past it the start is dropped, positions shift and
       // every keystroke is a full forward
       const top = Math.min(t + 6, CONTEXT - 1);
-      const base = await baseText(page, top - 12);
+      const base = await baseText(page, top - 12, SOURCE_TEXT);
+      // the whole text pasted over a one-word one (the worker's cache then reuses nothing):
+      // input → painted
+      await page.locator('#text').fill('Zebra');
+      await settled(page);
+      await page.locator('#text').fill(base);
+      const pasteMs = (await settled(page, 600_000)).latencyMs;
       const lat = [];
       const fwd = [];
       const side = [];
@@ -144,6 +154,8 @@ async function measure(backend) {
         longestTaskMs: await page.evaluate(() => window.__longest),
         ranOn: (await page.evaluate(() => window.__attnlab.painted.backend)) ?? backend,
         workerMemory: await workerMemory(page),
+        pageHeap: await page.evaluate(() => performance.memory?.usedJSHeapSize ?? null),
+        pasteMs,
       });
     }
   } finally {
@@ -194,6 +206,8 @@ for (const r of results) {
   if (r.modelMs?.loadedMemory) lines.push(`${r.backend}: the CPU worker's wasm memory with ${MODEL} loaded (its first result and the probe done): ${(r.modelMs.loadedMemory / 1e6).toFixed(1)} MB`);
   for (const row of r.rows) {
     if (row.workerMemory) lines.push(`${r.backend}: the CPU worker's wasm memory after T≈${row.t}: ${(row.workerMemory / 1e6).toFixed(1)} MB`);
+    if (row.pageHeap) lines.push(`${r.backend}: the page's JS heap (usedJSHeapSize) after T≈${row.t}: ${(row.pageHeap / 1e6).toFixed(1)} MB`);
+    lines.push(`${r.backend}: T≈${row.t}, the whole text pasted into an empty box → painted: ${fmt(row.pasteMs)} ms`);
   }
 }
 lines.push('');

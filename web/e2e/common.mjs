@@ -267,15 +267,16 @@ export const SOURCE =
 // what the benchmarks type, one character per keystroke
 export const TYPED = [...' 커피를 마셨다 and tea'];
 
-/** The longest prefix of SOURCE (cut at a space) that the page runs as ≤ t tokens. */
-export async function baseText(page, t) {
-  const cuts = [...SOURCE.matchAll(/ /g)].map((m) => m.index);
+/** The longest prefix of `source` (SOURCE unless given; cut at a space) that the page runs
+ * as ≤ t tokens. */
+export async function baseText(page, t, source = SOURCE) {
+  const cuts = [...source.matchAll(/ /g)].map((m) => m.index);
   let lo = 0;
   let hi = cuts.length - 1;
-  let best = SOURCE.slice(0, cuts[0]);
+  let best = source.slice(0, cuts[0]);
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const text = SOURCE.slice(0, cuts[mid]);
+    const text = source.slice(0, cuts[mid]);
     await page.locator('#text').fill(text);
     const p = await settled(page);
     if (p.tokens <= t) {
