@@ -61,8 +61,8 @@ pub fn forward_incremental(
 }
 
 /// `forward_incremental` keeping only what `keep` says (`Keep::Streams`: no maps, which
-/// `Trace::head_rows` computes when asked). An earlier trace is reused only if it kept the
-/// same. A trace larger than `TRACE_BUDGET` is refused with the size it would need.
+/// `Trace::head_rows` computes when asked). An earlier trace is reused if it kept at least
+/// as much (`Keep::covers`). A trace larger than `TRACE_BUDGET` is refused with the size it would need.
 pub fn forward_kept(
     model: &Model,
     prev: Option<&Trace>,
@@ -73,7 +73,7 @@ pub fn forward_kept(
     let (run, dropped) = prepare(&model.config, tokens, opts)?;
     keep.within_budget(&Dims::new(&model.config, run.len()))?;
     let reuse = prev
-        .filter(|p| p.kept() == keep)
+        .filter(|p| p.kept().covers(keep))
         .and_then(|p| reusable_prefix(&p.tokens, &p.options, run, dropped, opts).map(|s| (p, s)));
     Ok((
         forward_from(model, run, dropped, opts, reuse, keep),

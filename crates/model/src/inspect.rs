@@ -17,7 +17,7 @@ use crate::{cpu, forward_kept, Bundle, Error, Model};
 /// the tokenizer.
 pub trait Traced {
     /// Runs `ids` and records what `keep` keeps, reusing the rows of `prev` the ids share
-    /// with it at the start (when it kept the same); says whether it did.
+    /// with it at the start (when it kept at least as much: `Keep::covers`); says whether it did.
     fn trace_kept(
         &self,
         prev: Option<&Trace>,

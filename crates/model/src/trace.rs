@@ -151,6 +151,12 @@ impl Keep {
         }
     }
 
+    /// Whether a trace kept this way holds everything one kept as `other` holds (so a run
+    /// kept as `other` may reuse its rows): a whole trace covers both.
+    pub fn covers(self, other: Keep) -> bool {
+        self == Keep::All || self == other
+    }
+
     /// Whether a trace kept this way holds the next-token logits and probabilities after
     /// every position (else after the last one only).
     pub fn every_prediction(self) -> bool {

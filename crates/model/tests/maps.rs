@@ -121,13 +121,20 @@ fn the_maps_on_demand_equal_the_whole_traces_on_the_gpt2_forward() {
                 assert!(a, "{what}: the whole trace was not grown");
                 assert!(b, "{what}: the lean trace was not grown");
                 check(&inc_full, &inc_lean, &full, &format!("{what}, incremental"));
-                // a whole trace is not grown from a lean one, nor a lean one from a whole one
+                // a whole trace is not grown from a lean one (it has no maps to reuse); a
+                // lean one is, from a whole one (a text growing past what the page holds)
                 let (_, reused) =
                     forward_kept(&model, Some(&prev_lean), &ids, &o, Keep::All).unwrap();
                 assert!(!reused);
-                let (_, reused) =
+                let (from_full, reused) =
                     forward_kept(&model, Some(&prev_full), &ids, &o, Keep::Streams).unwrap();
-                assert!(!reused);
+                assert!(reused, "{what}: a lean trace is grown from a whole one");
+                check(
+                    &inc_full,
+                    &from_full,
+                    &full,
+                    &format!("{what}, lean from whole"),
+                );
             }
         }
     }
@@ -152,6 +159,18 @@ fn the_maps_on_demand_equal_the_whole_traces_on_the_llama_forward() {
                 assert!(a, "{what}: the whole trace was not grown");
                 assert!(b, "{what}: the lean trace was not grown");
                 check(&inc_full, &inc_lean, &full, &format!("{what}, incremental"));
+                let (from_full, c) = m
+                    .trace_kept(Some(&prev_full), &ids, &o, Keep::Streams)
+                    .unwrap();
+                assert!(c, "{what}: a lean trace is grown from a whole one");
+                check(
+                    &inc_full,
+                    &from_full,
+                    &full,
+                    &format!("{what}, lean from whole"),
+                );
+                let (_, d) = m.trace_kept(Some(&prev_lean), &ids, &o, Keep::All).unwrap();
+                assert!(!d, "{what}: a whole trace is not grown from a lean one");
             }
         }
     }

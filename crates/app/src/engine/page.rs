@@ -18,7 +18,8 @@ use crate::state::{GenAsk, GenEnd, Generated, LensResult, ProbeResult, Request, 
 
 /// The most bytes of attention maps a result brings to the page (every head's four stages):
 /// past it (SmolLM2 past 123 tokens, a GPT-2-sized model past 169) the result is slim —
-/// only the heads the views show (`Views`), computed by the worker from what its run kept.
+/// only the heads the views show (`Views`), computed by the worker from what its run kept —
+/// and a slim text stays slim down to half of it (SmolLM2: 87 tokens).
 pub const MAPS_ON_PAGE: u64 = 64 << 20;
 
 /// The heads whose maps the views show (the selected one): all a slim result brings.
@@ -85,6 +86,8 @@ pub struct PageEngine {
     /// The last text run: a generation's first token is chosen from it when it starts from
     /// that text.
     last: RefCell<Option<LastRun>>,
+    /// Whether the last text run was slim.
+    was_slim: std::cell::Cell<bool>,
 }
 
 /// A text's ids and options, and its trace.
@@ -108,6 +111,7 @@ impl PageEngine {
             shape,
             carried: RefCell::new(Vec::new()),
             last: RefCell::new(None),
+            was_slim: std::cell::Cell::new(false),
         }
     }
 
@@ -119,10 +123,21 @@ impl PageEngine {
     }
 
     /// Whether a result of `t` tokens is slim (`MAPS_ON_PAGE`): then only `heads`' maps.
+    /// Once the text is slim it stays so down to half the bytes: a text edited around the
+    /// limit does not lose the worker's cache at every keystroke (a whole trace cannot grow
+    /// from a slim one).
     fn slim<'a>(&self, t: usize, heads: &'a [(usize, usize)]) -> Slim<'a> {
+        let bytes = self.maps_bytes(t);
+        let was = self.was_slim.get();
+        let slim = bytes > MAPS_ON_PAGE || (was && bytes > MAPS_ON_PAGE / 2);
+        self.was_slim.set(slim);
+        slim.then_some(heads)
+    }
+
+    /// The bytes of every head's four maps over `t` tokens.
+    fn maps_bytes(&self, t: usize) -> u64 {
         let (layers, per_layer) = self.shape;
-        let bytes = (layers * per_layer) as u64 * (t as u64).pow(2) * 4 * 4;
-        (bytes > MAPS_ON_PAGE).then_some(heads)
+        (layers * per_layer) as u64 * (t as u64).pow(2) * 4 * 4
     }
 
     /// The second text of a comparison.
@@ -138,10 +153,9 @@ impl PageEngine {
                 return Err(String::new());
             }
             let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
-            let reply = self
-                .engine
-                .forward(&ids, opts, self.slim(ids.len(), heads))
-                .await?;
+            // (the second text's own size decides, without the main text's memory of it)
+            let slim = (self.maps_bytes(ids.len()) > MAPS_ON_PAGE).then_some(heads);
+            let reply = self.engine.forward(&ids, opts, slim).await?;
             self.carried.borrow_mut().extend(
                 reply
                     .notes

@@ -283,7 +283,7 @@ impl LlamaModel {
     }
 
     /// `trace_incremental` keeping only what `keep` says (`Keep::Streams`: no maps, which
-    /// `Trace::head_rows` computes when asked); `prev` is reused only if it kept the same. A
+    /// `Trace::head_rows` computes when asked); `prev` is reused if it kept at least as much. A
     /// trace larger than `TRACE_BUDGET` is refused with the size it would need.
     pub fn trace_kept(
         &self,
@@ -297,7 +297,7 @@ impl LlamaModel {
         let dims = self.dims(ids.len());
         keep.within_budget(&dims)?;
         let reuse = prev
-            .filter(|p| p.dims == self.dims(p.dims.t) && p.kept() == keep)
+            .filter(|p| p.dims == self.dims(p.dims.t) && p.kept().covers(keep))
             .and_then(|p| {
                 reusable_prefix(&p.tokens, &p.options, ids, dropped, opts).map(|s| (p, s))
             });
