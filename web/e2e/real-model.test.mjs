@@ -208,10 +208,35 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     assert.equal(await page.locator('#head-table tbody tr').first().locator('td').count(), 64);
     assert.match(await page.locator('#head-table-caption').textContent(), new RegExp(`/ ${t}\\)$`));
     await page.locator('#table-view').uncheck();
-    // a token typed at the end: still slim, incremental, the same head shown
+    // the heads grid: every head pooled by the worker, the selected one's cells the CLI's
+    const thumbnailIsCli = async (text, what) => {
+      const cli = JSON.parse(
+        execFileSync(CLI, ['--model', GGUF, 'thumbnails', text, '--layer', '18', '--head', '6'], { encoding: 'utf8', maxBuffer: 64 << 20 }),
+      );
+      await page.waitForFunction((t) => window.__attnlab.thumbnail?.layer === 18 && window.__attnlab.thumbnail.head === 6 && window.__attnlab.painted.tokens === t, cli.tokens);
+      const got = await page.evaluate(() => ({ ...window.__attnlab.thumbnail, weights: [...window.__attnlab.thumbnail.weights] }));
+      assert.equal(got.span, cli.span, what);
+      assert.equal(got.cells, cli.cells, what);
+      // (the worker's WebAssembly and the CLI's native kernels round a dot product apart)
+      const want = cli.heads[0].weights.flat();
+      assert.equal(got.weights.length, want.length, what);
+      const worst = Math.max(...want.map((w, i) => Math.abs(w - got.weights[i])));
+      console.log(`L18H6's thumbnail (${what}): largest difference from the CLI's ${worst.toExponential(2)}`);
+      assert.ok(worst <= 1e-5, `${what}: L18H6's thumbnail is the CLI's (largest difference ${worst})`);
+      assert.equal(await page.locator('#heads-slim').getAttribute('data-span'), String(cli.span));
+      return cli;
+    };
+    const pooled = await thumbnailIsCli(long, 'pasted');
+    assert.ok(pooled.cells <= 64 && pooled.cells > 16 && pooled.span >= 16, JSON.stringify({ span: pooled.span, cells: pooled.cells }));
+    assert.match(await page.locator('#heads-slim').textContent(), new RegExp(`mean of ${pooled.span} × ${pooled.span} positions`));
+    await page.locator('#heads-h').scrollIntoViewIfNeeded();
+    await page.locator('.heads-card').screenshot({ path: path.join(ARTIFACTS, 'smollm2-long-heads.png') });
+    // a token typed at the end: still slim, incremental, the same head shown; the worker
+    // pooled the new row only, and the thumbnails are still the CLI's
     const typed = await setText(page, `${long} The`);
     assert.ok(typed.tokens > t && typed.incremental, JSON.stringify(typed));
     assert.equal(await page.locator('.head-cell[data-head="18.6"]').getAttribute('aria-pressed'), 'true');
+    await thumbnailIsCli(`${long} The`, 'one token typed');
     await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-long.png'));
   });
 

@@ -82,6 +82,8 @@ strings! {
     AllHeadsHelp => ("층 × 헤드. 하나를 누르면 아래에 크게 보입니다.", "Layers × heads. Click one to look at it closely."),
     SlimHeads => ("긴 글이라 모든 헤드의 지도를 페이지에 두지 않습니다. 헤드를 고르면 그 헤드의 지도를 계산합니다.",
                   "This text is too long to keep every head's maps on the page: pick a head and its maps are computed."),
+    HeadsPooled => ("긴 글이라 모든 헤드의 지도를 페이지에 두지 않습니다. 칸 하나는 {span}×{span} 위치의 평균입니다(행마다 합 1). 헤드를 고르면 그 헤드의 지도를 계산합니다.",
+                    "This text is too long to keep every head's maps on the page: each head is pooled, a cell the mean of {span} × {span} positions (each row still sums to 1). Pick a head and its maps are computed."),
     NeedsEveryHead => ("긴 글에서는 고른 헤드의 지도만 계산합니다. 이 보기는 모든 헤드의 지도가 필요합니다.",
                        "On a text this long only the selected head's maps are computed; this view needs every head's."),
     SlimPrediction => ("긴 글에서는 마지막 토큰 다음의 예측만 계산합니다. 마지막 토큰을 고르세요.",

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 
 use attnlab_model::inspect::Traced;
-use attnlab_model::{AttentionOptions, Keep, Model, Trace};
+use attnlab_model::{AttentionOptions, Keep, Model, Pooled, Trace};
 use js_sys::{ArrayBuffer, Float32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -23,7 +23,13 @@ struct State {
     number: u32,
     prev: Option<Trace>,
     base_prev: Option<Trace>,
+    /// Every head's weights pooled by columns row by row, for the thumbnails of slim
+    /// results, grown with `prev`.
+    pooled: Option<Pooled>,
 }
+
+/// Cells on each side of a slim result's thumbnails.
+const THUMBNAIL_SIDE: usize = 64;
 
 /// Reads and checks the model in `files` (every tensor's shape against its config).
 fn load(files: &Files) -> Result<Box<dyn Traced>, String> {
@@ -67,13 +73,16 @@ fn run(
     (baseline, full, slim): (bool, bool, Option<&[(usize, usize)]>),
     spare: Option<ArrayBuffer>,
 ) -> Result<Reply, String> {
-    let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
+    let State {
+        model,
+        prev,
+        base_prev,
+        pooled,
+        ..
+    } = state;
+    let model = model.as_ref().ok_or("the CPU worker has no model")?;
     let started = now();
-    let cache = if baseline {
-        &mut state.base_prev
-    } else {
-        &mut state.prev
-    };
+    let cache = if baseline { base_prev } else { prev };
     let keep = if slim.is_some() {
         Keep::Streams
     } else {
@@ -82,9 +91,24 @@ fn run(
     let (trace, incremental) = model
         .trace_kept(cache.as_ref(), ids, opts, keep)
         .map_err(|e| e.to_string())?;
+    let err = |e: attnlab_model::Error| e.to_string();
     let slim = match slim {
-        Some(heads) => Some(trace.slim(heads).map_err(|e| e.to_string())?),
-        None => None,
+        Some(heads) => {
+            let mut slim = trace.slim(heads).map_err(err)?;
+            if !baseline {
+                // the heads grid's thumbnails: only the rows that changed are pooled again
+                let pooled = pooled.get_or_insert_with(|| Pooled::new(THUMBNAIL_SIDE));
+                pooled.update(&trace).map_err(err)?;
+                slim.thumbnails = Some(pooled.thumbnails());
+            }
+            Some(slim)
+        }
+        None => {
+            if !baseline {
+                *pooled = None;
+            }
+            None
+        }
     };
     let worker_ms = now() - started;
     let sent = slim.as_ref().unwrap_or(&trace);

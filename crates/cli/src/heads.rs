@@ -1,5 +1,6 @@
 //! `attnlab heads`: every head's role scores (attnlab_model::roles) for a text or averaged
-//! over a corpus, plus the repeated random-token probe.
+//! over a corpus, plus the repeated random-token probe; `attnlab thumbnails`: every head's
+//! weights pooled small, as the page's heads grid of a long text draws them.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -7,6 +8,40 @@ use std::path::Path;
 use attnlab_model::roles::{self, Probe, Report, Role, Subject};
 use attnlab_model::AttentionOptions;
 use serde_json::{json, Value};
+
+/// `attnlab thumbnails`: the heads (all, one layer's, one head's) pooled to at most `side` ×
+/// `side` cells, as JSON.
+pub fn thumbnails(
+    out: &mut impl Write,
+    tr: &attnlab_model::Trace,
+    side: usize,
+    layer: Option<usize>,
+    head: Option<usize>,
+) -> Result<(), String> {
+    let d = tr.dims;
+    if let Some(l) = layer.filter(|&l| l >= d.n_layer) {
+        return Err(format!("no layer {l}: the model has {}", d.n_layer));
+    }
+    if let Some(h) = head.filter(|&h| h >= d.n_head) {
+        return Err(format!("no head {h}: the model has {} per layer", d.n_head));
+    }
+    let th = tr.thumbnails(side).map_err(|e| e.to_string())?;
+    let heads: Vec<Value> = (0..d.n_layer)
+        .filter(|&l| layer.is_none_or(|x| x == l))
+        .flat_map(|l| (0..d.n_head).map(move |h| (l, h)))
+        .filter(|&(_, h)| head.is_none_or(|x| x == h))
+        .map(|(l, h)| {
+            let rows: Vec<&[f32]> = th.head(l, h).chunks(th.cells).collect();
+            json!({"layer": l, "head": h, "weights": rows})
+        })
+        .collect();
+    let doc = json!({"tokens": d.t, "span": th.span, "cells": th.cells, "heads": heads});
+    let text = serde_json::to_string(&doc).map_err(|e| e.to_string())? + "\n";
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(()),
+    }
+}
 
 /// The lines of a corpus file: UTF-8 text, at least one non-empty line.
 pub fn read_corpus(path: &Path) -> Result<Vec<String>, String> {

@@ -110,6 +110,23 @@ enum Command {
         #[command(flatten)]
         attn: AttnArgs,
     },
+    /// Every head's weights pooled to at most SIDE × SIDE cells (the page's heads grid of a
+    /// long text), as JSON: the span a cell covers, the cells on a side, each head's cells
+    /// row by row. Computed a band of rows at a time: any length the model allows.
+    Thumbnails {
+        text: String,
+        /// Cells on a side, at most
+        #[arg(long, default_value_t = 64)]
+        side: usize,
+        /// Only this layer (from 0)
+        #[arg(long)]
+        layer: Option<usize>,
+        /// Only this head (from 0)
+        #[arg(long)]
+        head: Option<usize>,
+        #[command(flatten)]
+        attn: AttnArgs,
+    },
     /// Append tokens to the text one by one: greedy, or sampled with an output temperature
     /// and top-k / top-p from a seed (the attention is left as it is).
     Generate {
@@ -375,6 +392,16 @@ fn inspect(
                 top,
                 format == HeadsFormat::Json,
             )
+        }
+        Command::Thumbnails {
+            text,
+            side,
+            layer,
+            head,
+            attn,
+        } => {
+            let (_, tr) = trace(text, &attn, Keep::Streams)?;
+            heads::thumbnails(out, &tr, side, layer, head)
         }
         Command::Flow {
             text,

@@ -99,6 +99,63 @@ fn json_matches_the_library_and_marks_the_masked_triangle() {
     assert_eq!(v["next"].as_array().unwrap().len(), 5);
 }
 
+/// `thumbnails`: every head pooled (here 2 × 2 cells of 8 positions from a text of more),
+/// equal to the library's, rows of cells summing to 1; one head asked, one head printed.
+#[test]
+fn thumbnails_are_the_librarys_pooled_heads() {
+    let (_tmp, dir) = model_dir();
+    let v: Value =
+        serde_json::from_str(&ok(&attnlab(&dir, &["thumbnails", LESSON, "--side", "2"]))).unwrap();
+    let (_, tr) = Bundle::load_dir(&dir)
+        .unwrap()
+        .trace(LESSON, &Default::default())
+        .unwrap();
+    let th = tr.thumbnails(2).unwrap();
+    assert!(tr.dims.t > 2 && th.span > 1);
+    assert_eq!(
+        (v["span"].as_u64(), v["cells"].as_u64()),
+        (Some(th.span as u64), Some(th.cells as u64))
+    );
+    let heads = v["heads"].as_array().unwrap();
+    assert_eq!(heads.len(), tr.dims.n_layer * tr.dims.n_head);
+    for head in heads {
+        let (l, h) = (
+            head["layer"].as_u64().unwrap() as usize,
+            head["head"].as_u64().unwrap() as usize,
+        );
+        let rows = head["weights"].as_array().unwrap();
+        for (r, row) in rows.iter().enumerate() {
+            let cells: Vec<f32> = row
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect();
+            assert_eq!(cells, th.head(l, h)[r * th.cells..(r + 1) * th.cells]);
+            assert!((cells.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        }
+    }
+    let one: Value = serde_json::from_str(&ok(&attnlab(
+        &dir,
+        &["thumbnails", LESSON, "--layer", "1", "--head", "2"],
+    )))
+    .unwrap();
+    assert_eq!(one["heads"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        one["span"].as_u64(),
+        Some(1),
+        "a short text: one position a cell"
+    );
+    fails_cleanly(
+        &attnlab(&dir, &["thumbnails", LESSON, "--layer", "9"]),
+        "no layer 9",
+    );
+    fails_cleanly(
+        &attnlab(&dir, &["thumbnails", LESSON, "--side", "0"]),
+        "at least one cell",
+    );
+}
+
 #[test]
 fn csv_has_one_line_per_pair() {
     let (_tmp, dir) = model_dir();

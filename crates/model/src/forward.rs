@@ -311,6 +311,7 @@ fn forward_from(
         logits,
         probs,
         heads: Vec::new(),
+        thumbnails: None,
     }
 }
 

@@ -37,9 +37,9 @@ pub use error::{Error, Result};
 pub use field::{Dims, Shape, Width};
 pub use forward::{forward, forward_incremental, forward_kept};
 pub use layout::TraceLayout;
-pub use maps::{HeadRows, Thumbnails};
+pub use maps::{HeadRows, Pooled};
 pub use tokenizer::{TokenInfo, Tokenizer};
-pub use trace::{AttentionOptions, Field, HeadMaps, HeadView, Keep, LayerTrace, Trace};
+pub use trace::{AttentionOptions, Field, HeadMaps, HeadView, Keep, LayerTrace, Thumbnails, Trace};
 pub use weights::{Loading, Model};
 
 /// A model with its tokenizer, as a folder holds them.

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::trace::{HeadMaps, LayerTrace, Trace};
+use crate::trace::{AttentionOptions, HeadMaps, LayerTrace, Thumbnails, Trace};
 
 /// One head's maps for the query rows `rows` against every key: each (rows, T), row-major.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +91,7 @@ impl Trace {
             logits: last(&self.logits),
             probs: last(&self.probs),
             heads: kept,
+            thumbnails: None,
         })
     }
 
@@ -186,70 +187,168 @@ impl Trace {
     }
 }
 
-/// Every head's attention weights pooled to at most `side` × `side` cells: the heads grid of
-/// a long text, computed a band of rows at a time (never a whole map of every head).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Thumbnails {
-    pub n_layer: usize,
-    pub n_head: usize,
-    /// Positions one cell covers on each side, ⌈T / side⌉: 1 when the text is no longer than
-    /// `side`, and then every cell is one weight, exactly.
-    pub span: usize,
-    /// Cells on each side, ⌈T / span⌉ (the last row and column of cells may cover fewer
-    /// positions).
-    pub cells: usize,
-    /// `weights[((layer · n_head + head) · cells + r) · cells + c]`: the mean, over the query
-    /// rows of cell row r, of the weight those rows give to the keys of cell column c — so a
-    /// row of cells still sums to 1, as a row of weights does.
-    pub weights: Vec<f32>,
+/// The smallest power of two that cuts `t` positions into at most `side` cells.
+fn span_for(t: usize, side: usize) -> usize {
+    let mut span = 1;
+    while t.div_ceil(span) > side {
+        span *= 2;
+    }
+    span
 }
 
-impl Thumbnails {
-    /// Head `head` of block `layer`, (cells, cells).
-    pub fn head(&self, layer: usize, head: usize) -> &[f32] {
-        let n = self.cells * self.cells;
-        let at = (layer * self.n_head + head) * n;
-        &self.weights[at..at + n]
+/// Sums adjacent pairs of `cells` in place (a missing partner counts as 0): the cells of a
+/// row at twice the span. Pooling by repeated halving makes a row pooled at span 2s from its
+/// cells at span s exactly what pooling its weights at 2s gives.
+fn halve(cells: &mut [f32]) {
+    let n = cells.len();
+    for c in 0..n.div_ceil(2) {
+        let b = if 2 * c + 1 < n { cells[2 * c + 1] } else { 0.0 };
+        cells[c] = cells[2 * c] + b;
+    }
+    cells[n.div_ceil(2)..].fill(0.0);
+}
+
+/// A row of weights pooled at `span` into `side` cells by repeated halving from the weights
+/// themselves (the cells past ⌈len / span⌉ are 0).
+fn pool(weights: &[f32], span: usize, side: usize) -> Vec<f32> {
+    let mut cells = weights.to_vec();
+    let mut s = 1;
+    while s < span {
+        halve(&mut cells);
+        s *= 2;
+    }
+    cells.resize(cells.len().max(side), 0.0);
+    cells.truncate(side);
+    cells
+}
+
+/// Every head's weights pooled by columns, row by row, at a power-of-two span: what the
+/// heads grid of a long text is drawn from, kept beside the text's trace and brought up to
+/// date with it (`update`) for the rows that changed only — a keystroke at the end costs one
+/// row of every head, as in the forward. `thumbnails` pools the rows.
+#[derive(Clone, Debug, Default)]
+pub struct Pooled {
+    side: usize,
+    span: usize,
+    /// The run and options the rows are of, and the model's layers × heads.
+    tokens: Vec<u32>,
+    options: Option<AttentionOptions>,
+    shape: (usize, usize),
+    /// `rows[(hd · T + i) · side + c]`, hd = layer · n_head + head; the cells past
+    /// ⌈T / span⌉ are 0.
+    rows: Vec<f32>,
+}
+
+impl Pooled {
+    /// Nothing pooled yet; thumbnails of at most `side` × `side` cells.
+    pub fn new(side: usize) -> Pooled {
+        Pooled {
+            side,
+            span: 1,
+            ..Pooled::default()
+        }
+    }
+
+    /// Brings the rows up to `trace`: those of the rows it shares with the run they are of
+    /// (the same tokens from the start, the same options, a causal mask: a row sees only
+    /// the keys before it) stay; the others are pooled from its maps (computed from q and k
+    /// when it kept none, `head_rows`).
+    pub fn update(&mut self, trace: &Trace) -> Result<()> {
+        let d = trace.dims;
+        let (t, side) = (d.t, self.side);
+        if side == 0 {
+            return Err(Error::Options("a thumbnail needs at least one cell".into()));
+        }
+        let heads = d.n_layer * d.n_head;
+        let same = self.options.as_ref() == Some(&trace.options)
+            && self.shape == (d.n_layer, d.n_head)
+            && trace.options.causal_mask;
+        let old_t = self.tokens.len();
+        let keep = if same {
+            let common = self.tokens.iter().zip(&trace.tokens);
+            common.take_while(|(a, b)| a == b).count()
+        } else {
+            0
+        };
+        // a fresh run pools at the span it needs; an edited one at least at the span it had
+        let span = if keep == 0 {
+            span_for(t, side)
+        } else {
+            span_for(t, side).max(self.span)
+        };
+        let mut rows = vec![0f32; heads * t * side];
+        for hd in 0..heads {
+            for i in 0..keep {
+                let to = &mut rows[(hd * t + i) * side..][..side];
+                to.copy_from_slice(&self.rows[(hd * old_t + i) * side..][..side]);
+                let mut s = self.span;
+                while s < span {
+                    halve(to);
+                    s *= 2;
+                }
+            }
+        }
+        if keep < t {
+            for l in 0..d.n_layer {
+                for h in 0..d.n_head {
+                    let band = trace.head_rows(l, h, keep..t)?;
+                    let hd = l * d.n_head + h;
+                    for (r, w) in band.weights.chunks_exact(t).enumerate() {
+                        rows[(hd * t + keep + r) * side..][..side]
+                            .copy_from_slice(&pool(w, span, side));
+                    }
+                }
+            }
+        }
+        *self = Pooled {
+            side,
+            span,
+            tokens: trace.tokens.clone(),
+            options: Some(trace.options.clone()),
+            shape: (d.n_layer, d.n_head),
+            rows,
+        };
+        Ok(())
+    }
+
+    /// The rows pooled into cells: each cell the mean over its rows (in order, in f64).
+    pub fn thumbnails(&self) -> Thumbnails {
+        let (t, span, side) = (self.tokens.len(), self.span, self.side);
+        let cells = t.div_ceil(span);
+        let heads = self.shape.0 * self.shape.1;
+        let mut weights = vec![0f32; heads * cells * cells];
+        for hd in 0..heads {
+            let thumb = &mut weights[hd * cells * cells..][..cells * cells];
+            for (r, out) in thumb.chunks_exact_mut(cells).enumerate() {
+                let band = r * span..((r + 1) * span).min(t);
+                let n = band.len() as f64;
+                let mut sums = vec![0f64; cells];
+                for i in band {
+                    let row = &self.rows[(hd * t + i) * side..][..cells];
+                    for (s, &x) in sums.iter_mut().zip(row) {
+                        *s += x as f64;
+                    }
+                }
+                for (o, s) in out.iter_mut().zip(sums) {
+                    *o = (s / n) as f32;
+                }
+            }
+        }
+        Thumbnails {
+            n_layer: self.shape.0,
+            n_head: self.shape.1,
+            span,
+            cells,
+            weights,
+        }
     }
 }
 
 impl Trace {
     /// Every head's weights pooled to at most `side` × `side` cells (`Thumbnails`).
     pub fn thumbnails(&self, side: usize) -> Result<Thumbnails> {
-        let d = self.dims;
-        let t = d.t;
-        if side == 0 {
-            return Err(Error::Options("a thumbnail needs at least one cell".into()));
-        }
-        let span = t.div_ceil(side).max(1);
-        let cells = t.div_ceil(span);
-        let mut weights = vec![0f32; d.n_layer * d.n_head * cells * cells];
-        for l in 0..d.n_layer {
-            for h in 0..d.n_head {
-                let at = (l * d.n_head + h) * cells * cells;
-                let thumb = &mut weights[at..at + cells * cells];
-                for (r, out) in thumb.chunks_exact_mut(cells).enumerate() {
-                    let rows = r * span..((r + 1) * span).min(t);
-                    let n = rows.len() as f64;
-                    let band = self.head_rows(l, h, rows)?;
-                    let mut sums = vec![0f64; cells];
-                    for row in band.weights.chunks_exact(t) {
-                        for (j, &w) in row.iter().enumerate() {
-                            sums[j / span] += w as f64;
-                        }
-                    }
-                    for (o, s) in out.iter_mut().zip(sums) {
-                        *o = (s / n) as f32;
-                    }
-                }
-            }
-        }
-        Ok(Thumbnails {
-            n_layer: d.n_layer,
-            n_head: d.n_head,
-            span,
-            cells,
-            weights,
-        })
+        let mut pooled = Pooled::new(side);
+        pooled.update(self)?;
+        Ok(pooled.thumbnails())
     }
 }

@@ -223,6 +223,10 @@ pub struct Trace {
     /// what a page shows of a long text). Empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub heads: Vec<HeadMaps>,
+    /// Every head's weights pooled small, in a slim trace whose maker had them (the heads
+    /// grid of a long text: `Pooled`). None otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thumbnails: Option<Thumbnails>,
 }
 
 /// One head of a trace, whole and owned: its vectors and its four maps over every row. A
@@ -303,6 +307,35 @@ impl HeadMaps {
             masked: Vec::new(),
             weights: Vec::new(),
         }
+    }
+}
+
+/// Every head's attention weights pooled to at most `side` × `side` cells: the heads grid of
+/// a long text, computed a band of rows at a time (never a whole map of every head).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Thumbnails {
+    pub n_layer: usize,
+    pub n_head: usize,
+    /// Positions one cell covers on each side: the smallest power of two that makes at most
+    /// `side` cells (1 when the text is no longer than `side`, and then every cell is one
+    /// weight, exactly) — or, in thumbnails kept up to date as a text is edited (`Pooled`),
+    /// a larger one the text needed before.
+    pub span: usize,
+    /// Cells on each side, ⌈T / span⌉ (the last row and column of cells may cover fewer
+    /// positions).
+    pub cells: usize,
+    /// `weights[((layer · n_head + head) · cells + r) · cells + c]`: the mean, over the query
+    /// rows of cell row r, of the weight those rows give to the keys of cell column c — so a
+    /// row of cells still sums to 1, as a row of weights does.
+    pub weights: Vec<f32>,
+}
+
+impl Thumbnails {
+    /// Head `head` of block `layer`, (cells, cells).
+    pub fn head(&self, layer: usize, head: usize) -> &[f32] {
+        let n = self.cells * self.cells;
+        let at = (layer * self.n_head + head) * n;
+        &self.weights[at..at + n]
     }
 }
 

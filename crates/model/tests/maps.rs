@@ -352,6 +352,78 @@ fn thumbnails_pool_each_head_and_are_exact_when_the_text_fits() {
     assert!(lean.thumbnails(0).is_err());
 }
 
+/// A forward kept as `Keep::Streams`, growing `prev` when it can.
+type Run<'a> = dyn Fn(Option<&Trace>, &[u32], &AttentionOptions) -> Trace + 'a;
+
+/// Thumbnails kept up to date as a text is typed, deleted and edited (`Pooled`) equal, bit for
+/// bit, those pooled afresh from the same trace at the same span: across the span doubling
+/// as the text grows, for the rows an edit kept, and after a change of options.
+#[test]
+fn pooled_rows_follow_an_edited_text_and_equal_fresh_thumbnails() {
+    let config = attnlab_model::Config {
+        n_positions: 16,
+        ..tiny_config(LnPlacement::Pre)
+    };
+    let model = random_model(&config, 5, 0.9);
+    let llama = &llama_models()[0];
+    let o = AttentionOptions::default();
+    let gpt2 = |prev: Option<&Trace>, ids: &[u32], o: &AttentionOptions| {
+        forward_kept(&model, prev, ids, o, Keep::Streams).unwrap().0
+    };
+    let ll = |prev: Option<&Trace>, ids: &[u32], o: &AttentionOptions| {
+        llama.trace_kept(prev, ids, o, Keep::Streams).unwrap().0
+    };
+    let runs: [(&Run, u32); 2] = [(&gpt2, 19), (&ll, 90)];
+    for (i, (run, vocab)) in runs.into_iter().enumerate() {
+        let ids: Vec<u32> = (0..16).map(|k| (k * 7 + 3) % vocab + 1).collect();
+        let mut pooled = attnlab_model::Pooled::new(2);
+        let mut prev: Option<Trace> = None;
+        // typing: 1, 3, 5, 9, 12, 16 tokens (span 1 → 2 → 4 → 8 → 8 → 8)
+        for t in [1, 3, 5, 9, 12, 16] {
+            let tr = run(prev.as_ref(), &ids[..t], &o);
+            pooled.update(&tr).unwrap();
+            let fresh = tr.thumbnails(2).unwrap();
+            assert_eq!(pooled.thumbnails(), fresh, "model {i}, {t} tokens typed");
+            let want =
+                [1, 2, 4, 8, 8, 8][[1, 3, 5, 9, 12, 16].iter().position(|&x| x == t).unwrap()];
+            assert_eq!(fresh.span, want, "model {i}, {t} tokens");
+            assert!(fresh.cells <= 2);
+            prev = Some(tr);
+        }
+        // deleting back to 4 tokens: the span stays 8 (one cell, every row's weight in it)
+        let tr = run(prev.as_ref(), &ids[..4], &o);
+        pooled.update(&tr).unwrap();
+        let kept = pooled.thumbnails();
+        assert_eq!((kept.span, kept.cells), (8, 1), "model {i}");
+        assert!(
+            kept.weights.iter().all(|&x| (x - 1.0).abs() < 1e-6),
+            "model {i}"
+        );
+        // an edit at position 2 of 12 tokens: rows 2.. pooled again, equal to a fresh pooling
+        let mut edited = ids[..12].to_vec();
+        edited[2] = edited[2] % vocab + 1;
+        let tr = run(Some(&tr), &edited, &o);
+        pooled.update(&tr).unwrap();
+        assert_eq!(
+            pooled.thumbnails(),
+            tr.thumbnails(2).unwrap(),
+            "model {i}, edited"
+        );
+        // other options: everything pooled again
+        let hot = AttentionOptions {
+            temperature: 3.0,
+            ..o.clone()
+        };
+        let tr = run(None, &edited, &hot);
+        pooled.update(&tr).unwrap();
+        assert_eq!(
+            pooled.thumbnails(),
+            tr.thumbnails(2).unwrap(),
+            "model {i}, τ 3"
+        );
+    }
+}
+
 #[test]
 fn a_map_on_demand_is_a_softmax_of_its_scaled_and_masked_scores() {
     // not only equal to the whole trace: the stages relate as the lesson says

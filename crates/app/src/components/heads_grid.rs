@@ -131,6 +131,20 @@ pub fn HeadsGrid(props: &Props) -> Html {
             )
         })
         .collect();
+    // the selected head's thumbnail, for the end-to-end tests (`window.__attnlab.thumbnail`)
+    use_effect_with((props.trace.clone(), props.selected), |(tr, (l, h))| {
+        if let Some(th) = &tr.0.thumbnails {
+            let weights = js_sys::Float32Array::from(th.head(*l, *h));
+            let fields: [(&str, wasm_bindgen::JsValue); 5] = [
+                ("layer", (*l as f64).into()),
+                ("head", (*h as f64).into()),
+                ("span", (th.span as f64).into()),
+                ("cells", (th.cells as f64).into()),
+                ("weights", weights.into()),
+            ];
+            crate::dom::expose("thumbnail", &crate::dom::object(&fields).into());
+        }
+    });
     // every head on one canvas: once per result, model, size or fading — never on a hover
     {
         let canvas = canvas.clone();
@@ -150,12 +164,21 @@ pub fn HeadsGrid(props: &Props) -> Html {
                 if tiles.len() != d.n_layer * d.n_head {
                     return; // the slots of another model: re-measured on the next layout
                 }
+                let n_head = d.n_head;
                 if !tr.every_head() {
-                    // a slim result (a long text): the buttons pick a head, no maps drawn
-                    heads_canvas(&c, g.size, 0, &tiles, |_| (&[][..], &[][..]));
+                    // a slim result (a long text): every head pooled small, when it came
+                    // with its thumbnails
+                    match &tr.0.thumbnails {
+                        Some(th) => {
+                            let unmasked = vec![0.0; th.cells * th.cells];
+                            heads_canvas(&c, g.size, th.cells, &tiles, |i| {
+                                (th.head(i / n_head, i % n_head), &unmasked[..])
+                            });
+                        }
+                        None => heads_canvas(&c, g.size, 0, &tiles, |_| (&[][..], &[][..])),
+                    }
                     return;
                 }
-                let n_head = d.n_head;
                 heads_canvas(&c, g.size, d.t, &tiles, |i| {
                     let hv = tr.0.head(i / n_head, i % n_head);
                     (hv.weights, hv.masked)
@@ -203,7 +226,12 @@ pub fn HeadsGrid(props: &Props) -> Html {
             <h2 id="heads-h">{ Key::AllHeads.text(lang) }</h2>
             <p class="help">{ Key::AllHeadsHelp.text(lang) }</p>
             if !props.trace.every_head() {
-                <p class="help" id="heads-slim">{ Key::SlimHeads.text(lang) }</p>
+                <p class="help" id="heads-slim" data-span={props.trace.0.thumbnails.as_ref().map(|t| t.span.to_string())}>
+                    { match &props.trace.0.thumbnails {
+                        Some(t) => Key::HeadsPooled.text(lang).replace("{span}", &t.span.to_string()),
+                        None => Key::SlimHeads.text(lang).to_string(),
+                    } }
+                </p>
                 if !props.trace.0.has_head(props.selected.0, props.selected.1) {
                     <p class="help" role="status" id="heads-computing" aria-busy="true">
                         { format!("{} {} · {} {} — {}", Key::Layer.text(lang), props.selected.0,

@@ -11,7 +11,7 @@
 //! block fields at all: the last position's prediction and the maps and vectors of the heads
 //! the page asked for (`Header::heads`), after the rest.
 
-use attnlab_model::{AttentionOptions, Dims, Field, HeadMaps, LayerTrace, Trace};
+use attnlab_model::{AttentionOptions, Dims, Field, HeadMaps, LayerTrace, Thumbnails, Trace};
 use serde::{Deserialize, Serialize};
 
 /// Everything of a trace but its arrays.
@@ -30,6 +30,9 @@ pub struct Header {
     pub slim: bool,
     #[serde(default)]
     pub heads: Vec<(usize, usize)>,
+    /// A slim trace's thumbnails: their span and cells (every head's, after the heads').
+    #[serde(default)]
+    pub thumbnails: Option<(usize, usize)>,
 }
 
 /// The layer fields a lite trace carries: what the views read (q, k, v, the four score
@@ -66,6 +69,7 @@ impl Header {
             lite: lite && !slim,
             slim,
             heads: trace.heads.iter().map(|m| (m.layer, m.head)).collect(),
+            thumbnails: trace.thumbnails.as_ref().map(|t| (t.span, t.cells)),
         }
     }
 
@@ -87,6 +91,10 @@ impl Header {
             for _ in &self.heads {
                 out.extend([head, head, head, head, map, map, map, map]);
             }
+            out.extend(
+                self.thumbnails
+                    .map(|(_, cells)| n_layer * self.dims.n_head * cells * cells),
+            );
             return out;
         }
         let layer = Field::ALL.map(|f| {
@@ -139,6 +147,7 @@ pub fn arrays(trace: &Trace, lite: bool) -> Vec<&[f32]> {
     for m in &trace.heads {
         out.extend(m.arrays().map(|a| &a[..]));
     }
+    out.extend(trace.thumbnails.as_ref().map(|t| &t.weights[..]));
     out
 }
 
@@ -180,6 +189,13 @@ pub fn rebuild(
             .iter()
             .map(|&(l, h)| HeadMaps::empty(l, h))
             .collect(),
+        thumbnails: header.thumbnails.map(|(span, cells)| Thumbnails {
+            n_layer: header.dims.n_layer,
+            n_head: header.dims.n_head,
+            span,
+            cells,
+            weights: Vec::new(),
+        }),
     };
     let mut slots: Vec<&mut Vec<f32>> = vec![&mut trace.embedding];
     for l in trace.layers.iter_mut() {
@@ -192,6 +208,9 @@ pub fn rebuild(
     slots.push(&mut trace.probs);
     for m in trace.heads.iter_mut() {
         slots.extend(m.arrays_mut());
+    }
+    if let Some(t) = trace.thumbnails.as_mut() {
+        slots.push(&mut t.weights);
     }
     let mut offset = 0;
     for (slot, &len) in slots.into_iter().zip(&lengths) {
@@ -295,7 +314,8 @@ mod tests {
             attnlab_model::forward_kept(&model, None, &ids, &opts, attnlab_model::Keep::Streams)
                 .unwrap();
         let whole = forward(&model, &ids, &opts).unwrap();
-        let slim = lean.slim(&[(1, 1), (0, 1)]).unwrap();
+        let mut slim = lean.slim(&[(1, 1), (0, 1)]).unwrap();
+        slim.thumbnails = Some(lean.thumbnails(4).unwrap());
         let header = Header::of(&slim, true);
         assert!(header.slim && !header.lite);
         assert_eq!(header.heads, vec![(1, 1), (0, 1)]);

@@ -167,6 +167,7 @@ impl Readback {
             logits: row(a.logits),
             probs: row(a.probs),
             heads: Vec::new(),
+            thumbnails: None,
         }
     }
 }

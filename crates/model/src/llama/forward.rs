@@ -319,6 +319,7 @@ impl LlamaModel {
             logits,
             probs,
             heads: Vec::new(),
+            thumbnails: None,
         };
         Ok((trace, reuse.is_some()))
     }
