@@ -234,9 +234,13 @@ pub struct Pooled {
     tokens: Vec<u32>,
     options: Option<AttentionOptions>,
     shape: (usize, usize),
-    /// `rows[(hd · T + i) · side + c]`, hd = layer · n_head + head; the cells past
-    /// ⌈T / span⌉ are 0.
-    rows: Vec<f32>,
+    /// `rows[hd][i · side + c]`, hd = layer · n_head + head: each head's rows one after
+    /// another (a text grown or cut moves none of them); the cells past ⌈T / span⌉ are 0.
+    rows: Vec<Vec<f32>>,
+    /// `bands[hd][r · side + c]`: each whole band of `span` rows summed (in order, in f64),
+    /// so a keystroke sums the last band's rows only. A band's cells past the columns it had
+    /// are 0, as a later key's weight from an earlier query is under the causal mask.
+    bands: Vec<Vec<f64>>,
 }
 
 impl Pooled {
@@ -263,7 +267,6 @@ impl Pooled {
         let same = self.options.as_ref() == Some(&trace.options)
             && self.shape == (d.n_layer, d.n_head)
             && trace.options.causal_mask;
-        let old_t = self.tokens.len();
         let keep = if same {
             let common = self.tokens.iter().zip(&trace.tokens);
             common.take_while(|(a, b)| a == b).count()
@@ -276,14 +279,18 @@ impl Pooled {
         } else {
             span_for(t, side).max(self.span)
         };
-        let mut rows = vec![0f32; heads * t * side];
-        for hd in 0..heads {
-            for i in 0..keep {
-                let to = &mut rows[(hd * t + i) * side..][..side];
-                to.copy_from_slice(&self.rows[(hd * old_t + i) * side..][..side]);
+        // the whole bands still summed: those inside the kept rows, at the same span
+        let whole = if span == self.span { keep / span } else { 0 };
+        let mut bands = std::mem::take(&mut self.bands);
+        bands.resize_with(heads, Vec::new);
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.resize_with(heads, Vec::new);
+        for r in rows.iter_mut() {
+            r.truncate(keep * side);
+            for row in r.chunks_exact_mut(side) {
                 let mut s = self.span;
                 while s < span {
-                    halve(to);
+                    halve(row);
                     s *= 2;
                 }
             }
@@ -292,12 +299,17 @@ impl Pooled {
             for l in 0..d.n_layer {
                 for h in 0..d.n_head {
                     let band = trace.head_rows(l, h, keep..t)?;
-                    let hd = l * d.n_head + h;
-                    for (r, w) in band.weights.chunks_exact(t).enumerate() {
-                        rows[(hd * t + keep + r) * side..][..side]
-                            .copy_from_slice(&pool(w, span, side));
+                    let r = &mut rows[l * d.n_head + h];
+                    for w in band.weights.chunks_exact(t) {
+                        r.extend(pool(w, span, side));
                     }
                 }
+            }
+        }
+        for (b, r) in bands.iter_mut().zip(&rows) {
+            b.truncate(whole * side);
+            for band in whole..t / span {
+                b.extend(band_sum(r, band * span..(band + 1) * span, side));
             }
         }
         *self = Pooled {
@@ -307,6 +319,7 @@ impl Pooled {
             options: Some(trace.options.clone()),
             shape: (d.n_layer, d.n_head),
             rows,
+            bands,
         };
         Ok(())
     }
@@ -317,18 +330,20 @@ impl Pooled {
         let cells = t.div_ceil(span);
         let heads = self.shape.0 * self.shape.1;
         let mut weights = vec![0f32; heads * cells * cells];
-        for hd in 0..heads {
+        for (hd, (rows, bands)) in self.rows.iter().zip(&self.bands).enumerate().take(heads) {
             let thumb = &mut weights[hd * cells * cells..][..cells * cells];
             for (r, out) in thumb.chunks_exact_mut(cells).enumerate() {
                 let band = r * span..((r + 1) * span).min(t);
                 let n = band.len() as f64;
-                let mut sums = vec![0f64; cells];
-                for i in band {
-                    let row = &self.rows[(hd * t + i) * side..][..cells];
-                    for (s, &x) in sums.iter_mut().zip(row) {
-                        *s += x as f64;
+                // a whole band's sums were kept; the last, partial one is summed now
+                let partial;
+                let sums = match bands.get(r * side..(r + 1) * side) {
+                    Some(s) => s,
+                    None => {
+                        partial = band_sum(rows, band, side);
+                        &partial
                     }
-                }
+                };
                 for (o, s) in out.iter_mut().zip(sums) {
                     *o = (s / n) as f32;
                 }
@@ -342,6 +357,18 @@ impl Pooled {
             weights,
         }
     }
+}
+
+/// The rows `band` of one head's pooled rows (`side` cells each) summed cell by cell, in
+/// order, in f64.
+fn band_sum(rows: &[f32], band: Range<usize>, side: usize) -> Vec<f64> {
+    let mut sums = vec![0f64; side];
+    for i in band {
+        for (s, &x) in sums.iter_mut().zip(&rows[i * side..][..side]) {
+            *s += x as f64;
+        }
+    }
+    sums
 }
 
 impl Trace {
