@@ -40,7 +40,11 @@ fn Page() -> Html {
         engines: s.engine,
         generation: s.generation,
         asked: s.asked.clone(),
-        holds: heads.iter().all(|&(l, h)| s.run.trace.has_head(l, h)),
+        // (a head the model does not have is not asked for)
+        holds: heads.iter().all(|&(l, h)| {
+            let d = s.run.trace.dims;
+            l >= d.n_layer || h >= d.n_head || s.run.trace.has_head(l, h)
+        }),
     });
     // the engine runs what the state asks (`State::request`), whenever it changes
     let (engine, vocab) = use_engine(

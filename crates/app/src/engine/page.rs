@@ -11,7 +11,7 @@ use yew::prelude::*;
 
 use super::gpu::Gpu;
 use super::worker_client::CpuWorker;
-use super::{Engine, Note, Slim};
+use super::{Engine, Note};
 use crate::dom::{self};
 use crate::runner::Run;
 use crate::state::{GenAsk, GenEnd, Generated, LensResult, ProbeResult, Request, Shown, Side};
@@ -126,12 +126,22 @@ impl PageEngine {
     /// Once the text is slim it stays so down to half the bytes: a text edited around the
     /// limit does not lose the worker's cache at every keystroke (a whole trace cannot grow
     /// from a slim one).
-    fn slim<'a>(&self, t: usize, heads: &'a [(usize, usize)]) -> Slim<'a> {
+    fn slim(&self, t: usize, heads: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
         let bytes = self.maps_bytes(t);
         let was = self.was_slim.get();
         let slim = bytes > MAPS_ON_PAGE || (was && bytes > MAPS_ON_PAGE / 2);
         self.was_slim.set(slim);
-        slim.then_some(heads)
+        slim.then(|| self.inside(heads))
+    }
+
+    /// The heads of `heads` the model has (a head picked for another model is not asked for).
+    fn inside(&self, heads: &[(usize, usize)]) -> Vec<(usize, usize)> {
+        let (layers, per_layer) = self.shape;
+        heads
+            .iter()
+            .copied()
+            .filter(|&(l, h)| l < layers && h < per_layer)
+            .collect()
     }
 
     /// The bytes of every head's four maps over `t` tokens.
@@ -154,8 +164,8 @@ impl PageEngine {
             }
             let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
             // (the second text's own size decides, without the main text's memory of it)
-            let slim = (self.maps_bytes(ids.len()) > MAPS_ON_PAGE).then_some(heads);
-            let reply = self.engine.forward(&ids, opts, slim).await?;
+            let slim = (self.maps_bytes(ids.len()) > MAPS_ON_PAGE).then(|| self.inside(heads));
+            let reply = self.engine.forward(&ids, opts, slim.as_deref()).await?;
             self.carried.borrow_mut().extend(
                 reply
                     .notes
@@ -190,7 +200,7 @@ impl PageEngine {
         let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
         let opts = &asked.opts;
         let slim = self.slim(ids.len(), heads);
-        let mut reply = match self.engine.forward(&ids, opts, slim).await {
+        let mut reply = match self.engine.forward(&ids, opts, slim.as_deref()).await {
             Ok(r) => r,
             Err(e) => return Outcome::Error(e),
         };
@@ -290,7 +300,7 @@ impl PageEngine {
             Some(t) => t,
             None => match self
                 .engine
-                .forward(&ids, &asked.opts, self.slim(ids.len(), heads))
+                .forward(&ids, &asked.opts, self.slim(ids.len(), heads).as_deref())
                 .await
             {
                 Ok(r) => {
