@@ -4,7 +4,11 @@
 // big model, the longest main-thread task (PerformanceObserver 'longtask') and keystroke
 // latency.
 //   cargo run --release -p attnlab-model --example random_model -- /tmp/big-model
-//   node web/e2e/bench-load.mjs /tmp/big-model [--cpu]
+//   node web/e2e/bench-load.mjs /tmp/big-model [--cpu] [--paste FILE]
+// `--paste FILE`: then FILE's text pasted at once (cut to the model's context): its tokens, the
+// time to its painted result, whether the result is slim (the page's heads grid says so), and
+// five characters typed after it.
+import fs from 'node:fs';
 import path from 'node:path';
 
 import { openApp, quantile, settled } from './common.mjs';
@@ -75,6 +79,27 @@ try {
   }
   const typing = await page.evaluate(() => ({ longest: window.__longest, gap: window.__gap.max }));
   const why = await page.evaluate(() => (document.querySelector('#notice') ?? document.querySelector('.cpu-reason'))?.textContent ?? null);
+  let pasted = null;
+  const pasteAt = process.argv.indexOf('--paste');
+  if (pasteAt > 0) {
+    await page.locator('#text').fill(fs.readFileSync(process.argv[pasteAt + 1], 'utf8'));
+    const p = await settled(page, 900_000);
+    const slim = await page.evaluate(() => document.querySelector('#heads-slim')?.dataset.span ?? null);
+    await page.locator('#text').press('End');
+    const after = [];
+    for (const ch of ' and t') {
+      await page.keyboard.type(ch);
+      after.push(await settled(page, 600_000));
+    }
+    pasted = {
+      tokens: p.tokens,
+      latencyMs: Math.round(p.latencyMs),
+      slimSpan: slim,
+      typedLatencyP50Ms: Math.round(quantile(after.map((q) => q.latencyMs), 0.5)),
+      typedIncremental: after.filter((q) => q.incremental).length,
+      ranOn: p.backend,
+    };
+  }
   console.log(JSON.stringify({
     backend,
     ...(why ? { cpuBecause: why } : {}),
@@ -93,6 +118,7 @@ try {
       longestTimerGapMs: Math.round(typing.gap),
       ranOn: typed.at(-1).backend,
     },
+    ...(pasted ? { pasted } : {}),
   }));
 } finally {
   await app.close();
