@@ -49,6 +49,12 @@ pub struct Lens {
     pub stages: Vec<Stage>,
 }
 
+/// Whether `trace` keeps the residual stream the lens reads (a slim one does not).
+pub fn has_rows(trace: &Trace) -> bool {
+    let n = trace.dims.t * trace.dims.d_model;
+    trace.embedding.len() >= n && trace.layers.iter().all(|l| l.output.len() >= n)
+}
+
 /// The residual stream at `position` after the embedding and after each block, one row of
 /// `d_model` after another ((stages × d_model), the embedding first): what the lens reads.
 pub fn stage_rows(trace: &Trace, position: usize) -> Result<Vec<f32>> {
@@ -60,7 +66,7 @@ pub fn stage_rows(trace: &Trace, position: usize) -> Result<Vec<f32>> {
         )));
     }
     let dm = d.d_model;
-    if trace.embedding.len() < d.t * dm || trace.layers.iter().any(|l| l.output.len() < d.t * dm) {
+    if !has_rows(trace) {
         return Err(Error::Options(
             "the trace keeps no residual stream (a slim trace: a few heads' maps only)".into(),
         ));

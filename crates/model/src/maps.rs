@@ -42,11 +42,7 @@ impl Trace {
     /// Head `head` of block `layer`, whole: read from the trace, its maps computed from q and
     /// k when it kept none (`head_rows`).
     pub fn head_maps(&self, layer: usize, head: usize) -> Result<HeadMaps> {
-        if let Some(m) = self
-            .heads
-            .iter()
-            .find(|m| (m.layer, m.head) == (layer, head))
-        {
+        if let Some(m) = self.held(layer, head) {
             return Ok(m.clone());
         }
         let rows = self.head_rows(layer, head, 0..self.dims.t)?;
@@ -117,13 +113,9 @@ impl Trace {
         let l = &self.layers[layer];
         if l.weights.is_empty() && l.q.is_empty() {
             // a slim trace: the head's maps are there whole, or nowhere
-            let m = self
-                .heads
-                .iter()
-                .find(|m| (m.layer, m.head) == (layer, head))
-                .ok_or_else(|| {
-                    Error::Options(format!("this trace holds no maps of head {layer}.{head}"))
-                })?;
+            let m = self.held(layer, head).ok_or_else(|| {
+                Error::Options(format!("this trace holds no maps of head {layer}.{head}"))
+            })?;
             let cells = rows.start * t..rows.end * t;
             return Ok(HeadRows {
                 layer,
@@ -287,11 +279,13 @@ impl Pooled {
         rows.resize_with(heads, Vec::new);
         for r in rows.iter_mut() {
             r.truncate(keep * side);
-            for row in r.chunks_exact_mut(side) {
-                let mut s = self.span;
-                while s < span {
-                    halve(row);
-                    s *= 2;
+            if span > self.span {
+                for row in r.chunks_exact_mut(side) {
+                    let mut s = self.span;
+                    while s < span {
+                        halve(row);
+                        s *= 2;
+                    }
                 }
             }
         }

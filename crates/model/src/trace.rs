@@ -232,7 +232,7 @@ pub struct Trace {
 /// One head of a trace, whole and owned: its vectors and its four maps over every row. A
 /// slim trace (`Trace::slim`) carries a few of these instead of its blocks' fields: what a
 /// page shows of a text too long to hold every head's maps.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HeadMaps {
     pub layer: usize,
     pub head: usize,
@@ -291,22 +291,6 @@ impl HeadMaps {
             &mut self.masked,
             &mut self.weights,
         ]
-    }
-
-    /// A head with no numbers yet, to fill with `arrays_mut`.
-    pub fn empty(layer: usize, head: usize) -> HeadMaps {
-        HeadMaps {
-            layer,
-            head,
-            q: Vec::new(),
-            k: Vec::new(),
-            v: Vec::new(),
-            head_out: Vec::new(),
-            scores: Vec::new(),
-            scaled: Vec::new(),
-            masked: Vec::new(),
-            weights: Vec::new(),
-        }
     }
 }
 
@@ -401,6 +385,13 @@ impl Trace {
         self.try_head(layer, head).is_some()
     }
 
+    /// Head `head` of block `layer` among a slim trace's `heads`.
+    pub(crate) fn held(&self, layer: usize, head: usize) -> Option<&HeadMaps> {
+        self.heads
+            .iter()
+            .find(|m| (m.layer, m.head) == (layer, head))
+    }
+
     /// One head's matrices, if the trace holds them (see `has_head`).
     pub fn try_head(&self, layer: usize, head: usize) -> Option<HeadView<'_>> {
         let Dims { t, d_k, .. } = self.dims;
@@ -409,11 +400,7 @@ impl Trace {
         }
         let l = self.layers.get(layer)?;
         if l.weights.is_empty() {
-            return self
-                .heads
-                .iter()
-                .find(|m| (m.layer, m.head) == (layer, head))
-                .map(|m| m.view(t, d_k));
+            return self.held(layer, head).map(|m| m.view(t, d_k));
         }
         let (tt, td) = (
             head * t * t..(head + 1) * t * t,

@@ -83,7 +83,7 @@ pub fn LogitLens(props: &Props) -> Html {
     let vocab = props.vocab.clone();
     let piece = move |id: u32| vocab.get(id as usize).to_string();
     // a slim result (a long text) brings no residual rows to the page
-    let slim = lens::stage_rows(&props.trace.0, pos).is_err();
+    let slim = !lens::has_rows(&props.trace.0);
     let body = match current.as_ref().map(|l| &l.probs) {
         _ if slim => {
             html! { <p class="help" role="status" id="lens-status">{ Key::SlimLens.text(lang) }</p> }

@@ -64,11 +64,7 @@ fn list(props: &Props, pos: usize, id: &'static str, append: Option<&Callback<u3
             </li>
         }
     });
-    let base_top = props
-        .baseline
-        .as_ref()
-        .filter(|b| b.0.probs_row(pos).is_some())
-        .and_then(|b| b.0.top_k(pos, 1).first().copied());
+    let base_top = base.and_then(|b| attnlab_model::trace::top_k_of(b, 1).first().copied());
     html! {
         <div class="next-list">
             <h3>{ format!("{} «{}»", Key::NextTokenAfter.text(props.lang), props.labels.get(pos)) }</h3>

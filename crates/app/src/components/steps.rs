@@ -33,11 +33,17 @@ pub struct Props {
     pub llama: Option<LlamaAttn>,
 }
 
-/// The first `cols` dimensions of each row of `x` (rows of `dk`, row i at position i) before
-/// RoPE turned them, and as they are.
-fn before_after(x: &[f32], dk: usize, cols: usize, a: &LlamaAttn) -> (Vec<f32>, Vec<f32>) {
+/// The first `cols` dimensions of the rows `rows` of `x` (rows of `dk`, row i at position i)
+/// before RoPE turned them, and as they are.
+fn before_after(
+    x: &[f32],
+    (dk, cols): (usize, usize),
+    rows: std::ops::Range<usize>,
+    a: &LlamaAttn,
+) -> (Vec<f32>, Vec<f32>) {
     let (mut before, mut after) = (Vec::new(), Vec::new());
-    for (pos, row) in x.chunks(dk).enumerate() {
+    for pos in rows {
+        let row = &x[pos * dk..(pos + 1) * dk];
         let mut turned_back = row.to_vec();
         for p in attnlab_model::llama::rotated_pairs(row, pos, &a.inv_freq, a.pairs) {
             turned_back[p.dims.0] = p.before.0;
@@ -64,13 +70,11 @@ pub fn Steps(props: &Props) -> Html {
                 .flat_map(|r| r[..cols].to_vec())
                 .collect();
             let f = |v: &[f32]| Floats(Rc::new(v.to_vec()));
-            // RoPE: q and k before and after their turn (at their own positions)
+            // RoPE: q and k of the rows shown, before and after their turn
             let rope = llama.as_ref().map(|a| {
-                let (qb, qa) = before_after(hv.q, dk, cols, a);
-                let (kb, ka) = before_after(hv.k, dk, cols, a);
-                let cut =
-                    |v: Vec<f32>| Floats(Rc::new(v[rows.start * cols..rows.end * cols].to_vec()));
-                [cut(qb), cut(qa), cut(kb), cut(ka)]
+                let (qb, qa) = before_after(hv.q, (dk, cols), rows.clone(), a);
+                let (kb, ka) = before_after(hv.k, (dk, cols), rows.clone(), a);
+                [qb, qa, kb, ka].map(|v| Floats(Rc::new(v)))
             });
             (
                 hv.t,

@@ -187,7 +187,11 @@ pub fn rebuild(
         heads: header
             .heads
             .iter()
-            .map(|&(l, h)| HeadMaps::empty(l, h))
+            .map(|&(layer, head)| HeadMaps {
+                layer,
+                head,
+                ..HeadMaps::default()
+            })
             .collect(),
         thumbnails: header.thumbnails.map(|(span, cells)| Thumbnails {
             n_layer: header.dims.n_layer,
