@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { allowErrors, ARTIFACTS, assertTopFiveIsCli, cliTrace, currentHash, nextResult, painted, setText, settled, suiteApp } from './common.mjs';
+import { allowErrors, ARTIFACTS, assertTopFiveIsCli, cliTrace, currentHash, focusCell, nextResult, painted, parseShown, setText, settled, SOURCE, suiteApp } from './common.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -229,5 +229,75 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
     await page.waitForTimeout(300);
     assert.equal(await page.evaluate(() => window.__stays), 1, 'a submit reloaded the page');
     assert.equal(page.url().split('#')[0], url.split('#')[0]);
+  });
+
+  test('a long map zooms and pans: + and −, Ctrl+wheel, drag, the minimap; the focus stays on screen', async () => {
+    const { page } = app;
+    const text = SOURCE.slice(0, 200);
+    const r = await setText(page, text);
+    const t = r.tokens;
+    assert.ok(t >= 60, `${t} tokens`);
+    await page.locator('.head-cell[data-head="2.1"]').click();
+    await page.waitForFunction(() => /2.*1/.test(document.querySelector('#head-h')?.textContent ?? ''));
+    const cli = cliTrace(text, 2, 1).heads[0];
+    assert.equal(cli.weights.length, t);
+    const map = page.locator('#head-map');
+    const win = async () => (await map.getAttribute('data-window')).split(',').map(Number);
+    assert.deepEqual(await win(), [0, 0, t], 'the whole map to begin with');
+    assert.equal(await page.locator('#head-minimap').count(), 0);
+    // + three times about the focused cell: it stays under the same place, the labels come
+    await focusCell(page, 40, 20);
+    for (let k = 0; k < 3; k++) await page.keyboard.press('+');
+    await page.waitForFunction(() => document.querySelector('#head-map').dataset.window.split(',')[2] < 30);
+    let [r0, c0, span] = await win();
+    assert.ok(r0 <= 40 && 40 < r0 + span && c0 <= 20 && 20 < c0 + span, `the focus is on screen: ${[r0, c0, span]}`);
+    assert.equal(Number(await map.getAttribute('data-margin')), 84, 'zoomed in, the tokens are labelled');
+    assert.equal(await page.locator('#zoom-where').textContent(), `${t}×${t} 중 쿼리 ${r0}–${r0 + span - 1}, 키 ${c0}–${c0 + span - 1}`);
+    await page.waitForSelector('#head-minimap');
+    // hovering a zoomed cell reads that cell of the map, the CLI's numbers
+    await map.scrollIntoViewIfNeeded();
+    const box = await map.boundingBox();
+    const at = async (i, j) => {
+      const [r0, c0] = await win();
+      const [m, c] = [Number(await map.getAttribute('data-margin')), Number(await map.getAttribute('data-cell-size'))];
+      return { x: box.x + m + (j - c0 + 0.5) * c, y: box.y + m + (i - r0 + 0.5) * c };
+    };
+    const [hi, hj] = [r0 + span - 2, c0 + 1];
+    let p = await at(hi, hj);
+    await page.mouse.move(p.x, p.y);
+    await page.waitForFunction((c) => document.querySelector('#cell-readout')?.dataset.cell === c, `${hi},${hj}`);
+    const weight = parseShown(await page.locator('#cell-readout [data-field=weight]').textContent());
+    assert.ok(Math.abs(weight - cli.weights[hi][hj]) <= 1e-6 + 1e-3 * cli.weights[hi][hj], `[${hi},${hj}]: page ${weight}, CLI ${cli.weights[hi][hj]}`);
+    // dragging up and left shows later rows and keys
+    await page.mouse.down();
+    await page.mouse.move(p.x - 60, p.y - 90, { steps: 6 });
+    await page.mouse.up();
+    const dragged = await win();
+    assert.ok(dragged[0] > r0 && dragged[1] > c0 && dragged[2] === span, `drag: ${[r0, c0, span]} → ${dragged}`);
+    // the keyboard's focus leaving the window takes the window with it
+    await map.focus();
+    await page.keyboard.press('Control+Home');
+    await page.waitForFunction(() => document.querySelector('#head-map').dataset.window.startsWith('0,0,'));
+    // Ctrl+wheel zooms out about the pointer, the wheel alone moves the zoomed map
+    p = await at(4, 4);
+    await page.mouse.move(p.x, p.y);
+    await page.keyboard.down('Control');
+    await page.mouse.wheel(0, 100);
+    await page.keyboard.up('Control');
+    await page.waitForFunction((s) => Number(document.querySelector('#head-map').dataset.window.split(',')[2]) > s, span);
+    [r0, c0, span] = await win();
+    assert.ok(span < t, `still zoomed: ${span}`);
+    await page.mouse.wheel(0, 400);
+    await page.waitForFunction((r) => Number(document.querySelector('#head-map').dataset.window.split(',')[0]) > r, r0);
+    // the minimap: a click at its bottom right centres the map there
+    const mini = await page.locator('#head-minimap').boundingBox();
+    await page.mouse.click(mini.x + mini.width - 2, mini.y + mini.height - 2);
+    await page.waitForFunction((w) => document.querySelector('#head-map').dataset.window === w, `${t - span},${t - span},${span}`);
+    // 0: the whole map again, and the minimap goes
+    await map.focus();
+    await page.keyboard.press('0');
+    await page.waitForFunction((w) => document.querySelector('#head-map').dataset.window === w, `0,0,${t}`);
+    assert.equal(await page.locator('#head-minimap').count(), 0);
+    assert.equal(await page.locator('#zoom-out').isDisabled(), true);
   });
 });

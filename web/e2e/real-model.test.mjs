@@ -158,7 +158,17 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     const before = (await painted(page)).generation;
     const pasted = Date.now();
     await page.locator('#text').fill(long);
+    // while it runs, a bar under the text box counts the blocks done, then goes
+    const bar = page.locator('#forward-progress');
+    await bar.waitFor({ timeout: 60_000 });
+    const early = Number(await bar.getAttribute('data-done'));
+    await page.waitForFunction((n) => Number(document.querySelector('#forward-progress')?.dataset.done) > n, early, { timeout: 120_000 });
+    assert.match(await bar.textContent(), /^computing: \d+ of 30 layers done$/);
+    assert.equal(await bar.locator('progress').getAttribute('max'), '30');
+    await bar.evaluate((el) => el.parentElement.scrollIntoView());
+    await page.screenshot({ path: path.join(ARTIFACTS, 'smollm2-long-progress.png') });
     await page.waitForFunction((g) => window.__attnlab.painted.generation > g && window.__attnlab.painted.tokens > 1000, before, { timeout: 300_000 });
+    assert.equal(await bar.count(), 0, 'the bar goes with the result');
     const first = await painted(page);
     console.log(`SmolLM2, ${first.tokens} tokens pasted: first painted result after ${Date.now() - pasted} ms (worker ${first.engineMs?.toFixed(0)} ms, CPU worker, this machine)`);
     assert.equal(first.backend, 'cpu');
@@ -208,6 +218,32 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     assert.equal(await page.locator('#head-table tbody tr').first().locator('td').count(), 64);
     assert.match(await page.locator('#head-table-caption').textContent(), new RegExp(`/ ${t}\\)$`));
     await page.locator('#table-view').uncheck();
+    // zoomed in about the focused cell until the tokens are labelled: the minimap shows where,
+    // and hovering a cell of the zoomed map reads the CLI's numbers
+    const map = page.locator('#head-map');
+    await map.focus();
+    await reachCell(page, t, t - 1, strongest);
+    for (let k = 0; k < 12 && Number(await map.getAttribute('data-margin')) !== 84; k++) {
+      const before = await map.getAttribute('data-window');
+      await page.keyboard.press('+');
+      await page.waitForFunction((w) => document.querySelector('#head-map').dataset.window !== w, before);
+    }
+    const [r0, c0, span] = (await map.getAttribute('data-window')).split(',').map(Number);
+    assert.ok(span < 64 && r0 <= t - 1 && r0 + span === t && c0 <= strongest && strongest < c0 + span, `zoomed about [${t - 1},${strongest}]: ${[r0, c0, span]}`);
+    await page.waitForSelector('#head-minimap');
+    await map.scrollIntoViewIfNeeded();
+    const box = await map.boundingBox();
+    const [m, c] = [Number(await map.getAttribute('data-margin')), Number(await map.getAttribute('data-cell-size'))];
+    const hi = t - 3;
+    await page.mouse.move(box.x + m + (strongest - c0 + 0.5) * c, box.y + m + (hi - r0 + 0.5) * c);
+    await page.waitForFunction((at) => document.querySelector('#cell-readout')?.dataset.cell === at, `${hi},${strongest}`);
+    const hovered = parseShown(await page.locator('#cell-readout [data-field=weight]').textContent());
+    const want = cli.weights[hi][strongest];
+    assert.ok(Math.abs(hovered - want) <= 2e-4 + 1e-3 * want, `zoomed [${hi},${strongest}]: page ${hovered}, CLI ${want}`);
+    await page.locator('.head-card').screenshot({ path: path.join(ARTIFACTS, 'smollm2-long-zoom.png') });
+    await map.focus();
+    await page.keyboard.press('0');
+    await page.waitForFunction((w) => document.querySelector('#head-map').dataset.window === w, `0,0,${t}`);
     // the heads grid: every head pooled by the worker, the selected one's cells the CLI's
     const thumbnailIsCli = async (text, what) => {
       const cli = JSON.parse(

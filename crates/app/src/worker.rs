@@ -31,6 +31,9 @@ struct State {
 /// Cells on each side of a slim result's thumbnails.
 const THUMBNAIL_SIDE: usize = 64;
 
+/// A forward running longer than this (ms) tells the page after each block how far it is.
+const PROGRESS_AFTER_MS: f64 = 200.0;
+
 /// Reads and checks the model in `files` (every tensor's shape against its config).
 fn load(files: &Files) -> Result<Box<dyn Traced>, String> {
     let err = |e: attnlab_model::Error| e.to_string();
@@ -88,8 +91,22 @@ fn run(
     } else {
         Keep::All
     };
+    // a forward that takes a moment says how far it is after each block
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let mut layer_done = |l: usize| {
+        if baseline || now() - started < PROGRESS_AFTER_MS {
+            return;
+        }
+        let progress = Reply::Progress {
+            id,
+            layers_done: l as u32 + 1,
+        };
+        if let Ok((msg, _)) = progress.to_js() {
+            let _ = scope.post_message(&msg);
+        }
+    };
     let (trace, incremental) = model
-        .trace_kept(cache.as_ref(), ids, opts, keep)
+        .trace_watched(cache.as_ref(), ids, opts, keep, &mut layer_done)
         .map_err(|e| e.to_string())?;
     let err = |e: attnlab_model::Error| e.to_string();
     let slim = match slim {

@@ -70,13 +70,25 @@ pub fn forward_kept(
     opts: &AttentionOptions,
     keep: Keep,
 ) -> Result<(Trace, bool)> {
+    forward_watched(model, prev, tokens, opts, keep, &mut |_| {})
+}
+
+/// `forward_kept`, telling `layer_done` each block's index as it finishes.
+pub fn forward_watched(
+    model: &Model,
+    prev: Option<&Trace>,
+    tokens: &[u32],
+    opts: &AttentionOptions,
+    keep: Keep,
+    layer_done: &mut dyn FnMut(usize),
+) -> Result<(Trace, bool)> {
     let (run, dropped) = prepare(&model.config, tokens, opts)?;
     keep.within_budget(&Dims::new(&model.config, run.len()))?;
     let reuse = prev
         .filter(|p| p.kept().covers(keep))
         .and_then(|p| reusable_prefix(&p.tokens, &p.options, run, dropped, opts).map(|s| (p, s)));
     Ok((
-        forward_from(model, run, dropped, opts, reuse, keep),
+        forward_from(model, run, dropped, opts, (reuse, keep), layer_done),
         reuse.is_some(),
     ))
 }
@@ -225,8 +237,8 @@ fn forward_from(
     tokens: &[u32],
     dropped: usize,
     opts: &AttentionOptions,
-    reuse: Option<(&Trace, usize)>,
-    keep: Keep,
+    (reuse, keep): (Option<(&Trace, usize)>, Keep),
+    layer_done: &mut dyn FnMut(usize),
 ) -> Trace {
     let c = &model.config;
     let w = &model.weights;
@@ -269,6 +281,7 @@ fn forward_from(
             *f.of_mut(&mut layer) = Vec::new();
         }
         layers.push(layer);
+        layer_done(li);
     }
 
     let x = layers.last().map_or(&embedding, |l| &l.output); // (T, D)

@@ -10,7 +10,7 @@ use crate::roles::Subject;
 use crate::sample::{generate_by, Generated, Sampling};
 use crate::tokenizer::TokenInfo;
 use crate::trace::{AttentionOptions, Keep, Trace};
-use crate::{cpu, forward_kept, Bundle, Error, Model};
+use crate::{cpu, forward_watched, Bundle, Error, Model};
 
 /// A model without its tokenizer, whatever its architecture: a traced run and the lens's way
 /// to the output head. The page's CPU worker holds one (`Box<dyn Traced>`); `Inspect` adds
@@ -24,6 +24,19 @@ pub trait Traced {
         ids: &[u32],
         opts: &AttentionOptions,
         keep: Keep,
+    ) -> Result<(Trace, bool)> {
+        self.trace_watched(prev, ids, opts, keep, &mut |_| {})
+    }
+
+    /// `trace_kept`, telling `layer_done` each block's index as it finishes (a long text's
+    /// progress bar).
+    fn trace_watched(
+        &self,
+        prev: Option<&Trace>,
+        ids: &[u32],
+        opts: &AttentionOptions,
+        keep: Keep,
+        layer_done: &mut dyn FnMut(usize),
     ) -> Result<(Trace, bool)>;
 
     /// `trace_kept` recording every intermediate.
@@ -126,14 +139,15 @@ pub trait Inspect: Subject {
 }
 
 impl Traced for Model {
-    fn trace_kept(
+    fn trace_watched(
         &self,
         prev: Option<&Trace>,
         ids: &[u32],
         opts: &AttentionOptions,
         keep: Keep,
+        layer_done: &mut dyn FnMut(usize),
     ) -> Result<(Trace, bool)> {
-        forward_kept(self, prev, ids, opts, keep)
+        forward_watched(self, prev, ids, opts, keep, layer_done)
     }
 
     fn normalised(&self) -> Normalised {
@@ -150,14 +164,15 @@ impl Traced for Model {
 }
 
 impl Traced for LlamaModel {
-    fn trace_kept(
+    fn trace_watched(
         &self,
         prev: Option<&Trace>,
         ids: &[u32],
         opts: &AttentionOptions,
         keep: Keep,
+        layer_done: &mut dyn FnMut(usize),
     ) -> Result<(Trace, bool)> {
-        LlamaModel::trace_kept(self, prev, ids, opts, keep)
+        LlamaModel::trace_watched(self, prev, ids, opts, keep, layer_done)
     }
 
     fn normalised(&self) -> Normalised {

@@ -35,7 +35,7 @@ use std::path::Path;
 pub use config::{Activation, Config, LnPlacement};
 pub use error::{Error, Result};
 pub use field::{Dims, Shape, Width};
-pub use forward::{forward, forward_incremental, forward_kept};
+pub use forward::{forward, forward_incremental, forward_kept, forward_watched};
 pub use layout::TraceLayout;
 pub use maps::{HeadRows, Pooled};
 pub use tokenizer::{TokenInfo, Tokenizer};

@@ -501,3 +501,52 @@ fn the_budget_counts_what_a_trace_keeps() {
     assert!(why.contains("2048 tokens"), "{why}");
     Keep::Streams.within_budget(&dims).unwrap();
 }
+
+#[test]
+fn a_watched_run_names_each_block_as_it_ends_and_is_the_same_run() {
+    use attnlab_model::inspect::Traced;
+    let config = attnlab_model::Config {
+        n_positions: 16,
+        ..tiny_config(LnPlacement::Pre)
+    };
+    let gpt2 = random_model(&config, 5, 0.8);
+    let mut models: Vec<Box<dyn Traced>> = vec![Box::new(gpt2)];
+    models.extend(
+        llama_models()
+            .into_iter()
+            .map(|m| Box::new(m) as Box<dyn Traced>),
+    );
+    let ids: Vec<u32> = (0..9).map(|i| (i * 5 + 1) % 20).collect();
+    let o = AttentionOptions::default();
+    let mut deepest = 0;
+    for (n, m) in models.iter().enumerate() {
+        for keep in [Keep::All, Keep::Streams] {
+            let mut seen = Vec::new();
+            let (watched, _) = m
+                .trace_watched(None, &ids, &o, keep, &mut |l| seen.push(l))
+                .unwrap();
+            let plain = m.trace_kept(None, &ids, &o, keep).unwrap().0;
+            let layers = watched.dims.n_layer;
+            deepest = deepest.max(layers);
+            assert_eq!(seen, (0..layers).collect::<Vec<_>>(), "model {n} {keep:?}");
+            assert_eq!(watched.logits, plain.logits, "model {n} {keep:?}");
+            // an incremental run counts the blocks it runs again (every one, for the new rows)
+            let mut again = Vec::new();
+            let (_, incremental) = m
+                .trace_watched(
+                    Some(&plain),
+                    &[&ids[..], &[3]].concat(),
+                    &o,
+                    keep,
+                    &mut |l| again.push(l),
+                )
+                .unwrap();
+            assert!(incremental, "model {n} {keep:?}");
+            assert_eq!(again.len(), layers, "model {n} {keep:?}");
+        }
+    }
+    assert!(
+        deepest >= 2,
+        "the order is seen on a model of several blocks"
+    );
+}

@@ -90,7 +90,14 @@ fn export(props: &Props, kind: Kind) -> Result<String, String> {
             let canvas = new_canvas()?;
             let n = hv.t;
             let lay = Layout::new((84.0 + 28.0 * n as f64).clamp(360.0, 2400.0), n);
-            draw::heatmap(&canvas, lay, hv.weights, hv.masked, labels, draw::INK_LIGHT);
+            draw::heatmap(
+                &canvas,
+                lay,
+                (hv.weights, hv.masked),
+                labels,
+                draw::INK_LIGHT,
+                None,
+            );
             let name = file_name(Some((l, h)), "weights", "png");
             dom::download_url(&name, &png_url(&canvas)?)?;
             name

@@ -1,6 +1,8 @@
 //! The selected head, large: query rows and key columns labelled with tokens, the masked
-//! triangle hatched, and the numbers of the cell under the mouse or keyboard focus.
+//! triangle hatched, and the numbers of the cell under the mouse or keyboard focus. A long
+//! map zooms (Ctrl+wheel, + / −, the buttons) and pans (drag, wheel, the minimap, the focus).
 
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlCanvasElement, HtmlElement};
 use yew::prelude::*;
@@ -9,7 +11,7 @@ use attnlab_model::flow::{self, Method};
 
 use super::{on_checked, use_measured, HeadSel};
 use crate::compare::fmt_num;
-use crate::draw::{heatmap, highlight, Layout, INK_DARK, INK_LIGHT};
+use crate::draw::{heatmap, highlight, Layout, Window, INK_DARK, INK_LIGHT, MIN_SPAN, ZOOM_STEP};
 use crate::i18n::{Key, Lang};
 use crate::state::LlamaAttn;
 
@@ -48,8 +50,36 @@ pub struct Props {
 /// How many rows PageUp and PageDown move the focused cell.
 const PAGE_ROWS: usize = 16;
 
+/// The shortest text whose map offers zooming (twice the smallest window).
+const ZOOMS_FROM: usize = 16;
+
+/// The window one zoom step in (`factor` < 1) or out makes of the layout's, about the
+/// focused cell when it is on screen, else the window's middle; `None` for the whole map.
+fn zoomed(lay: Layout, factor: f64, focus: Option<(usize, usize)>) -> Option<Window> {
+    let w = lay.window();
+    let mid = (w.r0 + w.span / 2, w.c0 + w.span / 2);
+    let (r, c) = focus.filter(|&f| w.shows(f)).unwrap_or(mid);
+    let next = w.zoom(lay.t, factor, (r as f64 + 0.5, c as f64 + 0.5));
+    (!next.is_whole(lay.t)).then_some(next)
+}
+
+/// How many cells a wheel's delta moves (pixels, lines or pages by its mode).
+fn wheel_cells(delta: f64, mode: u32, lay: Layout) -> isize {
+    let cells = match mode {
+        0 => delta / lay.cell,
+        1 => delta,
+        _ => delta * lay.n as f64,
+    };
+    if cells == 0.0 {
+        0
+    } else {
+        // a small delta still moves one cell
+        (cells.abs().round().max(1.0) * cells.signum()) as isize
+    }
+}
+
 /// The (T, T) matrix the map shows for `method`.
-fn shown(sel: &HeadSel, method: Method) -> Vec<f32> {
+fn matrix_shown(sel: &HeadSel, method: Method) -> Vec<f32> {
     let tr = &sel.trace.0;
     match method {
         Method::Value => flow::value_weighted(tr, sel.layer, sel.head),
@@ -74,9 +104,15 @@ pub fn HeadMap(props: &Props) -> Html {
     let measured = use_measured(wrap.clone(), width_of);
     let t = props.sel.trace.0.dims.t;
     let overlay = use_node_ref();
-    // the heatmap: drawn once per result, head or window size
+    let minimap = use_node_ref();
+    // the zoomed part of the map (None: the whole map), kept across results and heads
+    let win = use_state(|| None::<Window>);
+    let shown = (*win)
+        .map(|w| w.clamp(t))
+        .filter(|w| t >= ZOOMS_FROM && !w.is_whole(t));
+    // the heatmap: drawn once per result, head, zoom or window size
     {
-        let node = node.clone();
+        let (node, minimap) = (node.clone(), minimap.clone());
         let layout = layout.clone();
         use_effect_with(
             (
@@ -85,24 +121,30 @@ pub fn HeadMap(props: &Props) -> Html {
                 props.flow,
                 props.dark,
                 props.max_width.to_bits(),
+                shown,
             ),
-            move |(sel, measured, method, dark, max_width)| {
+            move |(sel, measured, method, dark, max_width, shown)| {
                 // drawn once the wrapper's width is known (the observer reports it after the
                 // first layout)
                 let (Some(canvas), Some(width)) = (node.cast::<HtmlCanvasElement>(), *measured)
                 else {
                     return;
                 };
-                let values = shown(sel, *method);
+                let values = matrix_shown(sel, *method);
                 let width = if width > 0.0 { width } else { 480.0 }.min(f64::from_bits(*max_width));
                 let hv = sel.view();
-                let lay = Layout::new(width, hv.t);
+                let lay = Layout::windowed(width, hv.t, shown.unwrap_or(Window::whole(hv.t)));
                 *layout.borrow_mut() = lay;
                 let ink = if *dark { INK_DARK } else { INK_LIGHT };
-                heatmap(&canvas, lay, &values, hv.masked, &sel.labels.0, ink);
+                let mini = minimap.cast::<HtmlCanvasElement>();
+                let matrix = (&values[..], hv.masked);
+                heatmap(&canvas, lay, matrix, &sel.labels.0, ink, mini.as_ref());
                 // the geometry, for tests that point at a cell
                 let _ = canvas.set_attribute("data-margin", &lay.margin.to_string());
                 let _ = canvas.set_attribute("data-cell-size", &lay.cell.to_string());
+                let w = lay.window();
+                let _ =
+                    canvas.set_attribute("data-window", &format!("{},{},{}", w.r0, w.c0, w.span));
             },
         );
     }
@@ -112,8 +154,8 @@ pub fn HeadMap(props: &Props) -> Html {
         let (overlay, layout) = (overlay.clone(), layout.clone());
         let drawn = use_mut_ref(|| false);
         use_effect_with(
-            (props.cell, props.pin, props.sel.clone(), measured),
-            move |(cell, pin, _, _)| {
+            (props.cell, props.pin, props.sel.clone(), measured, shown),
+            move |(cell, pin, _, _, _)| {
                 let empty = cell.is_none() && pin.is_none();
                 if empty && !*drawn.borrow() {
                     return;
@@ -125,11 +167,137 @@ pub fn HeadMap(props: &Props) -> Html {
             },
         );
     }
+    // a zoomed map follows the focused cell and the pinned row when they move (only then: a
+    // map moved away from them by the wheel, a drag or the minimap stays where it was moved)
+    {
+        let win = win.clone();
+        use_effect_with((props.cell, props.pin), move |(cell, pin)| {
+            let Some(w) = shown else {
+                return;
+            };
+            let target = cell.or(pin.map(|i| (i, w.c0)));
+            if let Some(target) = target.filter(|&(i, j)| i < t && j < t && !w.shows((i, j))) {
+                win.set(Some(w.follow(t, target)));
+            }
+        });
+    }
+    // the wheel, on the canvas itself (the page's own listeners are passive): Ctrl+wheel (or a
+    // pinch) zooms about the pointer, the wheel moves a zoomed map and scrolls the page
+    // once the map is at its edge
+    {
+        let (node, layout, set) = (node.clone(), layout.clone(), win.setter());
+        use_effect_with((), move |_| {
+            let cb = Closure::<dyn Fn(web_sys::WheelEvent)>::new(move |e: web_sys::WheelEvent| {
+                let lay = *layout.borrow();
+                let (t, w) = (lay.t, lay.window());
+                if t < ZOOMS_FROM {
+                    return;
+                }
+                let next = if e.ctrl_key() || e.meta_key() {
+                    e.prevent_default();
+                    let factor = if e.delta_y() < 0.0 {
+                        1.0 / ZOOM_STEP
+                    } else {
+                        ZOOM_STEP
+                    };
+                    w.zoom(t, factor, lay.at(e.offset_x() as f64, e.offset_y() as f64))
+                } else if !w.is_whole(t) {
+                    let (dx, dy) = if e.shift_key() {
+                        (e.delta_y(), 0.0)
+                    } else {
+                        (e.delta_x(), e.delta_y())
+                    };
+                    let mode = e.delta_mode();
+                    w.pan(t, wheel_cells(dy, mode, lay), wheel_cells(dx, mode, lay))
+                } else {
+                    return;
+                };
+                if next != w {
+                    e.prevent_default();
+                    set.set((!next.is_whole(t)).then_some(next));
+                }
+            });
+            let target = node.cast::<web_sys::Node>().map(web_sys::EventTarget::from);
+            crate::dom::listen(target, "wheel", cb)
+        });
+    }
+    // dragging a zoomed map moves it: where the drag started, the window then, and whether it
+    // has moved (a press that has not moved is still a click)
+    let drag = use_mut_ref(|| None::<(f64, f64, Window, bool)>);
+    let onpointerdown = {
+        let (layout, drag) = (layout.clone(), drag.clone());
+        Callback::from(move |e: PointerEvent| {
+            let lay = *layout.borrow();
+            let on_cells = lay.hit(e.offset_x() as f64, e.offset_y() as f64).is_some();
+            if e.button() != 0 || lay.window().is_whole(lay.t) || !on_cells {
+                return;
+            }
+            let (x, y) = (e.client_x() as f64, e.client_y() as f64);
+            *drag.borrow_mut() = Some((x, y, lay.window(), false));
+            if let Some(el) = e.target().and_then(|t| t.dyn_into::<Element>().ok()) {
+                let _ = el.set_pointer_capture(e.pointer_id());
+            }
+        })
+    };
+    let onpointermove = {
+        let (layout, drag, set) = (layout.clone(), drag.clone(), win.setter());
+        Callback::from(move |e: PointerEvent| {
+            let mut drag = drag.borrow_mut();
+            let Some((x0, y0, w0, moved)) = drag.as_mut() else {
+                return;
+            };
+            let (dx, dy) = (e.client_x() as f64 - *x0, e.client_y() as f64 - *y0);
+            if !*moved && dx * dx + dy * dy < 9.0 {
+                return;
+            }
+            *moved = true;
+            let lay = *layout.borrow();
+            let cells = |d: f64| -(d / lay.cell).round() as isize;
+            let next = w0.pan(lay.t, cells(dy), cells(dx));
+            if next != lay.window() {
+                set.set(Some(next));
+            }
+        })
+    };
+    let onpointerup = {
+        let drag = drag.clone();
+        Callback::from(move |_: PointerEvent| {
+            drag.borrow_mut().take();
+        })
+    };
+    // the minimap: a press or a drag on it centres the map there
+    let on_minimap = {
+        let (layout, set) = (layout.clone(), win.setter());
+        Callback::from(move |e: PointerEvent| {
+            if e.type_() == "pointermove" && e.buttons() & 1 == 0 {
+                return;
+            }
+            let Some(el) = e.target().and_then(|t| t.dyn_into::<HtmlElement>().ok()) else {
+                return;
+            };
+            if e.type_() == "pointerdown" {
+                let _ = el.set_pointer_capture(e.pointer_id());
+            }
+            let lay = *layout.borrow();
+            let side = f64::from(el.client_width().max(1));
+            let at = |v: i32| ((v as f64 / side) * lay.t as f64).clamp(0.0, (lay.t - 1) as f64);
+            let next = lay.window().centre_on(
+                lay.t,
+                (at(e.offset_y()) as usize, at(e.offset_x()) as usize),
+            );
+            if next != lay.window() {
+                set.set(Some(next));
+            }
+        })
+    };
     let onmousemove = {
-        let layout = layout.clone();
+        let (layout, drag) = (layout.clone(), drag.clone());
         let on_cell = props.on_cell.clone();
         let current = props.cell;
         Callback::from(move |e: MouseEvent| {
+            if drag.borrow().is_some_and(|d| d.3) {
+                return;
+            }
             let hit = layout
                 .borrow()
                 .hit(e.offset_x() as f64, e.offset_y() as f64);
@@ -156,8 +324,28 @@ pub fn HeadMap(props: &Props) -> Html {
         let on_pin = props.on_pin.clone();
         let current = props.cell;
         let pinned = props.pin.is_some();
+        let (layout, set) = (layout.clone(), win.setter());
         Callback::from(move |e: KeyboardEvent| {
             let (i, j) = current.unwrap_or((0, 0));
+            // zooming: + and − about the focused cell, 0 for the whole map
+            let zoom = match e.key().as_str() {
+                "+" | "=" => Some(1.0 / ZOOM_STEP),
+                "-" | "_" => Some(ZOOM_STEP),
+                "0" => Some(f64::INFINITY),
+                _ => None,
+            };
+            if let Some(factor) = zoom.filter(|_| !e.ctrl_key() && !e.meta_key()) {
+                let lay = *layout.borrow();
+                if lay.t >= ZOOMS_FROM {
+                    e.prevent_default();
+                    set.set(if factor.is_finite() {
+                        zoomed(lay, factor, current)
+                    } else {
+                        None
+                    });
+                }
+                return;
+            }
             let next = match e.key().as_str() {
                 "Enter" | " " if current.is_some() => {
                     e.prevent_default();
@@ -287,10 +475,13 @@ pub fn HeadMap(props: &Props) -> Html {
                     _ => Key::FlowRolloutNote.text(lang),
                 } }</p>
             }
+            if t >= ZOOMS_FROM { { zoom_bar(lang, t, shown, &layout, props.cell, &win, minimap, on_minimap) } }
             <div class="heatmap-wrap" ref={wrap}>
                 <canvas id="head-map" ref={node} tabindex="0" role="img" aria-label={title}
+                    class={classes!(shown.is_some().then_some("zoomed"))}
                     aria-describedby="cell-readout" data-t={t.to_string()}
-                    {onmousemove} {onkeydown} {onfocus} {onclick} />
+                    {onmousemove} {onkeydown} {onfocus} {onclick}
+                    {onpointerdown} {onpointermove} onpointerup={onpointerup.clone()} onpointercancel={onpointerup} />
                 <canvas id="head-highlight" class="overlay" ref={overlay} aria-hidden="true" />
             </div>
             <div aria-live="polite">{ readout }</div>
@@ -310,6 +501,53 @@ pub fn HeadMap(props: &Props) -> Html {
             </label>
             if *table { { weights_table(props) } }
         </section>
+    }
+}
+
+/// The zoom buttons above a long map, where the window is, and the minimap of the whole map
+/// while zoomed.
+#[allow(clippy::too_many_arguments)]
+fn zoom_bar(
+    lang: Lang,
+    t: usize,
+    shown: Option<Window>,
+    layout: &std::rc::Rc<std::cell::RefCell<Layout>>,
+    focus: Option<(usize, usize)>,
+    win: &UseStateHandle<Option<Window>>,
+    minimap: NodeRef,
+    on_minimap: Callback<PointerEvent>,
+) -> Html {
+    let step = |factor: f64| {
+        let (layout, win) = (layout.clone(), win.clone());
+        Callback::from(move |_: MouseEvent| win.set(zoomed(*layout.borrow(), factor, focus)))
+    };
+    let whole = {
+        let win = win.clone();
+        Callback::from(move |_: MouseEvent| win.set(None))
+    };
+    let at_most_in = shown.is_some_and(|w| w.span <= MIN_SPAN);
+    let where_ = shown.map(|w| {
+        Key::ZoomShows
+            .text(lang)
+            .replace("{a}", &w.r0.to_string())
+            .replace("{b}", &(w.r0 + w.span - 1).to_string())
+            .replace("{c}", &w.c0.to_string())
+            .replace("{d}", &(w.c0 + w.span - 1).to_string())
+            .replace("{t}", &t.to_string())
+    });
+    html! {
+        <div class="map-zoom" role="group" aria-label={Key::MapZoom.text(lang)}>
+            <button id="zoom-in" type="button" title={Key::ZoomIn.text(lang)} aria-label={Key::ZoomIn.text(lang)}
+                disabled={at_most_in} onclick={step(1.0 / ZOOM_STEP)}>{ "+" }</button>
+            <button id="zoom-out" type="button" title={Key::ZoomOut.text(lang)} aria-label={Key::ZoomOut.text(lang)}
+                disabled={shown.is_none()} onclick={step(ZOOM_STEP)}>{ "−" }</button>
+            <button id="zoom-whole" type="button" disabled={shown.is_none()} onclick={whole}>{ Key::WholeMap.text(lang) }</button>
+            <span id="zoom-where" class="help" aria-live="polite">{ where_.unwrap_or_default() }</span>
+            if shown.is_some() {
+                <canvas id="head-minimap" ref={minimap} title={Key::Minimap.text(lang)} aria-label={Key::Minimap.text(lang)}
+                    role="img" onpointerdown={on_minimap.clone()} onpointermove={on_minimap} />
+            }
+        </div>
     }
 }
 

@@ -9,6 +9,7 @@ pub mod deferred;
 pub mod drill;
 pub mod exports;
 pub mod flow_strip;
+pub mod forward_progress;
 pub mod generate;
 pub mod head_map;
 pub mod head_roles;

@@ -4,7 +4,8 @@
 //! - `colour`: the scales, the mask's grey, readable ink;
 //! - `canvas`: contexts, pixel density, a matrix put as pixels;
 //! - `cell_image` and `kept`: the off-screen images kept between results, rewritten row by row;
-//! - `heads`: the all-heads grid; `heatmap`: one head's large map.
+//! - `heads`: the all-heads grid; `heatmap`: one head's large map, `window` the part of it
+//!   shown when zoomed.
 
 mod canvas;
 mod cell_image;
@@ -12,8 +13,10 @@ mod colour;
 mod heads;
 mod heatmap;
 mod kept;
+mod window;
 
 pub use canvas::{context, device_pixel_ratio, put_matrix};
 pub use colour::{contrast, ink, Scale, INK_DARK, INK_LIGHT, MASK_RGB};
 pub use heads::{heads_canvas, Tile};
 pub use heatmap::{heatmap, highlight, Layout};
+pub use window::{Window, MIN_SPAN, ZOOM_STEP};

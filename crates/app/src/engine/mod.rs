@@ -21,6 +21,7 @@ use attnlab_model::{AttentionOptions, Trace};
 pub mod backend;
 pub mod gpu;
 pub mod page;
+pub mod progress;
 pub mod protocol;
 pub mod wire;
 pub mod worker_client;

@@ -141,6 +141,9 @@ pub enum Reply {
         incremental: bool,
         worker_ms: f64,
     },
+    /// A long forward's progress: how many blocks of request `id` are done (sent while it
+    /// runs, once it has taken a moment).
+    Progress { id: u32, layers_done: u32 },
     /// The lens's next-token distributions, every stage's, one after another.
     Lens {
         id: u32,
@@ -169,6 +172,7 @@ const HEADER: &str = "header";
 const DATA: &str = "data";
 const INCREMENTAL: &str = "incremental";
 const WORKER_MS: &str = "workerMs";
+const LAYERS_DONE: &str = "layersDone";
 const MESSAGE: &str = "message";
 
 const LOAD: &str = "load";
@@ -178,6 +182,7 @@ const LENS: &str = "lens";
 const CRASH: &str = "crash";
 const LOADED: &str = "loaded";
 const TRACE: &str = "trace";
+const PROGRESS: &str = "progress";
 const ERROR: &str = "error";
 
 /// A plain object with these fields (a `None` leaves its key out).
@@ -409,6 +414,11 @@ impl Reply {
                     (WORKER_MS, Some((*worker_ms).into())),
                 ])
             }
+            Reply::Progress { id, layers_done } => object(&[
+                (KIND, Some(PROGRESS.into())),
+                (ID, Some((*id).into())),
+                (LAYERS_DONE, Some((*layers_done).into())),
+            ]),
             Reply::Error { id, message } => object(&[
                 (KIND, Some(ERROR.into())),
                 (ID, id.map(Into::into)),
@@ -436,6 +446,10 @@ impl Reply {
                 data: typed(msg, DATA, "numbers")?,
                 incremental: get(msg, INCREMENTAL).is_truthy(),
                 worker_ms: get(msg, WORKER_MS).as_f64().unwrap_or(f64::NAN),
+            },
+            (PROGRESS, _) => Reply::Progress {
+                id: id.ok_or("a progress without its request's id")?,
+                layers_done: number(msg, LAYERS_DONE).ok_or("a progress without its count")?,
             },
             (LENS, _) => Reply::Lens {
                 id: id.ok_or("a lens without its request's id")?,

@@ -107,6 +107,7 @@ pub async fn js_bytes(bytes: &[u8]) -> Uint8Array {
 
 impl Inner {
     fn fail_waiting(&self, why: &str) {
+        super::progress::report(None);
         if let Some(w) = self.waiting.borrow_mut().take() {
             w.answer(Err(ComputeError::Crashed(why.into())));
         }
@@ -147,6 +148,13 @@ impl Inner {
                 }
                 return;
             }
+            // a long forward's progress, for the bar under the text box
+            Reply::Progress { id, layers_done } => {
+                if matches!(&*self.waiting.borrow(), Some(w) if w.id == *id) {
+                    super::progress::report(Some(*layers_done as usize));
+                }
+                return;
+            }
             Reply::Trace { id, .. } | Reply::Lens { id, .. } => Some(*id),
             Reply::Error { id, .. } => *id,
         };
@@ -158,6 +166,7 @@ impl Inner {
         let Some(w) = self.waiting.borrow_mut().take() else {
             return;
         };
+        super::progress::report(None);
         w.answer(match reply {
             Reply::Error { message, .. } => Err(ComputeError::Input(message)),
             r => Ok(r),

@@ -9,6 +9,7 @@ use yew::prelude::*;
 use crate::components::deferred::Deferred;
 use crate::components::exports::Exports;
 use crate::components::flow_strip::FlowStrip;
+use crate::components::forward_progress::ForwardProgress;
 use crate::components::generate::Generate;
 use crate::components::head_map::HeadMap;
 use crate::components::head_roles::HeadRoles;
@@ -65,9 +66,13 @@ pub fn text_box(c: &Ctx) -> Html {
     if !c.input {
         return html! {};
     }
+    let layers = c.state.model.info.as_ref().map_or(0, |i| i.heads().0);
     html! {
-        <TextInput initial={c.initial.clone()} label={Key::InputLabel.text(c.state.lang)}
-            on_text={c.pc.cb.text.clone()} preset={c.preset.clone()} />
+        <>
+            <TextInput initial={c.initial.clone()} label={Key::InputLabel.text(c.state.lang)}
+                on_text={c.pc.cb.text.clone()} preset={c.preset.clone()} />
+            <ForwardProgress lang={c.state.lang} {layers} />
+        </>
     }
 }
 

@@ -56,6 +56,28 @@ pub(crate) trait Observer {
 /// Hands each head's weights to a function.
 struct Visit<F>(F);
 
+/// Another observer, told too of each block's end (a long text's progress).
+struct Watched<'o, O> {
+    inner: &'o mut O,
+    layer_done: &'o mut dyn FnMut(usize),
+}
+
+impl<O: Observer> Observer for Watched<'_, O> {
+    fn embedding(&mut self, x: &[f32]) {
+        self.inner.embedding(x)
+    }
+    fn head(&mut self, layer: usize, head: usize, steps: &HeadSteps) {
+        self.inner.head(layer, head, steps)
+    }
+    fn block(&mut self, layer: usize, steps: &BlockSteps) {
+        self.inner.block(layer, steps);
+        (self.layer_done)(layer)
+    }
+    fn last(&mut self, normed: &[f32]) {
+        self.inner.last(normed)
+    }
+}
+
 impl<F: FnMut(usize, usize, &[f32])> Observer for Visit<F> {
     fn head(&mut self, layer: usize, head: usize, steps: &HeadSteps) {
         (self.0)(layer, head, steps.weights)
@@ -292,6 +314,18 @@ impl LlamaModel {
         opts: &AttentionOptions,
         keep: Keep,
     ) -> Result<(Trace, bool)> {
+        self.trace_watched(prev, tokens, opts, keep, &mut |_| {})
+    }
+
+    /// `trace_kept`, telling `layer_done` each block's index as it finishes.
+    pub fn trace_watched(
+        &self,
+        prev: Option<&Trace>,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+        keep: Keep,
+        layer_done: &mut dyn FnMut(usize),
+    ) -> Result<(Trace, bool)> {
         let dropped = tokens.len().saturating_sub(self.config.context);
         let ids = &tokens[dropped..];
         let dims = self.dims(ids.len());
@@ -305,7 +339,11 @@ impl LlamaModel {
         let scale = opts.scale_factor(dims.d_k);
         let mut rec = Recorder::new(dims, keep, reuse.map(|(p, _)| p), s, scale);
         let every = keep.every_prediction();
-        let new_logits = self.pass(ids, opts, &mut rec, reuse, every)?;
+        let mut watched = Watched {
+            inner: &mut rec,
+            layer_done,
+        };
+        let new_logits = self.pass(ids, opts, &mut watched, reuse, every)?;
         let prior = reuse.map(|(p, _)| p);
         let (logits, probs) = predictions(prior, (s, ids.len()), dims.vocab, new_logits, every);
         let trace = Trace {
