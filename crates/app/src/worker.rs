@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 
 use attnlab_model::inspect::Traced;
-use attnlab_model::{AttentionOptions, Keep, Model, Pooled, Trace};
+use attnlab_model::{AttentionOptions, Earlier, Keep, Model, Pooled, Trace};
 use js_sys::{ArrayBuffer, Float32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -85,6 +85,8 @@ fn run(
     } = state;
     let model = model.as_ref().ok_or("the CPU worker has no model")?;
     let started = now();
+    // the cache's vectors move into the new trace (a long text's two traces are never held
+    // at once); a failed run leaves no cache, and the next one runs whole
     let cache = if baseline { base_prev } else { prev };
     let keep = if slim.is_some() {
         Keep::Streams
@@ -106,7 +108,13 @@ fn run(
         }
     };
     let (trace, incremental) = model
-        .trace_watched(cache.as_ref(), ids, opts, keep, &mut layer_done)
+        .trace_watched(
+            cache.take().map(|t| Earlier::Owned(Box::new(t))),
+            ids,
+            opts,
+            keep,
+            &mut layer_done,
+        )
         .map_err(|e| e.to_string())?;
     let err = |e: attnlab_model::Error| e.to_string();
     let slim = match slim {

@@ -8,6 +8,7 @@
 
 use crate::config::{Config, LnPlacement};
 use crate::cpu::{self, MASKED};
+use crate::earlier::{grow_heads, grow_rows, grow_square, reuse_rows, Earlier, Held, Stream};
 use crate::error::{Error, Result};
 use crate::field::{Dims, Shape};
 use crate::layout::TraceLayout;
@@ -70,13 +71,21 @@ pub fn forward_kept(
     opts: &AttentionOptions,
     keep: Keep,
 ) -> Result<(Trace, bool)> {
-    forward_watched(model, prev, tokens, opts, keep, &mut |_| {})
+    forward_watched(
+        model,
+        prev.map(Earlier::Borrowed),
+        tokens,
+        opts,
+        keep,
+        &mut |_| {},
+    )
 }
 
-/// `forward_kept`, telling `layer_done` each block's index as it finishes.
+/// `forward_kept`, telling `layer_done` each block's index as it finishes; an owned earlier
+/// trace gives its vectors up to the new one (or is dropped first when none can be reused).
 pub fn forward_watched(
     model: &Model,
-    prev: Option<&Trace>,
+    prev: Option<Earlier>,
     tokens: &[u32],
     opts: &AttentionOptions,
     keep: Keep,
@@ -84,12 +93,16 @@ pub fn forward_watched(
 ) -> Result<(Trace, bool)> {
     let (run, dropped) = prepare(&model.config, tokens, opts)?;
     keep.within_budget(&Dims::new(&model.config, run.len()))?;
-    let reuse = prev
-        .filter(|p| p.kept().covers(keep))
-        .and_then(|p| reusable_prefix(&p.tokens, &p.options, run, dropped, opts).map(|s| (p, s)));
+    let reuse = prev.and_then(|p| {
+        let tr = p.trace();
+        let s = reusable_prefix(&tr.tokens, &tr.options, run, dropped, opts)
+            .filter(|_| tr.kept().covers(keep))?;
+        Some((p, s))
+    });
+    let reused = reuse.is_some();
     Ok((
         forward_from(model, run, dropped, opts, (reuse, keep), layer_done),
-        reuse.is_some(),
+        reused,
     ))
 }
 
@@ -113,44 +126,6 @@ pub fn reusable_prefix(
     (s > 0).then_some(s)
 }
 
-/// (H, T, width) per-head rows re-laid-out from `old` (H, old_t, width) for `t` positions,
-/// keeping each head's first `keep` rows.
-fn reuse_heads(
-    old: &[f32],
-    h: usize,
-    old_t: usize,
-    keep: usize,
-    t: usize,
-    width: usize,
-) -> Vec<f32> {
-    let mut out = vec![0.0; h * t * width];
-    for hh in 0..h {
-        out[hh * t * width..][..keep * width]
-            .copy_from_slice(&old[hh * old_t * width..][..keep * width]);
-    }
-    out
-}
-
-/// (H, T, T) matrices: the top-left `keep`×`keep` corner of each old (H, old_t, old_t)
-/// matrix, the rest `fill`.
-fn reuse_square(old: &[f32], h: usize, old_t: usize, keep: usize, t: usize, fill: f32) -> Vec<f32> {
-    let mut out = vec![fill; h * t * t];
-    for hh in 0..h {
-        for i in 0..keep {
-            out[(hh * t + i) * t..][..keep]
-                .copy_from_slice(&old[(hh * old_t + i) * old_t..][..keep]);
-        }
-    }
-    out
-}
-
-/// A row-major (T, W) buffer keeping the first `keep` rows of `old`.
-pub(crate) fn reuse_rows(old: &[f32], keep: usize, t: usize, width: usize) -> Vec<f32> {
-    let mut out = vec![0.0; t * width];
-    out[..keep * width].copy_from_slice(&old[..keep * width]);
-    out
-}
-
 /// A block's trace for `dims.t` positions with `input` (the stream entering it): of every
 /// other field the first `s` rows (per head, the top-left s × s corner of a square field)
 /// taken from `prev` — the same block of an earlier trace over `old_t` positions, where it
@@ -158,7 +133,7 @@ pub(crate) fn reuse_rows(old: &[f32], keep: usize, t: usize, width: usize) -> Ve
 /// a row is computed). A field `wanted` refuses stays empty.
 pub(crate) fn grown(
     input: Vec<f32>,
-    prev: Option<&LayerTrace>,
+    mut prev: Option<Held<LayerTrace>>,
     dims: &Dims,
     (old_t, s): (usize, usize),
     wanted: impl Fn(Field) -> bool,
@@ -174,12 +149,12 @@ pub(crate) fn grown(
     {
         let fill = if f == Field::Masked { MASKED } else { 0.0 };
         let len = f.shape().len(dims);
-        *f.of_mut(&mut l) = match (prev, f.shape()) {
+        *f.of_mut(&mut l) = match (prev.as_mut().map(|p| p.field(f)), f.shape()) {
             (None, _) => vec![fill; len],
-            (Some(p), _) if f.of(p).is_empty() => vec![fill; len],
-            (Some(p), Shape::Rows(_)) => reuse_rows(f.of(p), s, t, len / t),
-            (Some(p), Shape::Heads) => reuse_heads(f.of(p), h, old_t, s, t, dk),
-            (Some(p), Shape::Square) => reuse_square(f.of(p), h, old_t, s, t, fill),
+            (Some(p), _) if p.is_empty() => vec![fill; len],
+            (Some(p), Shape::Rows(_)) => grow_rows(p, s, t, len / t),
+            (Some(p), Shape::Heads) => grow_heads(p, (h, old_t), s, t, dk),
+            (Some(p), Shape::Square) => grow_square(p, (h, old_t), s, t, fill),
         };
     }
     l
@@ -237,20 +212,25 @@ fn forward_from(
     tokens: &[u32],
     dropped: usize,
     opts: &AttentionOptions,
-    (reuse, keep): (Option<(&Trace, usize)>, Keep),
+    (reuse, keep): (Option<(Earlier, usize)>, Keep),
     layer_done: &mut dyn FnMut(usize),
 ) -> Trace {
     let c = &model.config;
     let w = &model.weights;
     let (t, d, v) = (tokens.len(), c.n_embd, c.vocab_size);
     let dims = Dims::new(c, t);
-    let (prev, s) = (reuse.map(|(p, _)| p), reuse.map_or(0, |(_, s)| s)); // s: first new row
-    let old_t = prev.map_or(0, |p| p.dims.t);
+    let (mut prev, s) = match reuse {
+        Some((p, s)) => (Some(p), s), // s: first new row
+        None => (None, 0),
+    };
+    let old_t = prev.as_ref().map_or(0, |p| p.trace().dims.t);
     let n = t - s; // new rows
 
     // embed: token (× √d_model with scale_embedding) + position, new rows only
-    let mut embedding =
-        prev.map_or_else(|| vec![0.0; t * d], |p| reuse_rows(&p.embedding, s, t, d));
+    let mut embedding = prev
+        .as_mut()
+        .and_then(|p| p.rows(Stream::Embedding))
+        .map_or_else(|| vec![0.0; t * d], |p| grow_rows(p, s, t, d));
     cpu::embed(
         &w.wte,
         &w.wpe,
@@ -273,7 +253,8 @@ fn forward_from(
         let input = layers.last().map_or(&embedding, |l| &l.output).clone();
         // the block is computed in place, so every row field is there while it runs; the
         // maps only when kept (else a head's go through `scratch.maps`)
-        let mut layer = grown(input, prev.map(|p| &p.layers[li]), &dims, (old_t, s), |f| {
+        let earlier = prev.as_mut().and_then(|p| p.layer(li));
+        let mut layer = grown(input, earlier, &dims, (old_t, s), |f| {
             maps || f.shape() != Shape::Square
         });
         block(c, lw, opts, li, &mut layer, s, &mut scratch);
@@ -289,8 +270,9 @@ fn forward_from(
     // final LayerNorm (GPT-2; post-LN models usually have none)
     let ln_f = w.ln_f.as_ref().map(|(g, b)| {
         let mut out = prev
-            .and_then(|p| p.ln_f.as_ref())
-            .map_or_else(|| vec![0.0; t * d], |o| reuse_rows(o, s, t, d));
+            .as_mut()
+            .and_then(|p| p.rows(Stream::FinalNorm))
+            .map_or_else(|| vec![0.0; t * d], |o| grow_rows(o, s, t, d));
         cpu::layernorm(&x[s * d..], g, b, d, eps, &mut out[s * d..]);
         out
     });
@@ -311,7 +293,7 @@ fn forward_from(
         &mut new,
         0.0,
     );
-    let (logits, probs) = predictions(prev, (s, t), v, new, every);
+    let (logits, probs) = predictions(prev.as_ref().map(Earlier::trace), (s, t), v, new, every);
 
     Trace {
         dims,

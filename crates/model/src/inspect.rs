@@ -3,6 +3,7 @@
 //! logit lens's way from the residual stream to next-token probabilities. The bundled GPT-2-layout models (`Bundle`) and
 //! the Llama family (`LlamaBundle`) both give it.
 
+use crate::earlier::Earlier;
 use crate::error::Result;
 use crate::lens::{self, Lens, Normalised};
 use crate::llama::{rms_norm, LlamaBundle, LlamaModel};
@@ -25,14 +26,15 @@ pub trait Traced {
         opts: &AttentionOptions,
         keep: Keep,
     ) -> Result<(Trace, bool)> {
-        self.trace_watched(prev, ids, opts, keep, &mut |_| {})
+        self.trace_watched(prev.map(Earlier::Borrowed), ids, opts, keep, &mut |_| {})
     }
 
     /// `trace_kept`, telling `layer_done` each block's index as it finishes (a long text's
-    /// progress bar).
+    /// progress bar); an owned earlier trace gives its vectors up to the new one, so that the
+    /// two are never held at once.
     fn trace_watched(
         &self,
-        prev: Option<&Trace>,
+        prev: Option<Earlier>,
         ids: &[u32],
         opts: &AttentionOptions,
         keep: Keep,
@@ -141,7 +143,7 @@ pub trait Inspect: Subject {
 impl Traced for Model {
     fn trace_watched(
         &self,
-        prev: Option<&Trace>,
+        prev: Option<Earlier>,
         ids: &[u32],
         opts: &AttentionOptions,
         keep: Keep,
@@ -166,7 +168,7 @@ impl Traced for Model {
 impl Traced for LlamaModel {
     fn trace_watched(
         &self,
-        prev: Option<&Trace>,
+        prev: Option<Earlier>,
         ids: &[u32],
         opts: &AttentionOptions,
         keep: Keep,

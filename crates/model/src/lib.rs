@@ -10,6 +10,7 @@
 pub mod colors;
 pub mod config;
 pub mod cpu;
+pub mod earlier;
 pub mod error;
 pub mod export;
 pub mod field;
@@ -33,6 +34,7 @@ pub mod weights;
 use std::path::Path;
 
 pub use config::{Activation, Config, LnPlacement};
+pub use earlier::Earlier;
 pub use error::{Error, Result};
 pub use field::{Dims, Shape, Width};
 pub use forward::{forward, forward_incremental, forward_kept, forward_watched};

@@ -503,8 +503,9 @@ fn the_budget_counts_what_a_trace_keeps() {
 }
 
 #[test]
-fn a_watched_run_names_each_block_as_it_ends_and_is_the_same_run() {
+fn a_watched_run_names_each_block_as_it_ends_and_an_owned_cache_grows_into_the_same_trace() {
     use attnlab_model::inspect::Traced;
+    use attnlab_model::Earlier;
     let config = attnlab_model::Config {
         n_positions: 16,
         ..tiny_config(LnPlacement::Pre)
@@ -518,31 +519,57 @@ fn a_watched_run_names_each_block_as_it_ends_and_is_the_same_run() {
     );
     let ids: Vec<u32> = (0..9).map(|i| (i * 5 + 1) % 20).collect();
     let o = AttentionOptions::default();
+    let hot = AttentionOptions {
+        temperature: 1.7,
+        ..AttentionOptions::default()
+    };
+    // typed at the end (twice), deleted, edited in the middle, new options, the same again
+    let edits: Vec<(Vec<u32>, &AttentionOptions)> = vec![
+        ([&ids[..], &[3]].concat(), &o),
+        ([&ids[..], &[3, 7, 2, 9]].concat(), &o),
+        (ids[..6].to_vec(), &o),
+        ([&ids[..3], &[11], &ids[4..]].concat(), &o),
+        (ids.clone(), &hot),
+        (ids.clone(), &hot),
+    ];
     let mut deepest = 0;
     for (n, m) in models.iter().enumerate() {
         for keep in [Keep::All, Keep::Streams] {
             let mut seen = Vec::new();
-            let (watched, _) = m
+            let (first, _) = m
                 .trace_watched(None, &ids, &o, keep, &mut |l| seen.push(l))
                 .unwrap();
-            let plain = m.trace_kept(None, &ids, &o, keep).unwrap().0;
-            let layers = watched.dims.n_layer;
+            let layers = first.dims.n_layer;
             deepest = deepest.max(layers);
             assert_eq!(seen, (0..layers).collect::<Vec<_>>(), "model {n} {keep:?}");
-            assert_eq!(watched.logits, plain.logits, "model {n} {keep:?}");
-            // an incremental run counts the blocks it runs again (every one, for the new rows)
-            let mut again = Vec::new();
-            let (_, incremental) = m
-                .trace_watched(
-                    Some(&plain),
-                    &[&ids[..], &[3]].concat(),
-                    &o,
-                    keep,
-                    &mut |l| again.push(l),
-                )
-                .unwrap();
-            assert!(incremental, "model {n} {keep:?}");
-            assert_eq!(again.len(), layers, "model {n} {keep:?}");
+            assert_eq!(first, m.trace_kept(None, &ids, &o, keep).unwrap().0);
+            // the same edits from a borrowed cache (copied) and an owned one (grown in place):
+            // the same traces, bit for bit, and the same rows reused
+            let (mut borrowed, mut owned) = (first.clone(), first);
+            for (k, (next, opts)) in edits.iter().enumerate() {
+                let what = format!("model {n} {keep:?} edit {k}");
+                let (b, b_inc) = m.trace_kept(Some(&borrowed), next, opts, keep).unwrap();
+                let mut again = 0;
+                let (g, g_inc) = m
+                    .trace_watched(
+                        Some(Earlier::Owned(Box::new(owned))),
+                        next,
+                        opts,
+                        keep,
+                        &mut |_| again += 1,
+                    )
+                    .unwrap();
+                assert_eq!(again, layers, "{what}");
+                assert_eq!(g_inc, b_inc, "{what}");
+                assert!(
+                    g == b,
+                    "{what}: the grown trace differs from the copied one"
+                );
+                if k < 2 {
+                    assert!(b_inc, "{what}: typing at the end reuses rows");
+                }
+                (borrowed, owned) = (b, g);
+            }
         }
     }
     assert!(

@@ -11,11 +11,12 @@ use super::ops::{add_bias, rms_norm, rope, rope_table, swiglu};
 use super::LlamaModel;
 use crate::config::LnPlacement;
 use crate::cpu::{self, MASKED};
+use crate::earlier::{grow_rows, Earlier, Stream};
 use crate::error::{Error, Result};
 use crate::field::Dims;
-use crate::forward::{grown, predicted_rows, predictions, reusable_prefix, reuse_rows};
+use crate::forward::{grown, predicted_rows, predictions, reusable_prefix};
 use crate::roles::HeadMaps;
-use crate::trace::{AttentionOptions, Keep, LayerTrace, Trace, TRACE_BUDGET};
+use crate::trace::{AttentionOptions, Field, Keep, LayerTrace, Trace, TRACE_BUDGET};
 
 /// One head's steps for the rows the pass computes (n = T − s of them, s rows reused): q,
 /// head_out (n, Dk); k, v (T, Dk), those of the key/value head the query head reads
@@ -51,6 +52,11 @@ pub(crate) trait Observer {
     fn block(&mut self, _layer: usize, _steps: &BlockSteps) {}
     /// The final RMSNorm's output.
     fn last(&mut self, _normed: &[f32]) {}
+    /// The keys and values of the block being run, per query head (H, T, Dk), whose first
+    /// rows an incremental pass reuses (the recorder holds them, grown from the earlier trace).
+    fn reused_kv(&self) -> Option<(&[f32], &[f32])> {
+        None
+    }
 }
 
 /// Hands each head's weights to a function.
@@ -76,6 +82,9 @@ impl<O: Observer> Observer for Watched<'_, O> {
     fn last(&mut self, normed: &[f32]) {
         self.inner.last(normed)
     }
+    fn reused_kv(&self) -> Option<(&[f32], &[f32])> {
+        self.inner.reused_kv()
+    }
 }
 
 impl<F: FnMut(usize, usize, &[f32])> Observer for Visit<F> {
@@ -90,7 +99,7 @@ struct Recorder<'a> {
     dims: Dims,
     keep: Keep,
     /// The earlier trace and how many of its rows are reused.
-    prev: Option<&'a Trace>,
+    prev: Option<Earlier<'a>>,
     s: usize,
     /// √d_k's factor (or 1): the old queries against the new keys are scored here.
     scale: f32,
@@ -102,42 +111,47 @@ struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    fn new(dims: Dims, keep: Keep, prev: Option<&'a Trace>, s: usize, scale: f32) -> Recorder<'a> {
+    fn new(
+        dims: Dims,
+        keep: Keep,
+        mut prev: Option<Earlier<'a>>,
+        s: usize,
+        scale: f32,
+    ) -> Recorder<'a> {
         let (t, d) = (dims.t, dims.d_model);
-        let kept =
-            |x: Option<&Vec<f32>>| x.map_or_else(|| vec![0.0; t * d], |x| reuse_rows(x, s, t, d));
+        let mut kept = |which| {
+            prev.as_mut()
+                .and_then(|p| p.rows(which))
+                .map_or_else(|| vec![0.0; t * d], |x| grow_rows(x, s, t, d))
+        };
+        let (embedding, ln_f) = (kept(Stream::Embedding), kept(Stream::FinalNorm));
         let mut r = Recorder {
             dims,
             keep,
             prev,
             s,
             scale,
-            embedding: kept(prev.map(|p| &p.embedding)),
+            embedding,
             layers: Vec::with_capacity(dims.n_layer),
             block: LayerTrace::default(),
-            ln_f: kept(prev.and_then(|p| p.ln_f.as_ref())),
+            ln_f,
         };
         r.block = r.start(0);
         r
     }
 
     /// Block `l`'s trace with the reused rows in place, the rest zero (`MASKED` in the masked
-    /// scores).
-    fn start(&self, l: usize) -> LayerTrace {
-        let (t, d) = (self.dims.t, self.dims.d_model);
-        let prev = self.prev.and_then(|p| p.layers.get(l).map(|pl| (p, pl)));
-        let input = prev.map_or_else(
+    /// scores): the earlier trace's block `l` is given up to it when owned.
+    fn start(&mut self, l: usize) -> LayerTrace {
+        let (t, d, s) = (self.dims.t, self.dims.d_model, self.s);
+        let old_t = self.prev.as_ref().map_or(0, |p| p.trace().dims.t);
+        let mut prev = self.prev.as_mut().and_then(|p| p.layer(l));
+        let input = prev.as_mut().map_or_else(
             || vec![0.0; t * d],
-            |(_, pl)| reuse_rows(&pl.input, self.s, t, d),
+            |pl| grow_rows(pl.field(Field::Input), s, t, d),
         );
-        let old_t = prev.map_or(0, |(p, _)| p.dims.t);
-        grown(
-            input,
-            prev.map(|(_, pl)| pl),
-            &self.dims,
-            (old_t, self.s),
-            |f| self.keep.keeps(f),
-        )
+        let keep = self.keep;
+        grown(input, prev, &self.dims, (old_t, s), |f| keep.keeps(f))
     }
 }
 
@@ -216,6 +230,10 @@ impl Observer for Recorder<'_> {
         let d = self.dims.d_model;
         self.ln_f[self.s * d..].copy_from_slice(normed);
     }
+
+    fn reused_kv(&self) -> Option<(&[f32], &[f32])> {
+        Some((&self.block.k, &self.block.v))
+    }
 }
 
 impl LlamaModel {
@@ -255,7 +273,7 @@ impl LlamaModel {
                 self.config.context
             )));
         }
-        self.pass(ids, opts, &mut Visit(visit), None, true)
+        self.pass(ids, opts, &mut Visit(visit), 0, true)
     }
 
     /// Every head's attention weights of a run on `ids`.
@@ -314,13 +332,15 @@ impl LlamaModel {
         opts: &AttentionOptions,
         keep: Keep,
     ) -> Result<(Trace, bool)> {
-        self.trace_watched(prev, tokens, opts, keep, &mut |_| {})
+        self.trace_watched(prev.map(Earlier::Borrowed), tokens, opts, keep, &mut |_| {})
     }
 
-    /// `trace_kept`, telling `layer_done` each block's index as it finishes.
+    /// `trace_kept`, telling `layer_done` each block's index as it finishes; an owned earlier
+    /// trace gives its vectors up to the new one (or is dropped first when none can be
+    /// reused).
     pub fn trace_watched(
         &self,
-        prev: Option<&Trace>,
+        prev: Option<Earlier>,
         tokens: &[u32],
         opts: &AttentionOptions,
         keep: Keep,
@@ -330,21 +350,27 @@ impl LlamaModel {
         let ids = &tokens[dropped..];
         let dims = self.dims(ids.len());
         keep.within_budget(&dims)?;
-        let reuse = prev
-            .filter(|p| p.dims == self.dims(p.dims.t) && p.kept().covers(keep))
-            .and_then(|p| {
-                reusable_prefix(&p.tokens, &p.options, ids, dropped, opts).map(|s| (p, s))
-            });
-        let s = reuse.map_or(0, |(_, s)| s);
+        let reuse = prev.and_then(|p| {
+            let tr = p.trace();
+            let fits = tr.dims == self.dims(tr.dims.t) && tr.kept().covers(keep);
+            let s =
+                reusable_prefix(&tr.tokens, &tr.options, ids, dropped, opts).filter(|_| fits)?;
+            Some((p, s))
+        });
+        let reused = reuse.is_some();
+        let (prev, s) = match reuse {
+            Some((p, s)) => (Some(p), s),
+            None => (None, 0),
+        };
         let scale = opts.scale_factor(dims.d_k);
-        let mut rec = Recorder::new(dims, keep, reuse.map(|(p, _)| p), s, scale);
+        let mut rec = Recorder::new(dims, keep, prev, s, scale);
         let every = keep.every_prediction();
         let mut watched = Watched {
             inner: &mut rec,
             layer_done,
         };
-        let new_logits = self.pass(ids, opts, &mut watched, reuse, every)?;
-        let prior = reuse.map(|(p, _)| p);
+        let new_logits = self.pass(ids, opts, &mut watched, s, every)?;
+        let prior = rec.prev.as_ref().map(Earlier::trace);
         let (logits, probs) = predictions(prior, (s, ids.len()), dims.vocab, new_logits, every);
         let trace = Trace {
             dims,
@@ -359,19 +385,19 @@ impl LlamaModel {
             heads: Vec::new(),
             thumbnails: None,
         };
-        Ok((trace, reuse.is_some()))
+        Ok((trace, reused))
     }
 
     /// The forward pass over `ids` (at most the context), telling `obs` each step: rows `s..`
-    /// of it when `reuse` gives an earlier trace whose first `s` rows hold (their keys and
-    /// values are read from it). Returns the logits of the rows computed (`every`), or of the
-    /// last one only.
+    /// of it, the first `s` rows' keys and values read from the observer (`reused_kv`: an
+    /// earlier trace's, grown into the block it records). Returns the logits of the rows
+    /// computed (`every`), or of the last one only.
     pub(crate) fn pass(
         &self,
         ids: &[u32],
         opts: &AttentionOptions,
         obs: &mut impl Observer,
-        reuse: Option<(&Trace, usize)>,
+        s: usize,
         every: bool,
     ) -> Result<Vec<f32>> {
         let c = &self.config;
@@ -385,7 +411,6 @@ impl LlamaModel {
                 "{t} tokens; this model's attention slides over a window of {w}, which is not read yet"
             )));
         }
-        let s = reuse.map_or(0, |(_, s)| s);
         let n = t - s;
         let mut x = vec![0f32; n * d];
         for (p, &id) in ids.iter().enumerate() {
@@ -436,14 +461,19 @@ impl LlamaModel {
             add_bias(v_new, layer.bias.v.as_ref());
             rope(&mut q, c.n_head, hd, &angles[s * hd..], c.rope_pairs);
             rope(k_new, c.n_kv_head, hd, &angles[s * hd..], c.rope_pairs);
-            if let Some((prev, _)) = reuse {
-                let (pl, old_t) = (&prev.layers[l], prev.dims.t);
+            if s > 0 {
+                let (pk, pv) = obs
+                    .reused_kv()
+                    .filter(|(pk, _)| pk.len() >= c.n_head * t * hd)
+                    .ok_or(Error::Options(
+                        "an incremental pass without the earlier keys and values".into(),
+                    ))?;
                 for g in 0..c.n_kv_head {
-                    let from = g * group * old_t * hd;
+                    let from = g * group * t * hd;
                     for r in 0..s {
                         let at = r * kv_w + g * hd;
-                        k[at..at + hd].copy_from_slice(&pl.k[from + r * hd..from + (r + 1) * hd]);
-                        v[at..at + hd].copy_from_slice(&pl.v[from + r * hd..from + (r + 1) * hd]);
+                        k[at..at + hd].copy_from_slice(&pk[from + r * hd..from + (r + 1) * hd]);
+                        v[at..at + hd].copy_from_slice(&pv[from + r * hd..from + (r + 1) * hd]);
                     }
                 }
             }
