@@ -166,8 +166,9 @@ impl Observer for Recorder<'_> {
         let l = &mut self.block;
         let (hd, hs) = (head * t * dk, head * t * t);
         l.q[hd + s * dk..hd + t * dk].copy_from_slice(st.q);
-        l.k[hd..hd + t * dk].copy_from_slice(st.k);
-        l.v[hd..hd + t * dk].copy_from_slice(st.v);
+        // the reused rows of k and v are in place already (the pass read them from here)
+        l.k[hd + s * dk..hd + t * dk].copy_from_slice(&st.k[s * dk..]);
+        l.v[hd + s * dk..hd + t * dk].copy_from_slice(&st.v[s * dk..]);
         l.head_out[hd + s * dk..hd + t * dk].copy_from_slice(st.head_out);
         if l.weights.is_empty() {
             return;
@@ -480,8 +481,11 @@ impl LlamaModel {
             for head in 0..c.n_head {
                 let kv = head / group;
                 columns(&q, q_w, head, &mut qh);
-                columns(&k, kv_w, kv, &mut kh);
-                columns(&v, kv_w, kv, &mut vh);
+                // a key/value head's columns once for the query heads that share it
+                if head % group == 0 {
+                    columns(&k, kv_w, kv, &mut kh);
+                    columns(&v, kv_w, kv, &mut vh);
+                }
                 cpu::attn_scores(
                     &qh,
                     &kh,
