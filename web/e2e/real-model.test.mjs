@@ -260,6 +260,16 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
       console.log(`L18H6's thumbnail (${what}): largest difference from the CLI's ${worst.toExponential(2)}`);
       assert.ok(worst <= 1e-5, `${what}: L18H6's thumbnail is the CLI's (largest difference ${worst})`);
       assert.equal(await page.locator('#heads-slim').getAttribute('data-span'), String(cli.span));
+      // the head's text roles, which the worker read from the rows as it pooled them, are
+      // the CLI's (the table shows three decimals)
+      const row = page.locator('#head-roles tr[data-row-head="18.6"]');
+      await row.scrollIntoViewIfNeeded();
+      await page.waitForFunction(() => document.querySelector('#head-roles tr[data-row-head="18.6"] td.num')?.textContent !== '—');
+      const shown = await row.locator('td.num').allTextContents();
+      ['previous', 'first', 'self', 'broad', 'local'].forEach((code, k) => {
+        const want = cli.heads[0].roles[code];
+        assert.ok(typeof want === 'number' && Math.abs(Number(shown[k]) - want) <= 0.0015, `${what}: L18H6 ${code} ${shown[k]}, CLI ${want}`);
+      });
       return cli;
     };
     const pooled = await thumbnailIsCli(long, 'pasted');

@@ -1,6 +1,7 @@
 //! `attnlab heads`: every head's role scores (attnlab_model::roles) for a text or averaged
 //! over a corpus, plus the repeated random-token probe; `attnlab thumbnails`: every head's
-//! weights pooled small, as the page's heads grid of a long text draws them.
+//! weights pooled small, and its text roles read from the same rows, as the page's heads grid
+//! and roles table of a long text show them.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -26,13 +27,20 @@ pub fn thumbnails(
         return Err(format!("no head {h}: the model has {} per layer", d.n_head));
     }
     let th = tr.thumbnails(side).map_err(|e| e.to_string())?;
+    let scores = roles::pooled_scores(&th);
     let heads: Vec<Value> = (0..d.n_layer)
         .filter(|&l| layer.is_none_or(|x| x == l))
         .flat_map(|l| (0..d.n_head).map(move |h| (l, h)))
         .filter(|&(_, h)| head.is_none_or(|x| x == h))
         .map(|(l, h)| {
             let rows: Vec<&[f32]> = th.head(l, h).chunks(th.cells).collect();
-            json!({"layer": l, "head": h, "weights": rows})
+            // the text roles read from the same rows, as the page's roles table shows them
+            let s = scores[l * d.n_head + h];
+            let text_roles: serde_json::Map<String, Value> = roles::TEXT_ROLES
+                .iter()
+                .map(|&r| (r.code().to_string(), json!(s.get(r))))
+                .collect();
+            json!({"layer": l, "head": h, "weights": rows, "roles": text_roles})
         })
         .collect();
     let doc = json!({"tokens": d.t, "span": th.span, "cells": th.cells, "heads": heads});

@@ -134,6 +134,12 @@ fn thumbnails_are_the_librarys_pooled_heads() {
             assert_eq!(cells, th.head(l, h)[r * th.cells..(r + 1) * th.cells]);
             assert!((cells.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         }
+        // its text roles: the whole map's (`roles::head_scores`), read from the same rows
+        let whole = attnlab_model::roles::head_scores(tr.head(l, h).weights, tr.dims.t, true);
+        for r in attnlab_model::roles::TEXT_ROLES {
+            let shown = head["roles"][r.code()].as_f64().map(|x| x as f32);
+            assert_eq!(shown, whole.get(r), "{l}.{h} {}", r.code());
+        }
     }
     let one: Value = serde_json::from_str(&ok(&attnlab(
         &dir,

@@ -108,3 +108,20 @@ pub(crate) fn read_in(dir: &Path, name: &str) -> Result<Vec<u8>> {
         message: e.to_string(),
     })
 }
+
+/// The bundled GPT-2-layout model as the head-role probe runs it.
+impl roles::Subject for Bundle {
+    type Maps = Trace;
+    fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+    fn context(&self) -> usize {
+        self.model.config.n_positions
+    }
+    fn heads(&self) -> (usize, usize) {
+        (self.model.config.n_layer, self.model.config.n_head)
+    }
+    fn run(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace> {
+        forward(&self.model, ids, opts)
+    }
+}

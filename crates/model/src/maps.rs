@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use crate::cpu;
 use crate::error::{Error, Result};
+use crate::roles;
 use crate::trace::{AttentionOptions, HeadMaps, LayerTrace, Thumbnails, Trace};
 
 /// One head's maps for the query rows `rows` against every key: each (rows, T), row-major.
@@ -233,6 +234,9 @@ pub struct Pooled {
     /// so a keystroke sums the last band's rows only. A band's cells past the columns it had
     /// are 0, as a later key's weight from an earlier query is under the causal mask.
     bands: Vec<Vec<f64>>,
+    /// `terms[hd][i]`: row i's terms of the head's text roles (`roles::row_terms`; row 0's
+    /// are 0 and not counted), kept with the rows.
+    terms: Vec<Vec<[f64; 5]>>,
 }
 
 impl Pooled {
@@ -277,6 +281,12 @@ impl Pooled {
         bands.resize_with(heads, Vec::new);
         let mut rows = std::mem::take(&mut self.rows);
         rows.resize_with(heads, Vec::new);
+        let mut terms = std::mem::take(&mut self.terms);
+        terms.resize_with(heads, Vec::new);
+        for r in terms.iter_mut() {
+            r.truncate(keep);
+        }
+        let causal = trace.options.causal_mask;
         for r in rows.iter_mut() {
             r.truncate(keep * side);
             if span > self.span {
@@ -293,9 +303,15 @@ impl Pooled {
             for l in 0..d.n_layer {
                 for h in 0..d.n_head {
                     let band = trace.head_rows(l, h, keep..t)?;
-                    let r = &mut rows[l * d.n_head + h];
-                    for w in band.weights.chunks_exact(t) {
+                    let hd = l * d.n_head + h;
+                    let (r, terms) = (&mut rows[hd], &mut terms[hd]);
+                    for (i, w) in (keep..).zip(band.weights.chunks_exact(t)) {
                         r.extend(pool(w, span, side));
+                        terms.push(if i == 0 {
+                            [0.0; 5]
+                        } else {
+                            roles::row_terms(w, i, causal)
+                        });
                     }
                 }
             }
@@ -314,6 +330,7 @@ impl Pooled {
             shape: (d.n_layer, d.n_head),
             rows,
             bands,
+            terms,
         };
         Ok(())
     }
@@ -343,12 +360,25 @@ impl Pooled {
                 }
             }
         }
+        // the text roles: every row's terms summed in order, as `roles::head_scores` sums them
+        let mut text_roles = Vec::with_capacity(heads * 5);
+        for terms in self.terms.iter().take(heads) {
+            let mut sums = [0f64; 5];
+            for row in terms.iter().skip(1) {
+                for (s, x) in sums.iter_mut().zip(row) {
+                    *s += x;
+                }
+            }
+            let scores = roles::text_scores_of(sums, t);
+            text_roles.extend(roles::TEXT_ROLES.into_iter().map(|r| scores.get(r)));
+        }
         Thumbnails {
             n_layer: self.shape.0,
             n_head: self.shape.1,
             span,
             cells,
             weights,
+            roles: text_roles,
         }
     }
 }

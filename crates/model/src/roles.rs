@@ -41,7 +41,6 @@ use crate::cpu::entropy;
 use crate::error::Result;
 use crate::tokenizer::Tokenizer;
 use crate::trace::{AttentionOptions, Trace};
-use crate::{forward, Bundle};
 
 /// One kind of head behaviour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -161,27 +160,75 @@ impl Scores {
 /// causal mask was on (row i sees i + 1 keys; without the mask every row sees all T).
 pub fn head_scores(weights: &[f32], t: usize, causal: bool) -> Scores {
     assert_eq!(weights.len(), t * t, "weights must be (T, T)");
-    let (mut prev, mut first, mut own, mut broad, mut local) = (0f64, 0f64, 0f64, 0f64, 0f64);
+    let mut sums = [0f64; 5];
     for i in 1..t {
-        let row = &weights[i * t..(i + 1) * t];
-        prev += row[i - 1] as f64;
-        first += row[0] as f64;
-        own += row[i] as f64;
-        let keys = if causal { i + 1 } else { t };
-        broad += (entropy(&row[..keys]) / (keys as f32).ln()) as f64;
-        if i >= 4 {
-            local += row[i - 3..=i].iter().map(|&w| w as f64).sum::<f64>();
+        let terms = row_terms(&weights[i * t..(i + 1) * t], i, causal);
+        for (s, x) in sums.iter_mut().zip(terms) {
+            *s += x;
         }
     }
+    text_scores_of(sums, t)
+}
+
+/// The text roles, in the order `row_terms` gives their terms.
+pub const TEXT_ROLES: [Role; 5] = [
+    Role::Previous,
+    Role::First,
+    Role::SelfToken,
+    Role::Broad,
+    Role::Local,
+];
+
+/// Row `i` (≥ 1) of a head's weights, as the five text roles' means add it up, in f64:
+/// previous, first, self, broad, local (0 before row 4, where local is not counted). Summed
+/// over rows 1.. in order, they are `head_scores`' sums bit for bit — also when the rows come
+/// a band at a time (`Pooled`).
+pub fn row_terms(row: &[f32], i: usize, causal: bool) -> [f64; 5] {
+    let keys = if causal { i + 1 } else { row.len() };
+    let local = if i >= 4 {
+        row[i - 3..=i].iter().map(|&w| w as f64).sum::<f64>()
+    } else {
+        0.0
+    };
+    [
+        row[i - 1] as f64,
+        row[0] as f64,
+        row[i] as f64,
+        (entropy(&row[..keys]) / (keys as f32).ln()) as f64,
+        local,
+    ]
+}
+
+/// The text roles of a head of `t` tokens from its rows' `row_terms` summed.
+pub fn text_scores_of(sums: [f64; 5], t: usize) -> Scores {
     let mean = |sum: f64, n: usize| (n > 0).then(|| (sum / n as f64).clamp(0.0, 1.0) as f32);
     let rows = t.saturating_sub(1);
     let mut s = Scores::default();
-    s.set(Role::Previous, mean(prev, rows));
-    s.set(Role::First, mean(first, rows));
-    s.set(Role::SelfToken, mean(own, rows));
-    s.set(Role::Broad, mean(broad, rows));
-    s.set(Role::Local, mean(local, t.saturating_sub(4)));
+    for (k, role) in TEXT_ROLES.into_iter().enumerate() {
+        let n = if role == Role::Local {
+            t.saturating_sub(4)
+        } else {
+            rows
+        };
+        s.set(role, mean(sums[k], n));
+    }
     s
+}
+
+/// Every head's text roles as a long text's worker read them while pooling its rows
+/// (`Thumbnails::roles`), index `layer * n_head + head`.
+pub fn pooled_scores(thumbnails: &crate::trace::Thumbnails) -> Vec<Scores> {
+    thumbnails
+        .roles
+        .chunks_exact(TEXT_ROLES.len())
+        .map(|r| {
+            let mut s = Scores::default();
+            for (role, &x) in TEXT_ROLES.into_iter().zip(r) {
+                s.set(role, x);
+            }
+            s
+        })
+        .collect()
 }
 
 /// Every head's attention weights of one run: what the roles are read from, one head at a
@@ -244,22 +291,6 @@ pub trait Subject {
     fn heads(&self) -> (usize, usize);
     /// The attention weights of a run on `ids` (at most `context()` of them).
     fn run(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Self::Maps>;
-}
-
-impl Subject for Bundle {
-    type Maps = Trace;
-    fn tokenizer(&self) -> &Tokenizer {
-        &self.tokenizer
-    }
-    fn context(&self) -> usize {
-        self.model.config.n_positions
-    }
-    fn heads(&self) -> (usize, usize) {
-        (self.model.config.n_layer, self.model.config.n_head)
-    }
-    fn run(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Trace> {
-        forward(&self.model, ids, opts)
-    }
 }
 
 /// The text roles of every head of a run, index `layer * n_head + head`.
@@ -499,6 +530,7 @@ pub fn markdown_table(scores: &[Scores], n_head: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::forward::forward;
     use crate::testing::{random_model, tiny_config};
     use crate::LnPlacement;
 

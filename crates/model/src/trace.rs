@@ -312,6 +312,11 @@ pub struct Thumbnails {
     /// rows of cell row r, of the weight those rows give to the keys of cell column c — so a
     /// row of cells still sums to 1, as a row of weights does.
     pub weights: Vec<f32>,
+    /// Each head's five text roles read from the same rows (`roles::TEXT_ROLES`' order, `None`
+    /// where the text is too short for one), `roles[(layer · n_head + head) · 5 + k]`: equal,
+    /// bit for bit, to `roles::head_scores` on the whole map (`roles::pooled_scores` reads them).
+    #[serde(default)]
+    pub roles: Vec<Option<f32>>,
 }
 
 impl Thumbnails {

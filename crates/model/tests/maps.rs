@@ -6,6 +6,7 @@
 
 use attnlab_model::cpu::MASKED;
 use attnlab_model::llama::{LlamaBundle, LlamaModel};
+use attnlab_model::roles;
 use attnlab_model::testing::{random_model, tiny_config};
 use attnlab_model::{forward_kept, AttentionOptions, Dims, Error, Field, Keep, LnPlacement, Trace};
 
@@ -384,6 +385,12 @@ fn pooled_rows_follow_an_edited_text_and_equal_fresh_thumbnails() {
             pooled.update(&tr).unwrap();
             let fresh = tr.thumbnails(2).unwrap();
             assert_eq!(pooled.thumbnails(), fresh, "model {i}, {t} tokens typed");
+            // the text roles read from the pooled rows are those of the whole maps
+            assert_eq!(
+                roles::pooled_scores(&pooled.thumbnails()),
+                roles::text_scores(&tr),
+                "model {i}, {t} tokens typed"
+            );
             let want =
                 [1, 2, 4, 8, 8, 8][[1, 3, 5, 9, 12, 16].iter().position(|&x| x == t).unwrap()];
             assert_eq!(fresh.span, want, "model {i}, {t} tokens");
@@ -409,6 +416,11 @@ fn pooled_rows_follow_an_edited_text_and_equal_fresh_thumbnails() {
             tr.thumbnails(2).unwrap(),
             "model {i}, edited"
         );
+        assert_eq!(
+            roles::pooled_scores(&pooled.thumbnails()),
+            roles::text_scores(&tr),
+            "model {i}, edited"
+        );
         // other options: everything pooled again
         let hot = AttentionOptions {
             temperature: 3.0,
@@ -421,6 +433,9 @@ fn pooled_rows_follow_an_edited_text_and_equal_fresh_thumbnails() {
             tr.thumbnails(2).unwrap(),
             "model {i}, τ 3"
         );
+        let scores = roles::pooled_scores(&pooled.thumbnails());
+        assert_eq!(scores, roles::text_scores(&tr), "model {i}, τ 3");
+        assert!(scores.iter().all(|s| s.get(roles::Role::Local).is_some()));
     }
 }
 

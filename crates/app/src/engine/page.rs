@@ -251,11 +251,16 @@ impl PageEngine {
             engine: 0,
             asked,
             text,
-            // (a slim result's text roles are not computed: they would need every head's
-            // maps; the probe's still show)
-            roles: Rc::new(match slim {
-                None => roles::text_scores(&*reply.trace),
-                Some(_) => {
+            // (a slim result's text roles: those the worker read from every head's rows as it
+            // pooled them)
+            roles: Rc::new(match (slim, reply.trace.thumbnails.as_ref()) {
+                (None, _) => roles::text_scores(&*reply.trace),
+                (Some(_), Some(t))
+                    if t.roles.len() == t.n_layer * t.n_head * roles::TEXT_ROLES.len() =>
+                {
+                    roles::pooled_scores(t)
+                }
+                (Some(_), _) => {
                     let d = reply.trace.dims;
                     vec![roles::Scores::default(); d.n_layer * d.n_head]
                 }

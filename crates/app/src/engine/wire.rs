@@ -33,6 +33,10 @@ pub struct Header {
     /// A slim trace's thumbnails: their span and cells (every head's, after the heads').
     #[serde(default)]
     pub thumbnails: Option<(usize, usize)>,
+    /// The thumbnails' text roles of every head (`Thumbnails::roles`), few enough for the
+    /// header.
+    #[serde(default)]
+    pub roles: Vec<Option<f32>>,
 }
 
 /// The layer fields a lite trace carries: what the views read (q, k, v, the four score
@@ -70,6 +74,11 @@ impl Header {
             slim,
             heads: trace.heads.iter().map(|m| (m.layer, m.head)).collect(),
             thumbnails: trace.thumbnails.as_ref().map(|t| (t.span, t.cells)),
+            roles: trace
+                .thumbnails
+                .as_ref()
+                .map(|t| t.roles.clone())
+                .unwrap_or_default(),
         }
     }
 
@@ -199,6 +208,7 @@ pub fn rebuild(
             span,
             cells,
             weights: Vec::new(),
+            roles: header.roles.clone(),
         }),
     };
     let mut slots: Vec<&mut Vec<f32>> = vec![&mut trace.embedding];
