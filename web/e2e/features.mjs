@@ -49,8 +49,8 @@ export async function loadFiles(page, selector, files) {
 }
 
 /** The CLI's JSON for a formation command (`lens`, `generate`) on the bundled model. */
-export function cliJson(args) {
-  return JSON.parse(execFileSync(CLI, ['--model', path.join(ROOT, 'assets', 'model'), ...args, '--format', 'json'], { encoding: 'utf8', maxBuffer: 64 << 20 }));
+export function cliJson(args, model = path.join(ROOT, 'assets', 'model')) {
+  return JSON.parse(execFileSync(CLI, ['--model', model, ...args, '--format', 'json'], { encoding: 'utf8', maxBuffer: 64 << 20 }));
 }
 
 /** The page's logit lens, once it is of the result on screen: per stage its top tokens and the final prediction's probability and rank. */
@@ -69,10 +69,10 @@ async function pageLens(page) {
   }));
 }
 
-/** Asserts that the page's lens of `text` equals `attnlab lens` (ids and ranks exactly, probabilities within `tol`). */
-export async function assertLensMatchesCli(page, text, tol) {
+/** Asserts that the page's lens of `text` equals `attnlab lens` (ids and ranks exactly, probabilities within `tol`), of the bundled model unless `model` names another. */
+export async function assertLensMatchesCli(page, text, tol, model = undefined) {
   const got = await pageLens(page);
-  const cli = cliJson(['lens', text, '--top', '5']);
+  const cli = cliJson(['lens', text, '--top', '5'], model);
   assert.equal(got.position, cli.position);
   assert.equal(got.target, cli.target.id);
   assert.equal(got.stages.length, cli.stages.length, 'the embedding and every block');

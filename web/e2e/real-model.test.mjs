@@ -13,7 +13,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { allowErrors, ARTIFACTS, assertTopFiveIsCli, CLI, currentHash, DIST, focusCell, fullPageShot, painted, parseShown, requestsSince, ROOT, setText, suiteApp } from './common.mjs';
-import { loadFiles } from './features.mjs';
+import { assertLensMatchesCli, loadFiles } from './features.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -175,7 +175,7 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     // the page holds the selected head's maps only, and says so; the views that need every
     // head say why they show nothing
     await page.waitForSelector('#heads-slim');
-    for (const [sel, says] of [['#flow-strip', 'only the selected head'], ['#lens-status', 'residual stream']]) {
+    for (const [sel, says] of [['#flow-strip', 'only the selected head']]) {
       // (brought into view, where a view deferred off screen is drawn)
       await page.waitForFunction(
         ([sel, says]) => {
@@ -187,6 +187,9 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
         { timeout: 30_000, polling: 200 },
       );
     }
+    // the logit lens of the last token: its rows stay in the worker, which is asked for the
+    // position; every stage the CLI's (`attnlab lens`, native: probabilities within 1e-4)
+    await assertLensMatchesCli(page, long, 1e-4, GGUF);
     // the grid picks L18H6, the induction head: its maps are computed for it
     await page.locator('.head-cell[data-head="18.6"]').click();
     await page.waitForSelector('.head-cell[data-head="18.6"][aria-pressed=true]');

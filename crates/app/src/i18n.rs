@@ -94,8 +94,6 @@ strings! {
                        "On a text this long only the selected head's maps are computed; this view needs every head's."),
     SlimPrediction => ("긴 글에서는 마지막 토큰 다음의 예측만 계산합니다. 마지막 토큰을 고르세요.",
                        "On a text this long only the prediction after the last token is computed: pick the last token."),
-    SlimLens => ("긴 글에서는 층마다의 잔차 스트림을 페이지로 보내지 않아 로짓 렌즈를 보여 주지 않습니다.",
-                 "On a text this long the residual stream of each layer is not sent to the page, so the logit lens is not shown."),
     Layer => ("층", "Layer"),
     Head => ("헤드", "Head"),
     SelectedHead => ("선택한 헤드", "Selected head"),

@@ -10,7 +10,7 @@ use yew::prelude::*;
 
 use crate::display::Solo;
 use crate::dom;
-use crate::engine::Preference;
+use crate::engine::{LensOf, Preference};
 use crate::i18n::Lang;
 use crate::state::{Action, InterventionAction as IA, ModelAction, State, ViewAction as VA};
 use crate::use_engine::EngineHandle;
@@ -109,7 +109,7 @@ pub struct PageCallbacks {
     /// a next token clicked: appended to the text, as if typed
     pub on_append: Rc<Callback<u32>>,
     /// a logit lens asked for: (result, position, residual rows)
-    pub on_lens: Rc<Callback<(u64, usize, Vec<f32>)>>,
+    pub on_lens: Rc<Callback<(u64, usize, LensOf)>>,
     /// the whole trace asked for (an export)
     pub on_full: Rc<FullTrace>,
     /// "present": the view on screen, full-screen
@@ -155,9 +155,7 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
     let on_lens = use_memo((), {
         let engine = engine.clone();
         move |_| {
-            Callback::from(move |(of, pos, rows): (u64, usize, Vec<f32>)| {
-                engine.lens(of, pos, rows)
-            })
+            Callback::from(move |(of, pos, rows): (u64, usize, LensOf)| engine.lens(of, pos, rows))
         }
     });
     let on_full = use_memo((), {

@@ -18,6 +18,7 @@ use crate::engine::gpu::Gpu;
 use crate::engine::page::{Job, Outcome, PageEngine, Views};
 use crate::engine::protocol::{Files, Format};
 use crate::engine::worker_client::{js_bytes, CpuWorker};
+use crate::engine::LensOf;
 use crate::engine::{CpuWhy, Engine, Preference};
 use crate::loader::{self, ModelBytes, Own, OwnLoad, Prepared, Served};
 use crate::runner::Runner;
@@ -90,9 +91,9 @@ impl EngineHandle {
     }
 
     /// Asks for the logit lens of the result `of` at `position` from its residual rows
-    /// (`attnlab_model::lens::stage_rows`); it arrives as `Action::Lens`, unless a newer text
-    /// was asked for meanwhile.
-    pub fn lens(&self, of: u64, position: usize, rows: Vec<f32>) {
+    /// (`attnlab_model::lens::stage_rows`, or the worker's for a slim result: `LensOf`); it
+    /// arrives as `Action::Lens`, unless a newer text was asked for meanwhile.
+    pub fn lens(&self, of: u64, position: usize, rows: LensOf) {
         if let Some(r) = self.current() {
             if let (_, Some(d)) = r.submit_follow_up(Job::Lens { of, position, rows }, of) {
                 wasm_bindgen_futures::spawn_local(d);

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 
 use attnlab_model::inspect::Traced;
-use attnlab_model::{AttentionOptions, Earlier, Keep, Model, Pooled, Trace};
+use attnlab_model::{lens, AttentionOptions, Earlier, Keep, Model, Pooled, Trace};
 use js_sys::{ArrayBuffer, Float32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -15,6 +15,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 use crate::dom::now;
 use crate::engine::protocol::{Files, Format, Reply, Request};
 use crate::engine::wire::{self, Header};
+use crate::engine::LensOf;
 
 #[derive(Default)]
 struct State {
@@ -149,12 +150,37 @@ fn run(
     })
 }
 
-/// The logit lens's heavy part for the page: the rows it sent through the model's final
-/// norm and output head (`Traced::head_probs`), as one transferred array.
-fn lens(state: &State, id: u32, rows: &[f32]) -> Result<Reply, String> {
+/// The logit lens's heavy part for the page: the rows it sent — or, for a slim result, the
+/// worker's own cached rows at a position (the text run again first when the cache holds
+/// another) — through the model's final norm and output head (`Traced::head_probs`), as one
+/// transferred array.
+fn lens(state: &mut State, id: u32, of: LensOf) -> Result<Reply, String> {
     let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
     let started = now();
-    let probs = model.head_probs(rows).map_err(|e| e.to_string())?;
+    let err = |e: attnlab_model::Error| e.to_string();
+    let rows = match of {
+        LensOf::Rows(rows) => rows,
+        LensOf::Position {
+            ids,
+            opts,
+            position,
+        } => {
+            let cached = state
+                .prev
+                .as_ref()
+                .is_some_and(|p| p.tokens == ids && p.options == opts && lens::has_rows(p));
+            if !cached {
+                let prev = state.prev.take().map(|t| Earlier::Owned(Box::new(t)));
+                let (trace, _) = model
+                    .trace_watched(prev, &ids, &opts, Keep::Streams, &mut |_| {})
+                    .map_err(err)?;
+                state.prev = Some(trace);
+            }
+            let trace = state.prev.as_ref().ok_or("the CPU worker kept no run")?;
+            lens::stage_rows(trace, position).map_err(err)?
+        }
+    };
+    let probs = model.head_probs(&rows).map_err(err)?;
     let worker_ms = now() - started;
     let data = Float32Array::new_with_length(probs.len() as u32);
     data.copy_from(&probs);
@@ -225,8 +251,8 @@ fn answer(state: &mut State, request: Request) -> Reply {
                 run(state, id, &ids, &opts, how, spare)
             })
             .unwrap_or_else(failed(id)),
-        Request::Lens { id, model, rows } => holds(state, model)
-            .and_then(|()| lens(state, id, &rows))
+        Request::Lens { id, model, of } => holds(state, model)
+            .and_then(|()| lens(state, id, of))
             .unwrap_or_else(failed(id)),
         // the end-to-end tests' fault injection: a real panic, as a bug would cause
         Request::Crash => panic!("the page asked the CPU worker to crash (test hook)"),

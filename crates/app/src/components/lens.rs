@@ -13,6 +13,7 @@ use attnlab_model::lens::{self, Normalised};
 use yew::prelude::*;
 
 use super::{Labels, TraceRef};
+use crate::engine::LensOf;
 use crate::i18n::{Key, Lang};
 use crate::state::LensResult;
 
@@ -33,8 +34,9 @@ pub struct Props {
     pub lens: Option<Rc<LensResult>>,
     /// How every stage reaches the output head (the model's final norm, if any).
     pub normalised: Normalised,
-    /// Asks for the lens of (result, position) from these rows.
-    pub on_need: Callback<(u64, usize, Vec<f32>)>,
+    /// Asks for the lens of (result, position) from these rows (or, for a slim result, from
+    /// the worker's).
+    pub on_need: Callback<(u64, usize, LensOf)>,
 }
 
 fn pct(p: f32) -> String {
@@ -67,8 +69,19 @@ pub fn LogitLens(props: &Props) -> Html {
             (props.generation, pos, near),
             move |&(generation, pos, near)| {
                 if near && !have {
-                    if let Ok(rows) = lens::stage_rows(&trace.0, pos) {
-                        on_need.emit((generation, pos, rows));
+                    let tr = &trace.0;
+                    // a slim result's rows stay in the worker: it is asked for the position
+                    let of = if lens::has_rows(tr) {
+                        lens::stage_rows(tr, pos).ok().map(LensOf::Rows)
+                    } else {
+                        Some(LensOf::Position {
+                            ids: tr.tokens.clone(),
+                            opts: tr.options.clone(),
+                            position: pos,
+                        })
+                    };
+                    if let Some(of) = of {
+                        on_need.emit((generation, pos, of));
                     }
                 }
             },
@@ -82,12 +95,7 @@ pub fn LogitLens(props: &Props) -> Html {
     };
     let vocab = props.vocab.clone();
     let piece = move |id: u32| vocab.get(id as usize).to_string();
-    // a slim result (a long text) brings no residual rows to the page
-    let slim = !lens::has_rows(&props.trace.0);
     let body = match current.as_ref().map(|l| &l.probs) {
-        _ if slim => {
-            html! { <p class="help" role="status" id="lens-status">{ Key::SlimLens.text(lang) }</p> }
-        }
         None => {
             html! { <p class="help" role="status" id="lens-status">{ Key::LensComputing.text(lang) }</p> }
         }

@@ -100,6 +100,20 @@ impl ComputeError {
 /// (`Trace::slim`) with only these heads' maps.
 pub type Slim<'a> = Option<&'a [(usize, usize)]>;
 
+/// What the logit lens reads: the residual rows of a result the page holds
+/// (`attnlab_model::lens::stage_rows`), or — for a slim result, whose rows stay in the CPU
+/// worker — a position of the text it ran (`ids` with `opts`; a worker that has run another
+/// text since runs this one again first).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LensOf {
+    Rows(Vec<f32>),
+    Position {
+        ids: Vec<u32>,
+        opts: AttentionOptions,
+        position: usize,
+    },
+}
+
 /// A backend that runs the model: the GPU engine or the CPU worker.
 pub trait Compute {
     fn forward(
@@ -124,9 +138,9 @@ pub trait CpuCompute: Compute {
         ids: &[u32],
         opts: &AttentionOptions,
     ) -> impl Future<Output = Result<Computed, ComputeError>>;
-    /// The logit lens's rows (`attnlab_model::lens::stage_rows`) through the model's final
-    /// LayerNorm and output head: every stage's next-token distribution, (stages × V).
-    fn lens(&self, rows: &[f32]) -> impl Future<Output = Result<Vec<f32>, ComputeError>>;
+    /// The logit lens's rows (given, or the worker's own at a position: `LensOf`) through the
+    /// model's final norm and output head: every stage's next-token distribution, (stages × V).
+    fn lens(&self, of: &LensOf) -> impl Future<Output = Result<Vec<f32>, ComputeError>>;
     fn restart(&self);
 }
 
@@ -375,9 +389,9 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
     /// The logit lens of a trace from either backend: its rows go through the output head
     /// on the CPU worker (which holds the model; the GPU engine keeps no copy of the head on
     /// the page). Returns every stage's distribution and what to say (a worker restart).
-    pub async fn lens(&self, rows: &[f32]) -> Result<(Vec<f32>, Vec<Note>), String> {
+    pub async fn lens(&self, of: &LensOf) -> Result<(Vec<f32>, Vec<Note>), String> {
         let mut notes = Vec::new();
-        let probs = self.on_cpu(&mut notes, |cpu| cpu.lens(rows)).await?;
+        let probs = self.on_cpu(&mut notes, |cpu| cpu.lens(of)).await?;
         Ok((probs, notes))
     }
 

@@ -11,7 +11,7 @@ use yew::prelude::*;
 
 use super::gpu::Gpu;
 use super::worker_client::CpuWorker;
-use super::{Engine, Note};
+use super::{Engine, LensOf, Note};
 use crate::dom::{self};
 use crate::runner::Run;
 use crate::state::{GenAsk, GenEnd, Generated, LensResult, ProbeResult, Request, Shown, Side};
@@ -57,7 +57,7 @@ pub enum Job {
     Lens {
         of: u64,
         position: usize,
-        rows: Vec<f32>,
+        rows: LensOf,
     },
 }
 
@@ -319,7 +319,7 @@ impl PageEngine {
         self.run_text(asked, heads, Some(&[first]), input_at).await
     }
 
-    async fn run_lens(&self, rows: &[f32]) -> Result<Rc<Vec<f32>>, String> {
+    async fn run_lens(&self, rows: &LensOf) -> Result<Rc<Vec<f32>>, String> {
         let (probs, notes) = self.engine.lens(rows).await?;
         self.carried.borrow_mut().extend(notes);
         Ok(Rc::new(probs))

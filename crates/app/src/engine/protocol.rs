@@ -11,6 +11,7 @@ use js_sys::{Array, ArrayBuffer, Float32Array, Object, Uint32Array, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::wire::Header;
+use super::LensOf;
 use crate::dom::{self, get};
 
 /// How the worker reads a model's files.
@@ -119,8 +120,9 @@ pub enum Request {
         slim: Option<Vec<(usize, usize)>>,
         spare: Option<ArrayBuffer>,
     },
-    /// The logit lens's heavy part: `rows` through ln_f and the output head.
-    Lens { id: u32, model: u32, rows: Vec<f32> },
+    /// The logit lens's heavy part: the rows (given, or the worker's at a position) through
+    /// the final norm and the output head.
+    Lens { id: u32, model: u32, of: LensOf },
     /// A test hook: the worker panics.
     Crash,
 }
@@ -167,6 +169,7 @@ const OPTS: &str = "opts";
 const FULL: &str = "full";
 const SPARE: &str = "spare";
 const ROWS: &str = "rows";
+const POSITION: &str = "position";
 const SLIM: &str = "slim";
 const HEADER: &str = "header";
 const DATA: &str = "data";
@@ -290,15 +293,33 @@ impl Request {
                     (SPARE, spare.clone().map(Into::into)),
                 ])
             }
-            Request::Lens { id, model, rows } => {
-                let rows = Float32Array::from(&rows[..]);
-                transfer.push(&rows.buffer());
-                object(&[
+            Request::Lens { id, model, of } => {
+                let fields: Vec<(&str, Option<JsValue>)> = match of {
+                    LensOf::Rows(rows) => {
+                        let rows = Float32Array::from(&rows[..]);
+                        transfer.push(&rows.buffer());
+                        vec![(ROWS, Some(rows.into()))]
+                    }
+                    LensOf::Position {
+                        ids,
+                        opts,
+                        position,
+                    } => {
+                        let opts = serde_json::to_string(opts).map_err(|e| e.to_string())?;
+                        vec![
+                            (IDS, Some(Uint32Array::from(&ids[..]).into())),
+                            (OPTS, Some(opts.into())),
+                            (POSITION, Some((*position as u32).into())),
+                        ]
+                    }
+                };
+                let mut all = vec![
                     (KIND, Some(LENS.into())),
                     (ID, Some((*id).into())),
                     (MODEL, Some((*model).into())),
-                    (ROWS, Some(rows.into())),
-                ])
+                ];
+                all.extend(fields);
+                object(&all)
             }
             Request::Crash => object(&[(KIND, Some(CRASH.into()))]),
         };
@@ -347,9 +368,22 @@ impl Request {
             LENS => Request::Lens {
                 id: id.unwrap_or(0),
                 model,
-                rows: typed::<Float32Array>(msg, ROWS, "rows for the lens")
-                    .map_err(fail)?
-                    .to_vec(),
+                of: match get(msg, ROWS).dyn_into::<Float32Array>() {
+                    Ok(rows) => LensOf::Rows(rows.to_vec()),
+                    Err(_) => {
+                        let ids: Uint32Array =
+                            typed(msg, IDS, "rows or a position for the lens").map_err(fail)?;
+                        let json = get(msg, OPTS).as_string().unwrap_or_default();
+                        LensOf::Position {
+                            ids: ids.to_vec(),
+                            opts: serde_json::from_str(&json)
+                                .map_err(|e| fail(format!("options: {e}")))?,
+                            position: number(msg, POSITION)
+                                .ok_or_else(|| fail("a lens without its position".into()))?
+                                as usize,
+                        }
+                    }
+                },
             },
             CRASH => Request::Crash,
             other => return Err(fail(format!("unknown message {other:?}"))),

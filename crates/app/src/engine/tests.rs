@@ -80,11 +80,29 @@ impl CpuCompute for Fake {
     async fn full(&self, ids: &[u32], opts: &AttentionOptions) -> Result<Computed, ComputeError> {
         self.forward(ids, opts, None).await
     }
-    async fn lens(&self, rows: &[f32]) -> Result<Vec<f32>, ComputeError> {
+    async fn lens(&self, of: &LensOf) -> Result<Vec<f32>, ComputeError> {
         self.calls.set(self.calls.get() + 1);
         self.script.borrow_mut().pop_front().unwrap_or(Ok(1.0))?;
-        attnlab_model::lens::head_probs(&self.model, rows)
-            .map_err(|e| ComputeError::Input(e.to_string()))
+        let err = |e: attnlab_model::Error| ComputeError::Input(e.to_string());
+        let rows = match of {
+            LensOf::Rows(rows) => rows.clone(),
+            LensOf::Position {
+                ids,
+                opts,
+                position,
+            } => {
+                let (tr, _) = attnlab_model::forward_kept(
+                    &self.model,
+                    None,
+                    ids,
+                    opts,
+                    attnlab_model::Keep::Streams,
+                )
+                .map_err(err)?;
+                attnlab_model::lens::stage_rows(&tr, *position).map_err(err)?
+            }
+        };
+        attnlab_model::lens::head_probs(&self.model, &rows).map_err(err)
     }
     fn restart(&self) {
         self.restarts.set(self.restarts.get() + 1);
@@ -209,9 +227,16 @@ fn the_lens_of_a_gpu_trace_runs_on_the_cpu_worker_and_survives_a_crash() {
     let r = run(&e, &[1, 2, 3]).unwrap();
     assert!(r.ran_on_gpu);
     let rows = attnlab_model::lens::stage_rows(&r.trace, 2).unwrap();
-    let (probs, notes) = ready(e.lens(&rows)).unwrap();
+    let (probs, notes) = ready(e.lens(&LensOf::Rows(rows.clone()))).unwrap();
     let want = attnlab_model::lens::stage_probs(&e.cpu().model, &r.trace, 2).unwrap();
     assert_eq!(probs, want.concat());
+    // a slim result's lens: the position, its rows the worker's
+    let at = LensOf::Position {
+        ids: vec![1, 2, 3],
+        opts: AttentionOptions::default(),
+        position: 2,
+    };
+    assert_eq!(ready(e.lens(&at)).unwrap().0, want.concat());
     assert_eq!(notes, vec![Note::WorkerRestarted("worker panicked".into())]);
     assert_eq!(e.cpu().restarts.get(), 1);
     assert_eq!(
@@ -219,7 +244,7 @@ fn the_lens_of_a_gpu_trace_runs_on_the_cpu_worker_and_survives_a_crash() {
         1,
         "the GPU ran only the forward"
     );
-    assert!(ready(e.lens(&rows[1..]))
+    assert!(ready(e.lens(&LensOf::Rows(rows[1..].to_vec())))
         .unwrap_err()
         .contains("not rows of"));
 }

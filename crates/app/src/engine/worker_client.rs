@@ -16,7 +16,7 @@ use web_sys::{ErrorEvent, MessageEvent, Worker};
 
 use super::protocol::{Files, Reply, Request};
 use super::wire;
-use super::{Compute, ComputeError, Computed, CpuCompute, Slim};
+use super::{Compute, ComputeError, Computed, CpuCompute, LensOf, Slim};
 use crate::dom::{js_err, now};
 
 /// The worker's script (web/cpu-worker.js, beside index.html; it loads the
@@ -451,12 +451,12 @@ impl CpuCompute for CpuWorker {
         self.request(false, ids, opts, (true, None)).await
     }
 
-    async fn lens(&self, rows: &[f32]) -> Result<Vec<f32>, ComputeError> {
+    async fn lens(&self, of: &LensOf) -> Result<Vec<f32>, ComputeError> {
         let id = self.next_id();
         let request = Request::Lens {
             id,
             model: self.model,
-            rows: rows.to_vec(),
+            of: of.clone(),
         };
         match self.ask(id, request).await? {
             Reply::Lens { data, .. } => Ok(data.to_vec()),
