@@ -234,9 +234,10 @@ pub struct Pooled {
     /// so a keystroke sums the last band's rows only. A band's cells past the columns it had
     /// are 0, as a later key's weight from an earlier query is under the causal mask.
     bands: Vec<Vec<f64>>,
-    /// `terms[hd][i]`: row i's terms of the head's text roles (`roles::row_terms`; row 0's
-    /// are 0 and not counted), kept with the rows.
-    terms: Vec<Vec<[f64; 5]>>,
+    /// `sums[hd][i]`: the head's text-role terms (`roles::row_terms`) of rows 1..=i summed in
+    /// order (row 0's are 0: it is not counted), kept with the rows — so a keystroke adds one
+    /// row's terms and the roles read the last sums, as `roles::head_scores` adds them.
+    sums: Vec<Vec<[f64; 5]>>,
 }
 
 impl Pooled {
@@ -281,9 +282,9 @@ impl Pooled {
         bands.resize_with(heads, Vec::new);
         let mut rows = std::mem::take(&mut self.rows);
         rows.resize_with(heads, Vec::new);
-        let mut terms = std::mem::take(&mut self.terms);
-        terms.resize_with(heads, Vec::new);
-        for r in terms.iter_mut() {
+        let mut sums = std::mem::take(&mut self.sums);
+        sums.resize_with(heads, Vec::new);
+        for r in sums.iter_mut() {
             r.truncate(keep);
         }
         let causal = trace.options.causal_mask;
@@ -304,14 +305,16 @@ impl Pooled {
                 for h in 0..d.n_head {
                     let band = trace.head_rows(l, h, keep..t)?;
                     let hd = l * d.n_head + h;
-                    let (r, terms) = (&mut rows[hd], &mut terms[hd]);
+                    let (r, sums) = (&mut rows[hd], &mut sums[hd]);
                     for (i, w) in (keep..).zip(band.weights.chunks_exact(t)) {
                         r.extend(pool(w, span, side));
-                        terms.push(if i == 0 {
-                            [0.0; 5]
-                        } else {
-                            roles::row_terms(w, i, causal)
-                        });
+                        let mut sum = sums.last().copied().unwrap_or_default();
+                        if i > 0 {
+                            for (s, x) in sum.iter_mut().zip(roles::row_terms(w, i, causal)) {
+                                *s += x;
+                            }
+                        }
+                        sums.push(sum);
                     }
                 }
             }
@@ -330,7 +333,7 @@ impl Pooled {
             shape: (d.n_layer, d.n_head),
             rows,
             bands,
-            terms,
+            sums,
         };
         Ok(())
     }
@@ -360,16 +363,10 @@ impl Pooled {
                 }
             }
         }
-        // the text roles: every row's terms summed in order, as `roles::head_scores` sums them
-        let mut text_roles = Vec::with_capacity(heads * 5);
-        for terms in self.terms.iter().take(heads) {
-            let mut sums = [0f64; 5];
-            for row in terms.iter().skip(1) {
-                for (s, x) in sums.iter_mut().zip(row) {
-                    *s += x;
-                }
-            }
-            let scores = roles::text_scores_of(sums, t);
+        // the text roles: the last row's running sums
+        let mut text_roles = Vec::with_capacity(heads * roles::TEXT_ROLES.len());
+        for sums in self.sums.iter().take(heads) {
+            let scores = roles::text_scores_of(sums.last().copied().unwrap_or_default(), t);
             text_roles.extend(roles::TEXT_ROLES.into_iter().map(|r| scores.get(r)));
         }
         Thumbnails {
