@@ -93,17 +93,31 @@ pub fn forward_watched(
 ) -> Result<(Trace, bool)> {
     let (run, dropped) = prepare(&model.config, tokens, opts)?;
     keep.within_budget(&Dims::new(&model.config, run.len()))?;
-    let reuse = prev.and_then(|p| {
-        let tr = p.trace();
-        let s = reusable_prefix(&tr.tokens, &tr.options, run, dropped, opts)
-            .filter(|_| tr.kept().covers(keep))?;
-        Some((p, s))
-    });
-    let reused = reuse.is_some();
+    let (prev, s) = reused(prev, |p| p.kept().covers(keep), (run, dropped), opts);
+    let reused = prev.is_some();
     Ok((
-        forward_from(model, run, dropped, opts, (reuse, keep), layer_done),
+        forward_from(model, run, dropped, opts, (prev, s, keep), layer_done),
         reused,
     ))
+}
+
+/// The earlier trace a run over `run` (after `dropped` tokens) reuses, and how many of its
+/// rows (`reusable_prefix`): `prev` when it `fits` the run and shares rows with it; else none
+/// and 0 — an owned one dropped here, before the run allocates its own.
+pub(crate) fn reused<'a>(
+    prev: Option<Earlier<'a>>,
+    fits: impl Fn(&Trace) -> bool,
+    (run, dropped): (&[u32], usize),
+    opts: &AttentionOptions,
+) -> (Option<Earlier<'a>>, usize) {
+    let s = prev.as_ref().and_then(|p| {
+        let tr = p.trace();
+        reusable_prefix(&tr.tokens, &tr.options, run, dropped, opts).filter(|_| fits(tr))
+    });
+    match s {
+        Some(s) => (prev, s),
+        None => (None, 0),
+    }
 }
 
 /// How many rows of an earlier forward over `prev` (with `prev_opts`) are still valid rows
@@ -205,24 +219,20 @@ struct Scratch {
     maps: [Vec<f32>; 4],
 }
 
-/// The forward pass over rows `s..T`, reusing rows `..s` of `prev` when given as
-/// `Some((prev, s))` (s = 0 without one).
+/// The forward pass over rows `s..T`, reusing rows `..s` of `prev` when given (s = 0
+/// without one).
 fn forward_from(
     model: &Model,
     tokens: &[u32],
     dropped: usize,
     opts: &AttentionOptions,
-    (reuse, keep): (Option<(Earlier, usize)>, Keep),
+    (mut prev, s, keep): (Option<Earlier>, usize, Keep),
     layer_done: &mut dyn FnMut(usize),
 ) -> Trace {
     let c = &model.config;
     let w = &model.weights;
     let (t, d, v) = (tokens.len(), c.n_embd, c.vocab_size);
     let dims = Dims::new(c, t);
-    let (mut prev, s) = match reuse {
-        Some((p, s)) => (Some(p), s), // s: first new row
-        None => (None, 0),
-    };
     let old_t = prev.as_ref().map_or(0, |p| p.trace().dims.t);
     let n = t - s; // new rows
 

@@ -14,7 +14,7 @@ use crate::cpu::{self, MASKED};
 use crate::earlier::{grow_rows, Earlier, Stream};
 use crate::error::{Error, Result};
 use crate::field::Dims;
-use crate::forward::{grown, predicted_rows, predictions, reusable_prefix};
+use crate::forward::{grown, predicted_rows, predictions, reused};
 use crate::roles::HeadMaps;
 use crate::trace::{AttentionOptions, Field, Keep, LayerTrace, Trace, TRACE_BUDGET};
 
@@ -351,18 +351,9 @@ impl LlamaModel {
         let ids = &tokens[dropped..];
         let dims = self.dims(ids.len());
         keep.within_budget(&dims)?;
-        let reuse = prev.and_then(|p| {
-            let tr = p.trace();
-            let fits = tr.dims == self.dims(tr.dims.t) && tr.kept().covers(keep);
-            let s =
-                reusable_prefix(&tr.tokens, &tr.options, ids, dropped, opts).filter(|_| fits)?;
-            Some((p, s))
-        });
-        let reused = reuse.is_some();
-        let (prev, s) = match reuse {
-            Some((p, s)) => (Some(p), s),
-            None => (None, 0),
-        };
+        let fits = |tr: &Trace| tr.dims == self.dims(tr.dims.t) && tr.kept().covers(keep);
+        let (prev, s) = reused(prev, fits, (ids, dropped), opts);
+        let reused = prev.is_some();
         let scale = opts.scale_factor(dims.d_k);
         let mut rec = Recorder::new(dims, keep, prev, s, scale);
         let every = keep.every_prediction();
