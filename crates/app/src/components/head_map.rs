@@ -110,10 +110,16 @@ pub fn HeadMap(props: &Props) -> Html {
     let shown = (*win)
         .map(|w| w.clamp(t))
         .filter(|w| t >= ZOOMS_FROM && !w.is_whole(t));
+    // the matrix shown: once per result, head or method (zooming and panning redraw it)
+    let values = use_memo((props.sel.clone(), props.flow), |(sel, method)| {
+        matrix_shown(sel, *method)
+    });
     // the heatmap: drawn once per result, head, zoom or window size
     {
         let (node, minimap) = (node.clone(), minimap.clone());
         let layout = layout.clone();
+        // (`values` follows the result and the method, both in the dependencies: an Rc of the
+        // matrix itself would be compared number by number at every hover)
         use_effect_with(
             (
                 props.sel.clone(),
@@ -123,14 +129,13 @@ pub fn HeadMap(props: &Props) -> Html {
                 props.max_width.to_bits(),
                 shown,
             ),
-            move |(sel, measured, method, dark, max_width, shown)| {
+            move |(sel, measured, _, dark, max_width, shown)| {
                 // drawn once the wrapper's width is known (the observer reports it after the
                 // first layout)
                 let (Some(canvas), Some(width)) = (node.cast::<HtmlCanvasElement>(), *measured)
                 else {
                     return;
                 };
-                let values = matrix_shown(sel, *method);
                 let width = if width > 0.0 { width } else { 480.0 }.min(f64::from_bits(*max_width));
                 let hv = sel.view();
                 let lay = Layout::windowed(width, hv.t, shown.unwrap_or(Window::whole(hv.t)));
