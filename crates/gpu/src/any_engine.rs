@@ -1,10 +1,10 @@
 //! `AnyEngine`: the GPU engine of either architecture — GPT-2's `GpuEngine` or the Llama
 //! family's `LlamaGpuEngine` — behind the calls the page and the profile example make.
 
-use attnlab_model::{AttentionOptions, Trace};
+use attnlab_model::{AttentionOptions, Keep, Trace};
 
 use crate::context::Gpu;
-use crate::engine::{GpuEngine, LlamaGpuEngine, Profile};
+use crate::engine::{GpuEngine, LlamaGpuEngine, Profile, SlimAsk, SlimRead};
 use crate::error::GpuError;
 
 /// The engine of one architecture.
@@ -46,6 +46,28 @@ impl AnyEngine {
         now: &dyn Fn() -> f64,
     ) -> Result<(Trace, Profile), GpuError> {
         either!(self, g => g.profile(ids, o, now).await)
+    }
+
+    /// See `GpuEngine::forward_slim`.
+    pub async fn forward_slim(
+        &mut self,
+        ids: &[u32],
+        o: &AttentionOptions,
+        ask: &SlimAsk,
+    ) -> Result<SlimRead, GpuError> {
+        either!(self, g => g.forward_slim(ids, o, ask).await)
+    }
+
+    /// See `GpuEngine::with_new_keep`.
+    pub async fn with_new_keep(self, budget: u64, keep: Keep) -> Result<AnyEngine, GpuError> {
+        Ok(match self {
+            AnyEngine::Gpt2(g) => AnyEngine::Gpt2(Box::new(g.with_new_keep(budget, keep).await?)),
+            AnyEngine::Llama(g) => AnyEngine::Llama(Box::new(g.with_new_keep(budget, keep).await?)),
+        })
+    }
+
+    pub fn keep(&self) -> Keep {
+        either!(self, g => g.keep())
     }
 
     pub fn last_was_incremental(&self) -> bool {

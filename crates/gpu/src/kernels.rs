@@ -61,6 +61,8 @@ table!(
     qembed after dequant,
     // a forward that keeps no maps
     attn_fused with crate::attn_fused::CONSTS,
+    // what the heads grid and the roles read of a forward that keeps no maps
+    attn_pool with crate::attn_pool::CONSTS,
 );
 
 /// The kernel named `name`.

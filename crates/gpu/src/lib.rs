@@ -10,6 +10,7 @@
 pub mod add_layernorm;
 pub mod any_engine;
 pub mod attn_fused;
+pub mod attn_pool;
 pub mod attn_scores;
 pub mod attn_softmax;
 pub mod attn_v;

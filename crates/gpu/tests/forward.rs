@@ -356,3 +356,70 @@ fn without_the_maps_the_gpu_forward_matches_the_cpu() {
         assert_trace_close(&format!("{ln:?} incremental"), &grown, &c);
     }
 }
+
+/// A long text's page on the GPU: the engine made again without the maps
+/// (`with_new_keep`), then slim forwards — typed at the end (incremental), across a doubling
+/// of the thumbnails' span, edited in the middle, τ changed, the mask off, heads switched off
+/// — each equal to the CPU's whole trace in its prediction, its asked heads' maps and its
+/// pooled thumbnails and roles (`common::check_slim`); then back to the maps, and bad asks
+/// refused.
+#[test]
+fn a_slim_forward_gives_the_cpus_heads_and_thumbnails() {
+    use attnlab_gpu::engine::{SlimAsk, ACTIVATION_BUDGET};
+    use attnlab_gpu::AnyEngine;
+    use attnlab_model::Keep;
+    let m = random_model(&small_config(LnPlacement::Pre), 5, 0.5);
+    let Some(e) = engine(&m) else { return };
+    let mut e = AnyEngine::Gpt2(Box::new(e));
+    let whole = AttentionOptions::default();
+    // an engine that keeps the maps pools none
+    let ask = SlimAsk {
+        heads: vec![(0, 0)],
+        pool: None,
+    };
+    let refused = pollster::block_on(e.forward_slim(&ids(5), &whole, &ask));
+    assert!(matches!(refused, Err(GpuError::Shape(_))), "{refused:?}");
+    e = pollster::block_on(e.with_new_keep(ACTIVATION_BUDGET, Keep::Streams)).unwrap();
+    assert_eq!(e.keep(), Keep::Streams);
+    let mut edited = ids(33);
+    edited[10] = (edited[10] + 1) % 97;
+    let tau = AttentionOptions {
+        temperature: 0.5,
+        ..Default::default()
+    };
+    let open = AttentionOptions {
+        causal_mask: false,
+        ..Default::default()
+    };
+    let off = AttentionOptions {
+        ablate: [(0, 1), (1, 3)].into(),
+        ..Default::default()
+    };
+    let runs = [
+        (ids(21), whole.clone()),
+        (ids(24), whole.clone()),
+        (ids(33), whole.clone()),
+        (edited.clone(), whole.clone()),
+        (edited.clone(), tau),
+        (ids(30), open.clone()),
+        (ids(31), open),
+        (ids(31), off),
+    ];
+    let cpu = |x: &[u32], o: &AttentionOptions| forward(&m, x, o).unwrap();
+    let reused = common::check_slim(&mut e, cpu, &runs, &[(1, 3), (0, 0)], 8);
+    assert_eq!(
+        reused,
+        [false, true, true, true, false, false, false, false]
+    );
+    // a head the model lacks
+    let ask = SlimAsk {
+        heads: vec![(2, 0)],
+        pool: None,
+    };
+    let refused = pollster::block_on(e.forward_slim(&ids(5), &whole, &ask));
+    assert!(matches!(refused, Err(GpuError::Model(_))), "{refused:?}");
+    // and back to an engine with the maps
+    e = pollster::block_on(e.with_new_keep(ACTIVATION_BUDGET, Keep::All)).unwrap();
+    let g = pollster::block_on(e.forward(&ids(12), &whole)).unwrap();
+    assert_trace_close("maps again", &g, &forward(&m, &ids(12), &whole).unwrap());
+}

@@ -1188,3 +1188,98 @@ fn attn_fused_matches_its_cpu_twin_and_the_three_steps() {
         }
     }
 }
+
+/// The pooled rows (cells of `span` keys, then the five role terms) against the weights the
+/// views compute on the CPU: one query; 70 queries over more than a workgroup, keys not a
+/// multiple of the tile, span 4 with a last partial cell; rows that start inside the text;
+/// the mask off; d_k 128 with large scores; tiny and large τ; 1,100 keys (the loops that
+/// llvmpipe cuts off past 65,536 iterations); cells fewer than the keys need (the last
+/// ones dropped, as `Pooled` drops them).
+#[test]
+fn attn_pool_matches_the_weights_pooled_on_the_cpu() {
+    let Some(g) = gpu() else { return };
+    // (H, positions, first row, d_k, scale of q and k, causal, τ, span, side)
+    for (h, t, row0, dk, mag, causal, tau, span, side) in [
+        (1, 1, 0, 4, 1.0, true, 1.0, 1, 4),
+        (2, 70, 0, 12, 1.0, true, 1.0, 4, 18),
+        (3, 14, 9, 64, 2.0, true, 1.0, 1, 14),
+        (2, 37, 0, 64, 2.0, false, 1.0, 2, 19),
+        (1, 33, 0, 128, 6.0, true, 1.0, 1, 33),
+        (2, 20, 0, 8, 1.0, true, 0.02, 2, 10),
+        (2, 20, 3, 8, 1.0, true, 50.0, 8, 3),
+        (1, 1100, 0, 64, 1.0, true, 1.0, 32, 35),
+        (1, 40, 0, 16, 1.0, true, 1.0, 2, 8),
+    ] {
+        let q = rand_vec(h * t * dk, 31, mag);
+        let k = rand_vec(h * t * dk, 32, mag);
+        let scale = 1.0 / (dk as f32).sqrt();
+        let params = attn_pool::Params {
+            row0: row0 as u32,
+            row1: t as u32,
+            keys: t as u32,
+            dk: dk as u32,
+            positions: t as u32,
+            span: span as u32,
+            side: side as u32,
+            scale,
+            tau,
+            causal: causal as u32,
+            _pad0: 0,
+            _pad1: 0,
+        };
+        let n = t - row0;
+        let width = attn_pool::row_len(side);
+        let out = run(
+            &g,
+            "attn_pool",
+            bytes_of(&params),
+            &[f(&q), f(&k), f(&vec![-7.0; h * n * width])],
+            [n.div_ceil(attn_pool::WG[0] as usize) as u32, h as u32, 1],
+        );
+        let what = format!("attn_pool H {h} T {t} from {row0} d_k {dk} causal {causal} τ {tau} span {span} side {side}");
+        for hh in 0..h {
+            let td = hh * t * dk..(hh + 1) * t * dk;
+            let (mut scores, mut scaled, mut masked) =
+                (vec![0.0; n * t], vec![0.0; n * t], vec![0.0; n * t]);
+            cpu::attn_scores(
+                &q[td.start + row0 * dk..td.end],
+                &k[td.clone()],
+                (n, t, dk),
+                scale,
+                causal.then_some(row0),
+                &mut scores,
+                &mut scaled,
+                &mut masked,
+            );
+            let mut w = vec![0.0; n * t];
+            cpu::softmax_rows(&masked, t, tau, &mut w);
+            for r in 0..n {
+                let (i, row) = (row0 + r, &w[r * t..(r + 1) * t]);
+                let got = &out[0][(hh * n + r) * width..][..width];
+                let mut cells = vec![0.0f32; side];
+                for (j, &x) in row.iter().enumerate() {
+                    if j / span < side {
+                        cells[j / span] += x;
+                    }
+                }
+                assert_close(
+                    &format!("{what}: head {hh} row {i} cells"),
+                    &got[..side],
+                    &cells,
+                    ATOL,
+                    RTOL,
+                );
+                if i > 0 {
+                    let terms = attnlab_model::roles::row_terms(row, i, causal).map(|x| x as f32);
+                    assert_close(
+                        &format!("{what}: head {hh} row {i} terms"),
+                        &got[side..],
+                        &terms,
+                        1e-4,
+                        1e-3,
+                    );
+                }
+            }
+        }
+    }
+}

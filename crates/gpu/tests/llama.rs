@@ -325,3 +325,50 @@ fn a_gguf_file_of_other_block_types_runs_on_the_gpu() {
     let tr = pollster::block_on(e.forward(&ids, &opts)).unwrap();
     assert_trace_close("valid.gguf", &tr, &m.trace(&ids, &opts).unwrap());
 }
+
+/// A long text's page on the GPU for a Llama-family model (grouped keys and values, RoPE):
+/// the engine made again without the maps (`with_new_keep`, its rotation table made for the
+/// new positions), then slim forwards — typed at the end, edited in the middle, τ and the
+/// mask changed, heads switched off — each equal to the CPU's whole trace in its prediction,
+/// its asked heads' maps and its pooled thumbnails and roles (`common::check_slim`).
+#[test]
+fn a_slim_forward_gives_the_cpus_heads_and_thumbnails() {
+    use attnlab_gpu::AnyEngine;
+    for name in ["llama-gqa-tied", "qwen2-mqa"] {
+        let m = LlamaModel::load_hf_dir(&fixture(name)).unwrap();
+        let Some(e) = engine(&m) else { return };
+        let e = AnyEngine::Llama(Box::new(e));
+        let mut e = pollster::block_on(e.with_new_keep(64 << 20, Keep::Streams)).unwrap();
+        let v = m.config.vocab_size as u32;
+        let ids = |n: u32| -> Vec<u32> { (0..n).map(|i| (i * 37 + 5) % v).collect() };
+        let mut edited = ids(30);
+        edited[7] = (edited[7] + 1) % v;
+        let whole = AttentionOptions::default();
+        let runs = [
+            (ids(20), whole.clone()),
+            (ids(23), whole.clone()),
+            (ids(30), whole.clone()),
+            (edited.clone(), whole.clone()),
+            (
+                edited,
+                AttentionOptions {
+                    scale: false,
+                    temperature: 0.3,
+                    ablate: [(0, 1)].into(),
+                    ..Default::default()
+                },
+            ),
+            (
+                ids(26),
+                AttentionOptions {
+                    causal_mask: false,
+                    ..Default::default()
+                },
+            ),
+        ];
+        let cpu = |x: &[u32], o: &AttentionOptions| m.trace(x, o).unwrap();
+        let last = m.config.n_layer - 1;
+        let reused = common::check_slim(&mut e, cpu, &runs, &[(last, 1), (0, 0)], 8);
+        assert_eq!(reused, [false, true, true, true, false, false], "{name}");
+    }
+}

@@ -39,7 +39,7 @@ pub use error::{Error, Result};
 pub use field::{Dims, Shape, Width};
 pub use forward::{forward, forward_incremental, forward_kept, forward_watched};
 pub use layout::TraceLayout;
-pub use maps::{HeadRows, Pooled};
+pub use maps::{HeadRows, HeadVectors, Pooled};
 pub use tokenizer::{TokenInfo, Tokenizer};
 pub use trace::{AttentionOptions, Field, HeadMaps, HeadView, Keep, LayerTrace, Thumbnails, Trace};
 pub use weights::{Loading, Model};

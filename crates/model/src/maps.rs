@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use crate::cpu;
 use crate::error::{Error, Result};
+use crate::field::Dims;
 use crate::roles;
 use crate::trace::{AttentionOptions, HeadMaps, LayerTrace, Thumbnails, Trace};
 
@@ -151,20 +152,84 @@ impl Trace {
             return Ok(out);
         }
         let heads = head * t * dk..(head + 1) * t * dk;
-        let (q, k) = (&l.q[heads.clone()], &l.k[heads]);
-        let o = &self.options;
-        cpu::attn_scores(
-            &q[rows.start * dk..rows.end * dk],
-            k,
-            (n, t, dk),
-            o.scale_factor(dk),
-            o.causal_mask.then_some(rows.start),
-            &mut out.scores,
-            &mut out.scaled,
-            &mut out.masked,
+        stages(
+            &l.q[heads.clone()],
+            &l.k[heads],
+            dk,
+            &self.options,
+            &mut out,
         );
-        cpu::softmax_rows(&out.masked, t, o.temperature, &mut out.weights);
         Ok(out)
+    }
+
+    /// What a page needs to show `heads` of a long text whose forward ran elsewhere (the GPU
+    /// engine, which read back only these heads' q, k, v and outputs): the trace `slim`
+    /// gives, its maps computed here from q and k. `logits` and `probs`: the last
+    /// position's.
+    pub fn slim_from(
+        dims: Dims,
+        (tokens, dropped, options): (&[u32], usize, &AttentionOptions),
+        (logits, probs): (Vec<f32>, Vec<f32>),
+        heads: Vec<HeadVectors>,
+    ) -> Result<Trace> {
+        let (t, dk) = (dims.t, dims.d_k);
+        let mut kept: Vec<HeadMaps> = Vec::new();
+        for h in heads {
+            if h.layer >= dims.n_layer || h.head >= dims.n_head {
+                return Err(Error::Options(format!(
+                    "no head {}.{}: the model has {} layers × {} heads",
+                    h.layer, h.head, dims.n_layer, dims.n_head
+                )));
+            }
+            if [&h.q, &h.k, &h.v, &h.head_out]
+                .iter()
+                .any(|x| x.len() != t * dk)
+            {
+                return Err(Error::Options(format!(
+                    "head {}.{}: its vectors are not {t} × {dk}",
+                    h.layer, h.head
+                )));
+            }
+            if kept.iter().any(|m| (m.layer, m.head) == (h.layer, h.head)) {
+                continue;
+            }
+            let mut rows = HeadRows {
+                layer: h.layer,
+                head: h.head,
+                rows: 0..t,
+                t,
+                scores: vec![0.0; t * t],
+                scaled: vec![0.0; t * t],
+                masked: vec![0.0; t * t],
+                weights: vec![0.0; t * t],
+            };
+            stages(&h.q, &h.k, dk, options, &mut rows);
+            kept.push(HeadMaps {
+                layer: h.layer,
+                head: h.head,
+                q: h.q,
+                k: h.k,
+                v: h.v,
+                head_out: h.head_out,
+                scores: rows.scores,
+                scaled: rows.scaled,
+                masked: rows.masked,
+                weights: rows.weights,
+            });
+        }
+        Ok(Trace {
+            dims,
+            tokens: tokens.to_vec(),
+            dropped,
+            options: options.clone(),
+            embedding: Vec::new(),
+            layers: vec![LayerTrace::default(); dims.n_layer],
+            ln_f: None,
+            logits,
+            probs,
+            heads: kept,
+            thumbnails: None,
+        })
     }
 
     /// One head's (T, T) attention weights: borrowed when the trace kept the maps, computed
@@ -178,6 +243,35 @@ impl Trace {
             Err(e) => panic!("{e}"),
         }
     }
+}
+
+/// One head's vectors over every position, each (T, d_k): what `Trace::slim_from` computes
+/// its maps from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeadVectors {
+    pub layer: usize,
+    pub head: usize,
+    pub q: Vec<f32>,
+    pub k: Vec<f32>,
+    pub v: Vec<f32>,
+    pub head_out: Vec<f32>,
+}
+
+/// `out`'s four maps for its query rows, from one head's q and k (each (T, d_k)) with the
+/// run's options — the forward's own kernels.
+fn stages(q: &[f32], k: &[f32], dk: usize, o: &AttentionOptions, out: &mut HeadRows) {
+    let (rows, t) = (out.rows.clone(), out.t);
+    cpu::attn_scores(
+        &q[rows.start * dk..rows.end * dk],
+        k,
+        (rows.len(), t, dk),
+        o.scale_factor(dk),
+        o.causal_mask.then_some(rows.start),
+        &mut out.scores,
+        &mut out.scaled,
+        &mut out.masked,
+    );
+    cpu::softmax_rows(&out.masked, t, o.temperature, &mut out.weights);
 }
 
 /// The smallest power of two that cuts `t` positions into at most `side` cells.
@@ -250,32 +344,117 @@ impl Pooled {
         }
     }
 
-    /// Brings the rows up to `trace`: those of the rows it shares with the run they are of
-    /// (the same tokens from the start, the same options, a causal mask: a row sees only
-    /// the keys before it) stay; the others are pooled from its maps (computed from q and k
-    /// when it kept none, `head_rows`).
-    pub fn update(&mut self, trace: &Trace) -> Result<()> {
-        let d = trace.dims;
-        let (t, side) = (d.t, self.side);
-        if side == 0 {
+    /// Which rows a run of `tokens` with `options` on a model of `shape` (layers, heads)
+    /// has to pool, and at which span: the rows from the first it does not share with the
+    /// run the kept rows are of (the same tokens from the start, the same options, a causal
+    /// mask: a row sees only the keys before it), at the span `tokens` needs — or, for an
+    /// edited run, at least the span the kept rows have.
+    pub fn plan(
+        &self,
+        tokens: &[u32],
+        options: &AttentionOptions,
+        shape: (usize, usize),
+    ) -> Result<(Range<usize>, usize)> {
+        if self.side == 0 {
             return Err(Error::Options("a thumbnail needs at least one cell".into()));
         }
-        let heads = d.n_layer * d.n_head;
-        let same = self.options.as_ref() == Some(&trace.options)
-            && self.shape == (d.n_layer, d.n_head)
-            && trace.options.causal_mask;
+        let t = tokens.len();
+        let same =
+            self.options.as_ref() == Some(options) && self.shape == shape && options.causal_mask;
         let keep = if same {
-            let common = self.tokens.iter().zip(&trace.tokens);
+            let common = self.tokens.iter().zip(tokens);
             common.take_while(|(a, b)| a == b).count()
         } else {
             0
         };
-        // a fresh run pools at the span it needs; an edited one at least at the span it had
         let span = if keep == 0 {
-            span_for(t, side)
+            span_for(t, self.side)
         } else {
-            span_for(t, side).max(self.span)
+            span_for(t, self.side).max(self.span)
         };
+        Ok((keep..t, span))
+    }
+
+    /// Brings the rows up to `trace`: those of the rows it shares with the run they are of
+    /// stay (`plan`); the others are pooled from its maps (computed from q and k when it
+    /// kept none, `head_rows`).
+    pub fn update(&mut self, trace: &Trace) -> Result<()> {
+        let d = trace.dims;
+        let shape = (d.n_layer, d.n_head);
+        let (rows, span) = self.plan(&trace.tokens, &trace.options, shape)?;
+        let (t, side, causal) = (d.t, self.side, trace.options.causal_mask);
+        self.grow(
+            &trace.tokens,
+            &trace.options,
+            shape,
+            (rows.start, span),
+            |l, h, add| {
+                let band = trace.head_rows(l, h, rows.clone())?;
+                for (i, w) in rows.clone().zip(band.weights.chunks_exact(t)) {
+                    // (row 0 is not counted)
+                    let terms = if i > 0 {
+                        roles::row_terms(w, i, causal)
+                    } else {
+                        [0.0; 5]
+                    };
+                    add(i, pool(w, span, side), terms);
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Brings the rows up to a run of `tokens` with `options` on a model of `shape` whose
+    /// rows `plan` asked for were pooled elsewhere (the GPU engine's `attn_pool`, at the span
+    /// `plan` gave): `data` holds, head after head (layer · n_head + head), each asked row's
+    /// `side` cells then its five role terms.
+    pub fn update_pooled(
+        &mut self,
+        tokens: &[u32],
+        options: &AttentionOptions,
+        shape: (usize, usize),
+        data: &[f32],
+    ) -> Result<()> {
+        let (rows, span) = self.plan(tokens, options, shape)?;
+        let (n, side) = (rows.len(), self.side);
+        let width = side + roles::TEXT_ROLES.len();
+        let heads = shape.0 * shape.1;
+        if data.len() != heads * n * width {
+            return Err(Error::Options(format!(
+                "pooled rows: {} values for {heads} heads × {n} rows × {width}",
+                data.len()
+            )));
+        }
+        self.grow(tokens, options, shape, (rows.start, span), |l, h, add| {
+            let hd = l * shape.1 + h;
+            for (i, r) in rows
+                .clone()
+                .zip(data[hd * n * width..][..n * width].chunks_exact(width))
+            {
+                add(
+                    i,
+                    r[..side].to_vec(),
+                    std::array::from_fn(|k| r[side + k] as f64),
+                );
+            }
+            Ok(())
+        })
+    }
+
+    /// The common part of both updates: the rows from `keep` on replaced by those `source`
+    /// gives (for each layer and head, each row's cells at `span` and its role terms, in
+    /// order), the kept ones halved up to `span`, the band sums and running role sums brought
+    /// up to date.
+    fn grow(
+        &mut self,
+        tokens: &[u32],
+        options: &AttentionOptions,
+        shape: (usize, usize),
+        (keep, span): (usize, usize),
+        mut source: impl FnMut(usize, usize, &mut dyn FnMut(usize, Vec<f32>, [f64; 5])) -> Result<()>,
+    ) -> Result<()> {
+        let (t, side) = (tokens.len(), self.side);
+        let heads = shape.0 * shape.1;
         // the whole bands still summed: those inside the kept rows, at the same span
         let whole = if span == self.span { keep / span } else { 0 };
         let mut bands = std::mem::take(&mut self.bands);
@@ -287,7 +466,6 @@ impl Pooled {
         for r in sums.iter_mut() {
             r.truncate(keep);
         }
-        let causal = trace.options.causal_mask;
         for r in rows.iter_mut() {
             r.truncate(keep * side);
             if span > self.span {
@@ -301,21 +479,20 @@ impl Pooled {
             }
         }
         if keep < t {
-            for l in 0..d.n_layer {
-                for h in 0..d.n_head {
-                    let band = trace.head_rows(l, h, keep..t)?;
-                    let hd = l * d.n_head + h;
+            for l in 0..shape.0 {
+                for h in 0..shape.1 {
+                    let hd = l * shape.1 + h;
                     let (r, sums) = (&mut rows[hd], &mut sums[hd]);
-                    for (i, w) in (keep..).zip(band.weights.chunks_exact(t)) {
-                        r.extend(pool(w, span, side));
+                    source(l, h, &mut |i, cells, terms| {
+                        r.extend(cells);
                         let mut sum = sums.last().copied().unwrap_or_default();
                         if i > 0 {
-                            for (s, x) in sum.iter_mut().zip(roles::row_terms(w, i, causal)) {
+                            for (s, x) in sum.iter_mut().zip(terms) {
                                 *s += x;
                             }
                         }
                         sums.push(sum);
-                    }
+                    })?;
                 }
             }
         }
@@ -328,9 +505,9 @@ impl Pooled {
         *self = Pooled {
             side,
             span,
-            tokens: trace.tokens.clone(),
-            options: Some(trace.options.clone()),
-            shape: (d.n_layer, d.n_head),
+            tokens: tokens.to_vec(),
+            options: Some(options.clone()),
+            shape,
             rows,
             bands,
             sums,

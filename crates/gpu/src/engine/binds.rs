@@ -8,8 +8,8 @@ use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::step::{Bound, Heads, Step};
 use crate::{
-    add_layernorm, attn_fused, attn_scores, attn_softmax, attn_v, embed, layernorm, linear,
-    pack_scores, softmax_rows, split_heads,
+    add_layernorm, attn_fused, attn_pool, attn_scores, attn_softmax, attn_v, embed, layernorm,
+    linear, pack_scores, softmax_rows, split_heads,
 };
 
 /// A block's bind groups, in the order of its dispatches.
@@ -39,31 +39,44 @@ pub(super) enum AttentionBinds {
         attn_v: Bound,
         pack: Bound,
     },
-    Fused(Bound),
+    /// The fused attention, and the pooling of its weights for the heads grid.
+    Fused { attn: Bound, pool: Bound },
 }
 
 impl AttentionBinds {
     /// The maps' binds when the engine keeps them (`packed`, their readback, is there), else
-    /// the fused one.
+    /// the fused one and the pooling (into `pool`).
     pub fn new(
         gpu: &Gpu,
         params: &wgpu::Buffer,
         hb: &HeadBuffers,
         concat: &wgpu::Buffer,
-        packed: Option<&wgpu::Buffer>,
+        (packed, pool): (Option<&wgpu::Buffer>, Option<&wgpu::Buffer>),
     ) -> AttentionBinds {
         let Some(packed) = packed else {
-            return AttentionBinds::Fused(attn_fused::bind(
-                gpu,
-                params,
-                attn_fused::Buffers {
-                    q: hb.get(Field::Q),
-                    k: hb.get(Field::K),
-                    v: hb.get(Field::V),
-                    head_out: hb.get(Field::HeadOut),
-                    concat,
-                },
-            ));
+            let pool = pool.expect("an engine without the maps has the pooled rows' buffer");
+            return AttentionBinds::Fused {
+                attn: attn_fused::bind(
+                    gpu,
+                    params,
+                    attn_fused::Buffers {
+                        q: hb.get(Field::Q),
+                        k: hb.get(Field::K),
+                        v: hb.get(Field::V),
+                        head_out: hb.get(Field::HeadOut),
+                        concat,
+                    },
+                ),
+                pool: attn_pool::bind(
+                    gpu,
+                    params,
+                    attn_pool::Buffers {
+                        q: hb.get(Field::Q),
+                        k: hb.get(Field::K),
+                        out: pool,
+                    },
+                ),
+            };
         };
         AttentionBinds::Maps {
             scores: attn_scores::bind(
@@ -130,16 +143,45 @@ impl AttentionBinds {
                 attn_softmax::step(softmax, s, t, heads, opts.temperature)?,
                 attn_v::step(av, s..t, t, heads, mask)?,
             ],
-            AttentionBinds::Fused(fused) => {
+            AttentionBinds::Fused { attn, .. } => {
                 let softmax = attn_fused::Softmax {
                     scale,
                     tau: opts.temperature,
                     causal: opts.causal_mask,
                     ablate: mask,
                 };
-                vec![attn_fused::step(fused, s..t, t, heads, softmax)?]
+                vec![attn_fused::step(attn, s..t, t, heads, softmax)?]
             }
         })
+    }
+
+    /// The block's query rows `rows` of every head over `t` keys pooled (`attn_pool`) into
+    /// the pooled rows' buffer; only without the maps.
+    pub fn pool(
+        &self,
+        heads: Heads,
+        rows: std::ops::Range<usize>,
+        t: usize,
+        pooling: attn_pool::Pooling,
+        opts: &AttentionOptions,
+    ) -> Result<Step<'_>, GpuError> {
+        match self {
+            AttentionBinds::Fused { pool, .. } => attn_pool::step(
+                pool,
+                rows,
+                t,
+                heads,
+                pooling,
+                (
+                    opts.scale_factor(heads.dk),
+                    opts.temperature,
+                    opts.causal_mask,
+                ),
+            ),
+            AttentionBinds::Maps { .. } => Err(GpuError::Shape(
+                "an engine that keeps the maps pools none of its own".into(),
+            )),
+        }
     }
 
     /// Block `li`'s four score matrices (all `t` rows) packed for the readback, when kept.
@@ -149,7 +191,7 @@ impl AttentionBinds {
                 let at = li * pack_scores::packed_len(heads.count, t);
                 Ok(Some(pack_scores::step(pack, t, heads, at)?))
             }
-            AttentionBinds::Fused(_) => Ok(None),
+            AttentionBinds::Fused { .. } => Ok(None),
         }
     }
 }
@@ -228,7 +270,13 @@ impl Binds {
                         v: hb.get(Field::V),
                     },
                 ),
-                attn: AttentionBinds::new(gpu, params, hb, f(Field::Concat), a.packed.as_ref()),
+                attn: AttentionBinds::new(
+                    gpu,
+                    params,
+                    hb,
+                    f(Field::Concat),
+                    (a.packed.as_ref(), a.pool.as_ref()),
+                ),
                 proj: lin(f(Field::Concat), &bw.c_proj, f(Field::AttnOut)),
                 add_ln_1: add_layernorm::bind(
                     gpu,

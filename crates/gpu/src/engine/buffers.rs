@@ -8,7 +8,7 @@ use attnlab_model::{Config, Dims, Field, Keep, Model, Shape, TraceLayout};
 use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::step::Heads;
-use crate::{attn_fused, pack_scores};
+use crate::{attn_fused, attn_pool, pack_scores};
 
 /// At most this many bytes of activation, trace and readback buffers (weights not counted).
 pub const ACTIVATION_BUDGET: u64 = 1 << 30;
@@ -251,6 +251,9 @@ pub(super) struct Activations {
     /// Each layer's four score matrices, compacted for the readback (pack_scores); `None`
     /// when the maps are not kept.
     pub packed: Option<wgpu::Buffer>,
+    /// Without the maps: one layer's rows pooled for the heads grid and the roles
+    /// (`attn_pool`, (H, P, MAX_SIDE + 5)), copied out layer by layer.
+    pub pool: Option<wgpu::Buffer>,
     pub tokens: wgpu::Buffer,
     /// One uniform slot per dispatch.
     pub params: wgpu::Buffer,
@@ -353,6 +356,12 @@ impl Activations {
             0
         };
         let packed = maps.then(|| gpu.storage("packed scores", packed_len));
+        let pool = (!maps).then(|| {
+            gpu.storage(
+                "pooled rows",
+                heads.count * p * attn_pool::row_len(attn_pool::MAX_SIDE),
+            )
+        });
         // the readback holds every row buffer the Trace keeps once, each layer's (H, T, Dk)
         // matrices and its packed score matrices, at T = capacity
         let read = trace_rows(embedding, &blocks, ln_f, logits, probs, keep);
@@ -371,6 +380,7 @@ impl Activations {
             logits,
             probs,
             packed,
+            pool,
             tokens: gpu.storage("tokens", p),
             params: gpu.uniform_slots("params", slots),
             slots,

@@ -16,6 +16,7 @@ use attnlab_model::{AttentionOptions, Dims, Error, Field, Keep, Trace};
 use super::binds::AttentionBinds;
 use super::buffers::{capacity_of, check_bindings, predicted, Activations, ACTIVATION_BUDGET};
 use super::run::{execute, Profile};
+use super::slim::{Output, Reading, SlimAsk, SlimRead};
 use crate::context::Gpu;
 use crate::error::GpuError;
 use crate::step::{Bound, Heads, Step};
@@ -218,7 +219,13 @@ impl Binds {
                     gather_q: gather(&s.q, hb.get(Field::Q)),
                     gather_k: gather(&s.k, hb.get(Field::K)),
                     gather_v: gather(&s.v, hb.get(Field::V)),
-                    attn: AttentionBinds::new(gpu, params, hb, f(Field::Concat), a.packed.as_ref()),
+                    attn: AttentionBinds::new(
+                        gpu,
+                        params,
+                        hb,
+                        f(Field::Concat),
+                        (a.packed.as_ref(), a.pool.as_ref()),
+                    ),
                     o: qm(f(Field::Concat), &bw.o, bo, f(Field::AttnOut)),
                     add_attn: add(f(Field::Input), f(Field::AttnOut), f(Field::ResidAttn)),
                     ffn_norm: norm(f(Field::ResidAttn), &bw.ffn_norm, f(Field::FfnIn)),
@@ -325,12 +332,60 @@ impl LlamaGpuEngine {
                 attn_v::MAX_HEADS
             )));
         }
+        let (dims, heads) = Self::fitted(&gpu, &c, model.dims(c.context), budget, keep)?;
+        let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let weights = LlamaWeights::upload(&gpu, model, heads.positions);
+        if let Some(e) = oom.pop().await {
+            return Err(GpuError::TooLarge(e.to_string()));
+        }
+        if let Some(e) = scope.pop().await {
+            return Err(GpuError::Wgpu(format!("uploading the model: {e}")));
+        }
+        Self::assemble(gpu, c, weights?, (dims, heads), keep).await
+    }
+
+    /// The same engine, its buffers made again to keep what `keep` says within `budget` (the
+    /// weights stay on the GPU as they are; the rotation table is made for the positions the
+    /// new buffers hold): a long text's page switches to an engine that keeps no maps, and
+    /// back. The cached rows are gone.
+    pub async fn with_new_keep(self, budget: u64, keep: Keep) -> Result<LlamaGpuEngine, GpuError> {
+        let LlamaGpuEngine {
+            gpu,
+            config,
+            dims,
+            mut weights,
+            _scratch,
+            acts,
+            binds,
+            ..
+        } = self;
+        drop((binds, acts, _scratch));
+        let whole = Dims {
+            t: config.context,
+            ..dims
+        };
+        let (dims, heads) = Self::fitted(&gpu, &config, whole, budget, keep)?;
+        let table = rope_table(&config.inv_freq(), heads.positions);
+        weights.rope = gpu.storage_init("rope", bytemuck::cast_slice(&table));
+        Self::assemble(gpu, config, weights, (dims, heads), keep).await
+    }
+
+    /// The positions the buffers of `keep` hold for a model of `whole` (its sizes over its
+    /// context) within `budget` and the device's bindings (see [`capacity_of`]): its sizes
+    /// there and the per-head shape, or why none fits.
+    fn fitted(
+        gpu: &Gpu,
+        c: &LlamaConfig,
+        whole: Dims,
+        budget: u64,
+        keep: Keep,
+    ) -> Result<(Dims, Heads), GpuError> {
         let max_binding = gpu
             .limits
             .max_storage_buffer_binding_size
             .min(gpu.limits.max_buffer_size);
-        let p = capacity_of(&model.dims(c.context), max_binding, budget, keep);
-        let dims = model.dims(p);
+        let p = capacity_of(&whole, max_binding, budget, keep);
         let heads = Heads {
             count: c.n_head,
             dk: c.head_dim,
@@ -343,9 +398,21 @@ impl LlamaGpuEngine {
             &[("FFN", p * c.n_ff)],
             max_binding,
         )?;
+        Ok((Dims { t: p, ..whole }, heads))
+    }
+
+    /// The scratch and activation buffers of `heads` and every bind group, around uploaded
+    /// `weights`.
+    async fn assemble(
+        gpu: Gpu,
+        c: LlamaConfig,
+        weights: LlamaWeights,
+        (dims, heads): (Dims, Heads),
+        keep: Keep,
+    ) -> Result<LlamaGpuEngine, GpuError> {
+        let p = heads.positions;
         let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let weights = LlamaWeights::upload(&gpu, model, p);
         let kv = c.n_kv_head * c.head_dim;
         let scratch = Scratch {
             q: gpu.storage("q rows", p * c.n_head * c.head_dim),
@@ -354,17 +421,13 @@ impl LlamaGpuEngine {
             up: gpu.storage("ffn up", p * c.n_ff),
         };
         let acts = Activations::new(&gpu, &dims, heads, (true, 0, c.n_layer * 24 + 16), keep);
-        let binds = weights
-            .as_ref()
-            .ok()
-            .map(|w| Binds::new(&gpu, w, &acts, &scratch));
+        let binds = Binds::new(&gpu, &weights, &acts, &scratch);
         if let Some(e) = oom.pop().await {
             return Err(GpuError::TooLarge(e.to_string()));
         }
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Wgpu(format!("setting up the model: {e}")));
         }
-        let (weights, binds) = (weights?, binds.expect("bound with the weights"));
         Ok(LlamaGpuEngine {
             gpu,
             config: c,
@@ -378,6 +441,11 @@ impl LlamaGpuEngine {
             last_incremental: false,
             last_dispatches: 0,
         })
+    }
+
+    /// What the engine's forwards keep.
+    pub fn keep(&self) -> Keep {
+        self.acts.keep
     }
 
     /// The adapter, e.g. "llvmpipe (Vulkan)" or a browser's WebGPU adapter.
@@ -430,7 +498,22 @@ impl LlamaGpuEngine {
         tokens: &[u32],
         opts: &AttentionOptions,
     ) -> Result<Trace, GpuError> {
-        Ok(self.run(tokens, opts, true, None).await?.0)
+        Ok(self.run(tokens, opts, true, None, None).await?.0.trace())
+    }
+
+    /// `forward` for a long text's page: only what `ask` names comes back (`SlimRead`); the
+    /// engine must keep no maps (`with_keep(…, Keep::Streams)`).
+    pub async fn forward_slim(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+        ask: &SlimAsk,
+    ) -> Result<SlimRead, GpuError> {
+        Ok(self
+            .run(tokens, opts, true, None, Some(ask))
+            .await?
+            .0
+            .slim())
     }
 
     /// Runs the model on `tokens` from scratch.
@@ -439,7 +522,7 @@ impl LlamaGpuEngine {
         tokens: &[u32],
         opts: &AttentionOptions,
     ) -> Result<Trace, GpuError> {
-        Ok(self.run(tokens, opts, false, None).await?.0)
+        Ok(self.run(tokens, opts, false, None, None).await?.0.trace())
     }
 
     /// `forward` with each dispatch submitted, waited for and timed on its own (see
@@ -450,9 +533,9 @@ impl LlamaGpuEngine {
         opts: &AttentionOptions,
         now: &dyn Fn() -> f64,
     ) -> Result<(Trace, Profile), GpuError> {
-        let (trace, profile) = self.run(tokens, opts, true, Some(now)).await?;
+        let (out, profile) = self.run(tokens, opts, true, Some(now), None).await?;
         Ok((
-            trace,
+            out.trace(),
             profile.expect("a profiled forward returns its profile"),
         ))
     }
@@ -463,7 +546,8 @@ impl LlamaGpuEngine {
         opts: &AttentionOptions,
         reuse: bool,
         profile: Option<&dyn Fn() -> f64>,
-    ) -> Result<(Trace, Option<Profile>), GpuError> {
+        slim: Option<&SlimAsk>,
+    ) -> Result<(Output, Option<Profile>), GpuError> {
         let c = &self.config;
         opts.validate_for(c.n_layer, c.n_head)?;
         check_tokens(tokens, c.vocab_size)?;
@@ -493,19 +577,20 @@ impl LlamaGpuEngine {
         }
         self.cached = None;
         let steps = self.plan((s, t), opts)?;
-        let dispatches = steps.len();
-        let ran = execute(&self.gpu, &self.acts, self.heads, &steps, run, profile).await?;
-        drop(steps);
+        let blocks = self.binds.blocks.iter().map(|b| &b.attn);
+        let reading = Reading::new(&self.acts, blocks, self.heads, t, slim, opts)?;
+        let dispatches = steps.len() + reading.dispatches();
+        let (gpu, acts, heads) = (&self.gpu, &self.acts, self.heads);
+        let ran = execute(gpu, acts, heads, &steps, run, profile, reading.read()).await?;
+        drop((steps, reading));
         let assemble_from = profile.map(|now| now());
         let dims = Dims { t, ..self.dims };
-        let trace = ran
-            .readback
-            .trace(&ran.all, &self.acts, dims, (run, dropped, opts));
+        let out = ran.output(&self.acts, dims, (run, dropped, opts));
         let profile = ran.profile(s > 0, profile, assemble_from);
         self.cached = Some((run.to_vec(), opts.clone()));
         self.last_incremental = s > 0;
         self.last_dispatches = dispatches;
-        Ok((trace, profile))
+        Ok((out, profile))
     }
 
     /// The dispatches of a forward over `t` tokens whose first `s` rows are cached, in the

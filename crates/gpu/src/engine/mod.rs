@@ -29,6 +29,7 @@ mod llama;
 mod plan;
 mod readback;
 mod run;
+mod slim;
 
 use attnlab_model::forward::{prepare, reusable_prefix};
 use attnlab_model::{AttentionOptions, Config, Dims, Keep, Model, Trace};
@@ -43,6 +44,8 @@ use buffers::{check_bindings, Activations, Weights};
 pub use llama::LlamaGpuEngine;
 use run::execute;
 pub use run::Profile;
+use slim::{Output, Reading};
+pub use slim::{SlimAsk, SlimRead};
 
 /// The GPU forward pass of one model.
 pub struct GpuEngine {
@@ -93,11 +96,47 @@ impl GpuEngine {
         keep: Keep,
     ) -> Result<GpuEngine, GpuError> {
         let c = model.config.clone();
+        let heads = Self::fitted(&gpu, &c, budget, keep)?;
+        let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let weights = Weights::upload(&gpu, model);
+        if let Some(e) = oom.pop().await {
+            return Err(GpuError::TooLarge(e.to_string()));
+        }
+        if let Some(e) = scope.pop().await {
+            return Err(GpuError::Wgpu(format!("uploading the model: {e}")));
+        }
+        Self::assemble(gpu, c, weights, heads, keep).await
+    }
+
+    /// The same engine, its buffers made again to keep what `keep` says within `budget` (the
+    /// weights stay on the GPU as they are): a long text's page switches to an engine that
+    /// keeps no maps, and back. The cached rows are gone.
+    pub async fn with_new_keep(self, budget: u64, keep: Keep) -> Result<GpuEngine, GpuError> {
+        let GpuEngine {
+            gpu,
+            config,
+            _weights: weights,
+            acts,
+            binds,
+            tiled,
+            ..
+        } = self;
+        drop((binds, acts));
+        let heads = Self::fitted(&gpu, &config, budget, keep)?;
+        let mut engine = Self::assemble(gpu, config, weights, heads, keep).await?;
+        engine.tiled = tiled;
+        Ok(engine)
+    }
+
+    /// What keeps the buffers of `keep`: the per-head shape at the positions that fit
+    /// `budget` and the device's bindings (see [`capacity`]), or why none does.
+    fn fitted(gpu: &Gpu, c: &Config, budget: u64, keep: Keep) -> Result<Heads, GpuError> {
         let max_binding = gpu
             .limits
             .max_storage_buffer_binding_size
             .min(gpu.limits.max_buffer_size);
-        let p = capacity(&c, max_binding, budget, keep);
+        let p = capacity(c, max_binding, budget, keep);
         let heads = Heads {
             count: c.n_head,
             dk: c.d_k(),
@@ -112,14 +151,24 @@ impl GpuEngine {
                 attn_v::MAX_HEADS
             )));
         }
+        Ok(heads)
+    }
+
+    /// The activation buffers of `heads` and every bind group, around uploaded `weights`.
+    async fn assemble(
+        gpu: Gpu,
+        c: Config,
+        weights: Weights,
+        heads: Heads,
+        keep: Keep,
+    ) -> Result<GpuEngine, GpuError> {
         let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = gpu.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let weights = Weights::upload(&gpu, model);
         let acts = Activations::new(
             &gpu,
-            &Dims::new(&c, p),
+            &Dims::new(&c, heads.positions),
             heads,
-            (weights.ln_f.is_some(), 3 * c.n_embd, c.n_layer * 16 + 16),
+            (weights.ln_f.is_some(), 3 * c.n_embd, c.n_layer * 17 + 16),
             keep,
         );
         let binds = Binds::new(&gpu, &c, &weights, &acts);
@@ -142,6 +191,11 @@ impl GpuEngine {
             last_dispatches: 0,
             tiled,
         })
+    }
+
+    /// What the engine's forwards keep.
+    pub fn keep(&self) -> Keep {
+        self.acts.keep
     }
 
     /// Whether forwards of many rows use the tiled matrix kernel (the default on a GPU) or
@@ -193,7 +247,26 @@ impl GpuEngine {
         opts: &AttentionOptions,
     ) -> Result<Trace, GpuError> {
         let (run, dropped, s) = self.start(tokens, opts, true)?;
-        Ok(self.forward_from(run, dropped, opts, s, None).await?.0)
+        Ok(self
+            .forward_from(run, dropped, opts, s, None, None)
+            .await?
+            .0
+            .trace())
+    }
+
+    /// `forward` for a long text's page: only what `ask` names comes back (`SlimRead`); the
+    /// engine must keep no maps (`with_keep(…, Keep::Streams)`).
+    pub async fn forward_slim(
+        &mut self,
+        tokens: &[u32],
+        opts: &AttentionOptions,
+        ask: &SlimAsk,
+    ) -> Result<SlimRead, GpuError> {
+        let (run, dropped, s) = self.start(tokens, opts, true)?;
+        let out = self
+            .forward_from(run, dropped, opts, s, None, Some(ask))
+            .await?;
+        Ok(out.0.slim())
     }
 
     /// Runs the model on `tokens` from scratch.
@@ -203,7 +276,11 @@ impl GpuEngine {
         opts: &AttentionOptions,
     ) -> Result<Trace, GpuError> {
         let (run, dropped, _) = self.start(tokens, opts, false)?;
-        Ok(self.forward_from(run, dropped, opts, 0, None).await?.0)
+        Ok(self
+            .forward_from(run, dropped, opts, 0, None, None)
+            .await?
+            .0
+            .trace())
     }
 
     /// Runs `forward` (incremental where it would be) with every dispatch submitted and
@@ -217,9 +294,11 @@ impl GpuEngine {
         now: &dyn Fn() -> f64,
     ) -> Result<(Trace, Profile), GpuError> {
         let (run, dropped, s) = self.start(tokens, opts, true)?;
-        let (trace, profile) = self.forward_from(run, dropped, opts, s, Some(now)).await?;
+        let (out, profile) = self
+            .forward_from(run, dropped, opts, s, Some(now), None)
+            .await?;
         Ok((
-            trace,
+            out.trace(),
             profile.expect("a profiled forward returns its profile"),
         ))
     }
@@ -268,7 +347,8 @@ impl GpuEngine {
         opts: &AttentionOptions,
         s: usize,
         profile: Option<&dyn Fn() -> f64>,
-    ) -> Result<(Trace, Option<Profile>), GpuError> {
+        slim: Option<&SlimAsk>,
+    ) -> Result<(Output, Option<Profile>), GpuError> {
         if let Some(e) = self.gpu.take_error() {
             return Err(e);
         }
@@ -282,19 +362,20 @@ impl GpuEngine {
             opts,
             (linear::tile_from(self.tiled), self.acts.keep),
         )?;
-        let dispatches = steps.len();
-        let ran = execute(&self.gpu, &self.acts, self.heads, &steps, run, profile).await?;
-        drop(steps);
+        let blocks = self.binds.blocks.iter().map(|b| &b.attn);
+        let reading = Reading::new(&self.acts, blocks, self.heads, t, slim, opts)?;
+        let dispatches = steps.len() + reading.dispatches();
+        let (gpu, acts, heads) = (&self.gpu, &self.acts, self.heads);
+        let ran = execute(gpu, acts, heads, &steps, run, profile, reading.read()).await?;
+        drop((steps, reading));
         let assemble_from = profile.map(|now| now());
         let dims = Dims::new(&self.config, t);
-        let trace = ran
-            .readback
-            .trace(&ran.all, &self.acts, dims, (run, dropped, opts));
+        let out = ran.output(&self.acts, dims, (run, dropped, opts));
         let profile = ran.profile(s > 0, profile, assemble_from);
         self.cached = Some((run.to_vec(), opts.clone()));
         self.last_incremental = s > 0;
         self.last_dispatches = dispatches;
-        Ok((trace, profile))
+        Ok((out, profile))
     }
 }
 

@@ -5,15 +5,31 @@
 
 use super::buffers::Activations;
 use super::readback::{self, Readback};
+use super::slim::{self, Output, Read, SlimBack};
 use crate::context::{Gpu, SLOT};
 use crate::error::GpuError;
 use crate::step::{Heads, Step};
+
+/// Where the readback put what it read.
+pub(super) enum Back {
+    Trace(Readback),
+    Slim(SlimBack),
+}
+
+impl Back {
+    fn floats(&self) -> usize {
+        match self {
+            Back::Trace(r) => r.floats,
+            Back::Slim(s) => s.floats,
+        }
+    }
+}
 
 /// What one forward's submission read back.
 pub(super) struct Ran {
     /// The staging buffer's floats.
     pub all: Vec<f32>,
-    pub readback: Readback,
+    pub readback: Back,
     /// Per kernel: dispatches and milliseconds (profiled forwards only).
     kernels: Vec<(&'static str, usize, f64)>,
     /// When the readback started (profiled forwards only).
@@ -21,6 +37,20 @@ pub(super) struct Ran {
 }
 
 impl Ran {
+    /// What was read: the Trace of a forward over `dims.t` tokens (`run`, dropped, options),
+    /// or a slim result.
+    pub fn output(
+        &self,
+        acts: &Activations,
+        dims: attnlab_model::Dims,
+        run: (&[u32], usize, &attnlab_model::AttentionOptions),
+    ) -> Output {
+        match &self.readback {
+            Back::Trace(r) => Output::Trace(Box::new(r.trace(&self.all, acts, dims, run))),
+            Back::Slim(s) => Output::Slim(s.read(&self.all)),
+        }
+    }
+
     /// The profile of a forward whose Trace was cut out from `assemble_from` until now.
     pub fn profile(
         self,
@@ -35,7 +65,7 @@ impl Ran {
                 kernels: self.kernels,
                 readback_ms: assemble - read,
                 assemble_ms: now() - assemble,
-                floats: self.readback.floats,
+                floats: self.readback.floats(),
             }
         })
     }
@@ -52,11 +82,16 @@ pub(super) async fn execute(
     steps: &[Step<'_>],
     run: &[u32],
     profile: Option<&dyn Fn() -> f64>,
+    read: Read<'_, '_>,
 ) -> Result<Ran, GpuError> {
-    if steps.len() > acts.slots {
+    let after: &[Step] = match read {
+        Read::Slim { pool, .. } => pool,
+        Read::Trace => &[],
+    };
+    if steps.len() + after.len() > acts.slots {
         return Err(GpuError::TooLarge(format!(
             "{} dispatches exceed {} param slots",
-            steps.len(),
+            steps.len() + after.len(),
             acts.slots
         )));
     }
@@ -67,6 +102,7 @@ pub(super) async fn execute(
     q.write_buffer(&acts.tokens, 0, bytemuck::cast_slice(&tok));
     let params: Vec<u8> = steps
         .iter()
+        .chain(after)
         .flat_map(|s| s.params.iter().copied())
         .collect();
     q.write_buffer(&acts.params, 0, &params);
@@ -109,13 +145,30 @@ pub(super) async fn execute(
         }
     }
     let read_from = profile.map(|now| now());
-    let readback = readback::record(&mut enc, acts, heads, run.len());
+    let readback = match read {
+        Read::Trace => Back::Trace(readback::record(&mut enc, acts, heads, run.len())),
+        Read::Slim {
+            heads: asked,
+            pool,
+            rows,
+            width,
+        } => Back::Slim(slim::record(
+            &mut enc,
+            gpu,
+            acts,
+            heads,
+            run.len(),
+            asked,
+            pool,
+            (rows, width, steps.len()),
+        )),
+    };
     gpu.queue.submit([enc.finish()]);
     if let Some(e) = scope.pop().await {
         return Err(GpuError::Wgpu(e.to_string()));
     }
     let all = gpu
-        .read(&acts.staging, (readback.floats * 4) as u64)
+        .read(&acts.staging, (readback.floats() * 4) as u64)
         .await?;
     if let Some(e) = gpu.take_error() {
         return Err(e);

@@ -69,3 +69,94 @@ pub fn small_config(ln: LnPlacement) -> Config {
         scale_embedding: false,
     }
 }
+
+/// Runs `runs` (ids and options, in order) through `e` as a long text's page does — a slim
+/// forward asking for `heads` and the rows its `Pooled` lacks (`Pooled::plan`), the maps
+/// computed from the heads' vectors (`Trace::slim_from`), the pooled rows brought in
+/// (`Pooled::update_pooled`) — and checks each against `cpu`'s whole trace of the same run:
+/// the prediction, every asked head's four maps and vectors, and the heads grid's thumbnails
+/// and text roles (as `Trace::thumbnails` pools the CPU's maps). Returns whether each run
+/// reused the engine's cached rows.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_slim(
+    e: &mut attnlab_gpu::AnyEngine,
+    cpu: impl Fn(&[u32], &attnlab_model::AttentionOptions) -> Trace,
+    runs: &[(Vec<u32>, attnlab_model::AttentionOptions)],
+    heads: &[(usize, usize)],
+    side: usize,
+) -> Vec<bool> {
+    use attnlab_gpu::attn_pool::Pooling;
+    use attnlab_gpu::engine::SlimAsk;
+    let mut pooled = attnlab_model::Pooled::new(side);
+    let mut incremental = Vec::new();
+    for (n, (ids, opts)) in runs.iter().enumerate() {
+        let want = cpu(ids, opts);
+        let d = want.dims;
+        let what = format!("run {n} ({} tokens, {opts:?})", ids.len());
+        let shape = (d.n_layer, d.n_head);
+        let (rows, span) = pooled.plan(ids, opts, shape).unwrap();
+        let ask = SlimAsk {
+            heads: heads.to_vec(),
+            pool: Some((rows, Pooling { span, side })),
+        };
+        let read = pollster::block_on(e.forward_slim(ids, opts, &ask)).unwrap();
+        incremental.push(e.last_was_incremental());
+        let v = d.vocab;
+        let last = |x: &[f32]| x[x.len() - v..].to_vec();
+        assert_close(
+            &format!("{what} logits"),
+            &read.logits,
+            &last(&want.logits),
+            ATOL,
+            RTOL,
+        );
+        assert_close(
+            &format!("{what} probs"),
+            &read.probs,
+            &last(&want.probs),
+            ATOL,
+            RTOL,
+        );
+        pooled
+            .update_pooled(ids, opts, shape, &read.pooled)
+            .unwrap();
+        let got = pooled.thumbnails();
+        let thumbs = want.thumbnails(side).unwrap();
+        assert_eq!((got.span, got.cells), (thumbs.span, thumbs.cells), "{what}");
+        assert_close(
+            &format!("{what} thumbnails"),
+            &got.weights,
+            &thumbs.weights,
+            1e-5,
+            1e-4,
+        );
+        let roles = |t: &attnlab_model::Thumbnails| -> Vec<f32> {
+            t.roles.iter().map(|r| r.unwrap_or(f32::NAN)).collect()
+        };
+        assert_close(
+            &format!("{what} roles"),
+            &roles(&got),
+            &roles(&thumbs),
+            1e-4,
+            1e-3,
+        );
+        let meta = (&ids[..], 0, opts);
+        let slim = Trace::slim_from(d, meta, (read.logits, read.probs), read.heads).unwrap();
+        for &(l, h) in heads {
+            let (g, c) = (slim.head(l, h), want.head(l, h));
+            let named = [
+                ("q", g.q, c.q),
+                ("k", g.k, c.k),
+                ("v", g.v, c.v),
+                ("head_out", g.head_out, c.head_out),
+                ("scores", g.scores, c.scores),
+                ("scaled", g.scaled, c.scaled),
+                ("weights", g.weights, c.weights),
+            ];
+            for (name, x, y) in named {
+                assert_close(&format!("{what} {l}.{h} {name}"), x, y, ATOL, RTOL);
+            }
+        }
+    }
+    incremental
+}
