@@ -50,6 +50,37 @@ async function reachCell(page, t, i, j) {
   assert.equal(await page.locator('#cell-readout').getAttribute('data-cell'), `${i},${j}`);
 }
 
+/** Asserts that the page's thumbnail of L18H6 (the heads grid of a slim result, pooled by
+ * whichever engine ran it) and the head's five text roles in the roles table equal the
+ * CLI's (`attnlab thumbnails`) for `text`; returns the CLI's answer. */
+async function assertThumbnailIsCli(page, text, what) {
+  const cli = JSON.parse(
+    execFileSync(CLI, ['--model', GGUF, 'thumbnails', text, '--layer', '18', '--head', '6'], { encoding: 'utf8', maxBuffer: 64 << 20 }),
+  );
+  await page.waitForFunction((t) => window.__attnlab.thumbnail?.layer === 18 && window.__attnlab.thumbnail.head === 6 && window.__attnlab.painted.tokens === t, cli.tokens);
+  const got = await page.evaluate(() => ({ ...window.__attnlab.thumbnail, weights: [...window.__attnlab.thumbnail.weights] }));
+  assert.equal(got.span, cli.span, what);
+  assert.equal(got.cells, cli.cells, what);
+  // (the page's engine and the CLI's native kernels round a dot product apart)
+  const want = cli.heads[0].weights.flat();
+  assert.equal(got.weights.length, want.length, what);
+  const worst = Math.max(...want.map((w, i) => Math.abs(w - got.weights[i])));
+  console.log(`L18H6's thumbnail (${what}): largest difference from the CLI's ${worst.toExponential(2)}`);
+  assert.ok(worst <= 1e-5, `${what}: L18H6's thumbnail is the CLI's (largest difference ${worst})`);
+  assert.equal(await page.locator('#heads-slim').getAttribute('data-span'), String(cli.span));
+  // the head's text roles, which the engine read from the rows as it pooled them, are the
+  // CLI's (the table shows three decimals)
+  const row = page.locator('#head-roles tr[data-row-head="18.6"]');
+  await row.scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.querySelector('#head-roles tr[data-row-head="18.6"] td.num')?.textContent !== '—');
+  const shown = await row.locator('td.num').allTextContents();
+  ['previous', 'first', 'self', 'broad', 'local'].forEach((code, k) => {
+    const want = cli.heads[0].roles[code];
+    assert.ok(typeof want === 'number' && Math.abs(Number(shown[k]) - want) <= 0.0015, `${what}: L18H6 ${code} ${shown[k]}, CLI ${want}`);
+  });
+  return cli;
+}
+
 /** Waits until the model status leaves `prev` for a final state; returns it. */
 async function modelStatus(page) {
   await page.waitForSelector('#own-status[data-state=loaded], #own-status[data-state=failed]', { timeout: 180_000 });
@@ -248,33 +279,7 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     await page.keyboard.press('0');
     await page.waitForFunction((w) => document.querySelector('#head-map').dataset.window === w, `0,0,${t}`);
     // the heads grid: every head pooled by the worker, the selected one's cells the CLI's
-    const thumbnailIsCli = async (text, what) => {
-      const cli = JSON.parse(
-        execFileSync(CLI, ['--model', GGUF, 'thumbnails', text, '--layer', '18', '--head', '6'], { encoding: 'utf8', maxBuffer: 64 << 20 }),
-      );
-      await page.waitForFunction((t) => window.__attnlab.thumbnail?.layer === 18 && window.__attnlab.thumbnail.head === 6 && window.__attnlab.painted.tokens === t, cli.tokens);
-      const got = await page.evaluate(() => ({ ...window.__attnlab.thumbnail, weights: [...window.__attnlab.thumbnail.weights] }));
-      assert.equal(got.span, cli.span, what);
-      assert.equal(got.cells, cli.cells, what);
-      // (the worker's WebAssembly and the CLI's native kernels round a dot product apart)
-      const want = cli.heads[0].weights.flat();
-      assert.equal(got.weights.length, want.length, what);
-      const worst = Math.max(...want.map((w, i) => Math.abs(w - got.weights[i])));
-      console.log(`L18H6's thumbnail (${what}): largest difference from the CLI's ${worst.toExponential(2)}`);
-      assert.ok(worst <= 1e-5, `${what}: L18H6's thumbnail is the CLI's (largest difference ${worst})`);
-      assert.equal(await page.locator('#heads-slim').getAttribute('data-span'), String(cli.span));
-      // the head's text roles, which the worker read from the rows as it pooled them, are
-      // the CLI's (the table shows three decimals)
-      const row = page.locator('#head-roles tr[data-row-head="18.6"]');
-      await row.scrollIntoViewIfNeeded();
-      await page.waitForFunction(() => document.querySelector('#head-roles tr[data-row-head="18.6"] td.num')?.textContent !== '—');
-      const shown = await row.locator('td.num').allTextContents();
-      ['previous', 'first', 'self', 'broad', 'local'].forEach((code, k) => {
-        const want = cli.heads[0].roles[code];
-        assert.ok(typeof want === 'number' && Math.abs(Number(shown[k]) - want) <= 0.0015, `${what}: L18H6 ${code} ${shown[k]}, CLI ${want}`);
-      });
-      return cli;
-    };
+    const thumbnailIsCli = (text, what) => assertThumbnailIsCli(page, text, what);
     const pooled = await thumbnailIsCli(long, 'pasted');
     assert.ok(pooled.cells <= 64 && pooled.cells > 16 && pooled.span >= 16, JSON.stringify({ span: pooled.span, cells: pooled.cells }));
     assert.match(await page.locator('#heads-slim').textContent(), new RegExp(`mean of ${pooled.span} × ${pooled.span} positions`));
@@ -376,6 +381,58 @@ describe('SmolLM2 on WebGPU (chosen)', { skip: !fs.existsSync(GGUF) && `${GGUF} 
     await assertTopFiveIsCli(page, '#next-last', cliTrace(GGUF, longer).next, 'SmolLM2 on WebGPU, incremental');
     console.log(`SmolLM2 on WebGPU (SwiftShader): ${after.tokens} tokens, incremental forward ${after.forwardMs.toFixed(0)} ms`);
     await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-webgpu.png'));
+  });
+
+  // (a text just past what the page holds every map of: SwiftShader's matrix products take
+  // ≈ 0.6 s a row of SmolLM2, so the 1,050 tokens of the CPU worker's test would take ten
+  // minutes here; the GPU engine's numbers at that length are checked natively, in
+  // crates/gpu/tests and by `cargo run --example long`)
+  test('a long text on WebGPU: the GPU engine computes the slim result; L18H6’s cells and the thumbnails equal the CLI', async () => {
+    const { page } = app;
+    // (SmolLM2 open and its GPU engine started, as the test before leaves it)
+    assert.equal((await modelStatus(page)).state, 'loaded');
+    for (let k = 0; k < 10 && (await painted(page)).backend !== 'webgpu'; k++) await setText(page, `The capital of France is${'.'.repeat(k + 1)}`);
+    assert.equal((await painted(page)).backend, 'webgpu');
+    const long = fs.readFileSync(path.join(ROOT, 'tools/long/long-en.txt'), 'utf8').split(' ').slice(0, 140).join(' ');
+    const before = (await painted(page)).generation;
+    const pasted = Date.now();
+    await page.locator('#text').fill(long);
+    await page.waitForFunction((g) => window.__attnlab.painted.generation > g && window.__attnlab.painted.tokens > 124, before, { timeout: 300_000 });
+    const first = await painted(page);
+    console.log(`SmolLM2 on WebGPU (SwiftShader), ${first.tokens} tokens pasted: first painted result after ${Date.now() - pasted} ms (forward ${first.forwardMs?.toFixed(0)} ms)`);
+    // on the GPU, not handed to the CPU worker: no "ran on the CPU" note
+    assert.equal(first.backend, 'webgpu', JSON.stringify(first));
+    assert.equal(await page.locator('#cpu-this-time').count(), 0);
+    await page.waitForSelector('#heads-slim');
+    // L18H6 picked: its maps come from the GPU's q and k
+    await page.locator('.head-cell[data-head="18.6"]').click();
+    await page.waitForSelector('.head-cell[data-head="18.6"][aria-pressed=true]');
+    await page.waitForSelector('#heads-computing', { state: 'detached', timeout: 300_000 });
+    await page.waitForFunction(() => /18.*6/.test(document.querySelector('#head-h')?.textContent ?? ''));
+    assert.equal((await painted(page)).backend, 'webgpu');
+    const t = first.tokens;
+    const cli = JSON.parse(
+      execFileSync(CLI, ['--model', GGUF, 'trace', long, '--layer', '18', '--head', '6', '--format', 'json'], { encoding: 'utf8', maxBuffer: 1 << 30 }),
+    ).heads[0];
+    assert.equal(cli.weights.length, t, 'the CLI ran the same tokens');
+    const last = cli.weights[t - 1];
+    const strongest = last.indexOf(Math.max(...last));
+    for (const j of [0, 1, strongest]) {
+      await reachCell(page, t, t - 1, j);
+      for (const [field, want] of [['score', cli.scores[t - 1][j]], ['scaled', cli.scaled[t - 1][j]], ['weight', last[j]]]) {
+        const got = parseShown(await page.locator(`#cell-readout [data-field=${field}]`).textContent());
+        assert.ok(Math.abs(got - want) <= 2e-4 + 1e-3 * Math.abs(want), `WebGPU [${t - 1},${j}] ${field}: page ${got}, CLI ${want}`);
+      }
+    }
+    // every head pooled on the GPU (attn_pool): L18H6's thumbnail and roles the CLI's
+    await assertThumbnailIsCli(page, long, 'pasted, WebGPU');
+    await page.locator('#heads-h').scrollIntoViewIfNeeded();
+    await page.locator('.heads-card').screenshot({ path: path.join(ARTIFACTS, 'smollm2-long-heads-webgpu.png') });
+    // a token typed at the end: incremental on the GPU, one new row pooled per head
+    const typed = await setText(page, `${long} The`);
+    assert.ok(typed.tokens > t && typed.incremental && typed.backend === 'webgpu', JSON.stringify(typed));
+    console.log(`SmolLM2 on WebGPU (SwiftShader), one token typed at ${typed.tokens}: forward ${typed.forwardMs.toFixed(0)} ms`);
+    await assertThumbnailIsCli(page, `${long} The`, 'one token typed, WebGPU');
   });
 });
 

@@ -29,9 +29,6 @@ struct State {
     pooled: Option<Pooled>,
 }
 
-/// Cells on each side of a slim result's thumbnails.
-const THUMBNAIL_SIDE: usize = 64;
-
 /// A forward running longer than this (ms) tells the page after each block how far it is.
 const PROGRESS_AFTER_MS: f64 = 200.0;
 
@@ -123,7 +120,8 @@ fn run(
             let mut slim = trace.slim(heads).map_err(err)?;
             if !baseline {
                 // the heads grid's thumbnails: only the rows that changed are pooled again
-                let pooled = pooled.get_or_insert_with(|| Pooled::new(THUMBNAIL_SIDE));
+                let pooled =
+                    pooled.get_or_insert_with(|| Pooled::new(crate::engine::THUMBNAIL_SIDE));
                 pooled.update(&trace).map_err(err)?;
                 slim.thumbnails = Some(pooled.thumbnails());
             }

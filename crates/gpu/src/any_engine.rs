@@ -1,7 +1,7 @@
 //! `AnyEngine`: the GPU engine of either architecture — GPT-2's `GpuEngine` or the Llama
 //! family's `LlamaGpuEngine` — behind the calls the page and the profile example make.
 
-use attnlab_model::{AttentionOptions, Keep, Trace};
+use attnlab_model::{AttentionOptions, Dims, Keep, Trace};
 
 use crate::context::Gpu;
 use crate::engine::{GpuEngine, LlamaGpuEngine, Profile, SlimAsk, SlimRead};
@@ -68,6 +68,10 @@ impl AnyEngine {
 
     pub fn keep(&self) -> Keep {
         either!(self, g => g.keep())
+    }
+
+    pub fn dims(&self, t: usize) -> Dims {
+        either!(self, g => g.dims(t))
     }
 
     pub fn last_was_incremental(&self) -> bool {

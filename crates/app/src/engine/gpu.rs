@@ -5,17 +5,21 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use attnlab_gpu::attn_pool::Pooling;
+use attnlab_gpu::engine::{SlimAsk, ACTIVATION_BUDGET, LONG_TEXT_BUDGET};
 use attnlab_gpu::{AnyEngine, GpuEngine, GpuError, LlamaGpuEngine};
 use attnlab_model::llama::LlamaModel;
-use attnlab_model::AttentionOptions;
+use attnlab_model::{AttentionOptions, Keep, Pooled, Trace};
 
-use super::{Compute, ComputeError, Computed, CpuWhy, GpuSide, Slim};
+use super::{Compute, ComputeError, Computed, CpuWhy, GpuSide, Slim, THUMBNAIL_SIDE};
 use crate::dom::now;
 
 pub struct Gpu {
     /// Out while a forward is in flight.
     engine: RefCell<Option<AnyEngine>>,
     lose: Cell<bool>,
+    /// A long text's rows pooled for the heads grid (slim results), grown with the engine's.
+    pooled: RefCell<Pooled>,
 }
 
 impl Gpu {
@@ -48,6 +52,7 @@ impl Gpu {
             compute: Gpu {
                 engine: RefCell::new(Some(engine)),
                 lose: Cell::new(false),
+                pooled: RefCell::new(Pooled::new(THUMBNAIL_SIDE)),
             },
             adapter,
             software,
@@ -83,6 +88,37 @@ impl Gpu {
     }
 }
 
+impl Gpu {
+    /// A long text's slim result (`Trace::slim_from`): `heads`' maps from their vectors, the
+    /// heads grid's thumbnails and roles from the rows the engine pooled (only those the
+    /// pooled rows lack: a keystroke at the end pools one row of every head).
+    async fn slim(
+        &self,
+        engine: &mut AnyEngine,
+        ids: &[u32],
+        opts: &AttentionOptions,
+        heads: &[(usize, usize)],
+    ) -> Result<Trace, GpuError> {
+        let dims = engine.dims(ids.len());
+        let shape = (dims.n_layer, dims.n_head);
+        let plan = self.pooled.borrow().plan(ids, opts, shape);
+        let ask = SlimAsk {
+            heads: heads.to_vec(),
+            pool: plan.ok().map(|(rows, span)| {
+                let side = THUMBNAIL_SIDE;
+                (rows, Pooling { span, side })
+            }),
+        };
+        let read = engine.forward_slim(ids, opts, &ask).await?;
+        let mut pooled = self.pooled.borrow_mut();
+        pooled.update_pooled(ids, opts, shape, &read.pooled)?;
+        let meta = (ids, 0, opts);
+        let mut trace = Trace::slim_from(dims, meta, (read.logits, read.probs), read.heads)?;
+        trace.thumbnails = Some(pooled.thumbnails());
+        Ok(trace)
+    }
+}
+
 impl Compute for Gpu {
     async fn forward(
         &self,
@@ -90,12 +126,6 @@ impl Compute for Gpu {
         opts: &AttentionOptions,
         slim: Slim<'_>,
     ) -> Result<Computed, ComputeError> {
-        if slim.is_some() {
-            return Err(ComputeError::TooLong(format!(
-                "at {} tokens the page keeps one head's maps at a time, which the WebGPU engine does not do in the page yet",
-                ids.len()
-            )));
-        }
         let Some(mut engine) = self.engine.borrow_mut().take() else {
             return Err(ComputeError::Lost("the GPU engine is busy or gone".into()));
         };
@@ -103,7 +133,24 @@ impl Compute for Gpu {
             engine.gpu().device.destroy();
         }
         let started = now();
-        let result = engine.forward(ids, opts).await;
+        // a long text's engine keeps no maps (and holds far more positions); a short text's
+        // keeps them all: the buffers are made again when the text crosses over
+        let (keep, budget) = if slim.is_some() {
+            (Keep::Streams, LONG_TEXT_BUDGET)
+        } else {
+            (Keep::All, ACTIVATION_BUDGET)
+        };
+        if engine.keep() != keep {
+            engine = match engine.with_new_keep(budget, keep).await {
+                Ok(e) => e,
+                Err(e) => return Err(ComputeError::Lost(e.to_string())),
+            };
+            *self.pooled.borrow_mut() = Pooled::new(THUMBNAIL_SIDE);
+        }
+        let result = match slim {
+            Some(heads) => self.slim(&mut engine, ids, opts, heads).await,
+            None => engine.forward(ids, opts).await,
+        };
         let ms = now() - started;
         let incremental = engine.last_was_incremental();
         match result {
@@ -114,7 +161,7 @@ impl Compute for Gpu {
                     incremental,
                     ms,
                     engine_ms: None,
-                    complete: true,
+                    complete: slim.is_none(),
                 })
             }
             Err(GpuError::Model(e)) => {

@@ -100,6 +100,10 @@ impl ComputeError {
 /// (`Trace::slim`) with only these heads' maps.
 pub type Slim<'a> = Option<&'a [(usize, usize)]>;
 
+/// Cells on each side of a slim result's thumbnails (the CPU worker's and the GPU engine's:
+/// at most `attnlab_gpu::attn_pool::MAX_SIDE`).
+pub const THUMBNAIL_SIDE: usize = 64;
+
 /// What the logit lens reads: the residual rows of a result the page holds
 /// (`attnlab_model::lens::stage_rows`), or — for a slim result, whose rows stay in the CPU
 /// worker — a position of the text it ran (`ids` with `opts`; a worker that has run another
@@ -374,6 +378,19 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
             backend: self.backend(),
             notes,
         })
+    }
+
+    /// The trace of `ids` with the default options from the CPU worker whatever the policy
+    /// says (the background head-role probe: it runs beside the GPU's request, and never makes
+    /// a GPU engine that holds a long text make its buffers again for a short one). Returns the
+    /// trace and what to say (a worker restart).
+    pub async fn background(&self, ids: &[u32]) -> Result<(Rc<Trace>, Vec<Note>), String> {
+        let mut notes = Vec::new();
+        let opts = AttentionOptions::default();
+        let c = self
+            .on_cpu(&mut notes, |cpu| cpu.forward(ids, &opts, None))
+            .await?;
+        Ok((c.trace, notes))
     }
 
     /// The whole trace of `ids` with `opts` from the CPU worker (its cache makes the forward

@@ -163,8 +163,10 @@ impl PageEngine {
                 return Err(String::new());
             }
             let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
-            // (the second text's own size decides, without the main text's memory of it)
-            let slim = (self.maps_bytes(ids.len()) > MAPS_ON_PAGE).then(|| self.inside(heads));
+            // (the second text's own size decides — or, beside a slim text, slim too: a GPU
+            // engine holding the long text does not make its buffers again for a short one)
+            let big = self.maps_bytes(ids.len()) > MAPS_ON_PAGE;
+            let slim = (big || self.was_slim.get()).then(|| self.inside(heads));
             let reply = self.engine.forward(&ids, opts, slim.as_deref()).await?;
             self.carried.borrow_mut().extend(
                 reply
@@ -329,19 +331,12 @@ impl PageEngine {
         if probe.half == 0 {
             return Err(probe.clamped.clone().unwrap_or_default());
         }
-        let reply = self
-            .engine
-            .forward(&probe.ids, &AttentionOptions::default(), None)
-            .await?;
-        // notices (a GPU failure on the way) go with the next shown result
-        self.carried.borrow_mut().extend(
-            reply
-                .notes
-                .into_iter()
-                .filter(|n| !matches!(n, Note::TooLong(_))),
-        );
+        // (on the CPU worker: see `Engine::background`)
+        let (trace, notes) = self.engine.background(&probe.ids).await?;
+        // notices (a worker restart) go with the next shown result
+        self.carried.borrow_mut().extend(notes);
         Ok(ProbeResult {
-            scores: probe.scores(&*reply.trace),
+            scores: probe.scores(&*trace),
             half: probe.half,
             seed: probe.seed,
             clamped: probe.clamped.clone(),

@@ -1,6 +1,7 @@
 //! The engine's storage: the weights on the GPU, and every activation buffer, sized once for
 //! the whole context (`capacity` positions) and reused by every forward.
 
+use std::cell::RefCell;
 use std::ops::Range;
 
 use attnlab_model::{Config, Dims, Field, Keep, Model, Shape, TraceLayout};
@@ -12,6 +13,18 @@ use crate::{attn_fused, attn_pool, pack_scores};
 
 /// At most this many bytes of activation, trace and readback buffers (weights not counted).
 pub const ACTIVATION_BUDGET: u64 = 1 << 30;
+
+/// The budget of an engine without the maps that serves a page's long texts (1.5 GiB):
+/// SmolLM2 holds 2,048 positions in it (1,024 in `ACTIVATION_BUDGET`), a GPT-2-sized model
+/// its whole context.
+pub const LONG_TEXT_BUDGET: u64 = 3 << 29;
+
+/// Floats of one row pooled for the thumbnails (`attn_pool`, at most 64 cells and the roles).
+const POOLED: usize = attn_pool::MAX_SIDE + attn_pool::TERMS;
+
+/// Rows a keystroke's slim readback pools, which the staging buffer of an engine without the
+/// maps holds from the start (a paste grows it).
+const SLIM_ROWS: usize = 64;
 
 /// How many positions the engine's buffers hold for `c`: the model's context `n_positions`,
 /// halved until the buffers of that many positions — activations, the per-head matrices, their
@@ -46,12 +59,21 @@ pub fn capacity_of(dims: &Dims, max_binding: u64, budget: u64, keep: Keep) -> us
     } else {
         l * 3 * d + block + 2 * d + 2 * every * v
     };
-    // what the readback copies of them: every row, or the kept rows (one row of predictions)
-    let read = if maps == 1 { rows } else { l * 3 * d + 2 * d };
     let heads = |p: u64| l * 4 * h * p * (dk + maps * p);
+    // what the readback copies: with the maps, every row and both of them; without, a
+    // slim result's (a page's long text: a few heads' vectors, every head's rows pooled —
+    // the staging grows for more) and the pooled rows' own buffer
+    let pooled = POOLED as u64;
+    let read = |p: u64| {
+        if maps == 1 {
+            rows * p + heads(p)
+        } else {
+            4 * 2 * p * dk + l * h * p * pooled + h * p * pooled
+        }
+    };
     let fits = |p: u64| {
-        // activations + heads, the packed copy of the maps, and a readback of both
-        let total = 4 * (rows * p + heads(p) + maps * heads(p) + (read * p + heads(p)));
+        // activations + heads, the packed copy of the maps, and the readback
+        let total = 4 * (rows * p + heads(p) + maps * heads(p) + read(p));
         let largest = 4 * [maps * h * p * p, every * p * v, p * f, maps * heads(p)]
             .into_iter()
             .max()
@@ -100,7 +122,7 @@ pub(super) fn check_bindings(
     let maps = keep.keeps(Field::Weights);
     if !maps && !attn_fused::takes(heads.dk) {
         return Err(GpuError::TooLarge(format!(
-            "heads of {} values: without the maps the attention runs fused, which takes at most {}, a multiple of 4",
+            "heads of {} values: without the maps the attention runs fused, which takes at most {}",
             heads.dk,
             attn_fused::MAX_DK
         )));
@@ -258,7 +280,9 @@ pub(super) struct Activations {
     /// One uniform slot per dispatch.
     pub params: wgpu::Buffer,
     pub slots: usize,
-    pub staging: wgpu::Buffer,
+    /// Where a forward's readback lands: sized for the whole Trace when the maps are kept;
+    /// without them, for a slim result, and grown when a readback needs more (`staging`).
+    staging: RefCell<wgpu::Buffer>,
     /// The distinct row buffers a Trace reads, in the order of the forward pass (what the
     /// readback copies, worked out once).
     pub trace_rows: Vec<usize>,
@@ -267,6 +291,16 @@ pub(super) struct Activations {
 }
 
 impl Activations {
+    /// The staging buffer, grown first where it holds fewer than `floats` (the old one is
+    /// dropped: a readback over the whole of a long text, rarer than a keystroke's).
+    pub fn staging(&self, gpu: &Gpu, floats: usize) -> wgpu::Buffer {
+        let bytes = (floats * 4) as u64;
+        if self.staging.borrow().size() < bytes {
+            *self.staging.borrow_mut() = gpu.staging("trace readback", bytes);
+        }
+        self.staging.borrow().clone()
+    }
+
     /// The buffers of a model of `dims` (`dims.t` = the positions they hold): a fused QKV
     /// buffer per block `qkv` wide when `qkv` is not 0 (GPT-2's), `slots` param slots; the
     /// maps, and the rows the readback copies, as `keep` says.
@@ -369,9 +403,14 @@ impl Activations {
             .iter()
             .filter(|f| f.shape() == Shape::Heads)
             .count();
-        let floats = read.iter().map(|&i| rows[i].width * p).sum::<usize>()
-            + dims.n_layer * per_dk * heads.dk_len()
-            + packed_len;
+        let floats = if maps {
+            read.iter().map(|&i| rows[i].width * p).sum::<usize>()
+                + dims.n_layer * per_dk * heads.dk_len()
+                + packed_len
+        } else {
+            // a slim result of one head, its prediction and each layer's pooled rows
+            2 * dims.vocab + 4 * p * heads.dk + SLIM_ROWS * dims.n_layer * heads.count * POOLED
+        };
         Activations {
             rows,
             embedding,
@@ -384,7 +423,7 @@ impl Activations {
             tokens: gpu.storage("tokens", p),
             params: gpu.uniform_slots("params", slots),
             slots,
-            staging: gpu.staging("trace readback", (floats * 4) as u64),
+            staging: RefCell::new(gpu.staging("trace readback", (floats * 4) as u64)),
             trace_rows: read,
             keep,
         }

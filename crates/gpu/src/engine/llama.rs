@@ -448,6 +448,11 @@ impl LlamaGpuEngine {
         self.acts.keep
     }
 
+    /// The model's sizes over `t` tokens.
+    pub fn dims(&self, t: usize) -> Dims {
+        Dims { t, ..self.dims }
+    }
+
     /// The adapter, e.g. "llvmpipe (Vulkan)" or a browser's WebGPU adapter.
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
         &self.gpu.info

@@ -8,6 +8,8 @@
 //! - [`plan`]: the dispatches of one forward, in the order of the block;
 //! - [`readback`]: the copies into one staging buffer and the Trace cut out of it;
 //! - [`run`]: one forward's submission and readback, and its [`Profile`];
+//! - [`slim`]: what a page's long text reads back instead of the Trace ([`SlimAsk`],
+//!   [`SlimRead`]), with every head's rows pooled for the heads grid (`attn_pool`);
 //! - [`llama`]: the Llama family's engine, [`LlamaGpuEngine`], on the same buffers,
 //!   readback and submission.
 //!
@@ -21,7 +23,9 @@
 //! (H, P, P) buffer: its attention is one fused kernel (`attn_fused`, an online softmax), the
 //! row fields the Trace does not keep are one buffer for every block, the output head runs
 //! for the last row, its readback copies what `Keep::Streams` keeps, and a head's maps are
-//! computed from the q and k it returns (`Trace::head_rows`).
+//! computed from the q and k it returns (`Trace::head_rows`). Its `forward_slim` reads back
+//! only what a page shows of a long text (`slim`); `with_new_keep` makes an engine's buffers
+//! again for the other `Keep`, the weights staying where they are.
 
 mod binds;
 mod buffers;
@@ -39,7 +43,7 @@ use crate::error::GpuError;
 use crate::step::Heads;
 use crate::{attn_v, linear};
 use binds::Binds;
-pub use buffers::{capacity, capacity_of, ACTIVATION_BUDGET};
+pub use buffers::{capacity, capacity_of, ACTIVATION_BUDGET, LONG_TEXT_BUDGET};
 use buffers::{check_bindings, Activations, Weights};
 pub use llama::LlamaGpuEngine;
 use run::execute;
@@ -196,6 +200,11 @@ impl GpuEngine {
     /// What the engine's forwards keep.
     pub fn keep(&self) -> Keep {
         self.acts.keep
+    }
+
+    /// The model's sizes over `t` tokens.
+    pub fn dims(&self, t: usize) -> Dims {
+        Dims::new(&self.config, t)
     }
 
     /// Whether forwards of many rows use the tiled matrix kernel (the default on a GPU) or

@@ -70,17 +70,33 @@ impl Cursor<'_> {
     }
 }
 
-/// Records the copies into `a.staging` for a forward over `t` tokens.
+/// Floats the readback of a forward over `t` tokens copies: what `record` copies.
+pub(super) fn floats(a: &Activations, heads: Heads, t: usize) -> usize {
+    let rows: usize = a
+        .trace_rows
+        .iter()
+        .map(|&i| read_rows(a, i, t) * a.rows[i].width)
+        .sum();
+    let per_head = Field::ALL
+        .iter()
+        .filter(|f| f.shape() == Shape::Heads)
+        .count();
+    let packed = match &a.packed {
+        Some(_) => a.blocks.len() * pack_scores::packed_len(heads.count, t),
+        None => 0,
+    };
+    rows + a.blocks.len() * per_head * heads.count * t * heads.dk + packed
+}
+
+/// Records the copies into `staging` (at least `floats` long) for a forward over `t` tokens.
 pub(super) fn record(
     enc: &mut wgpu::CommandEncoder,
     a: &Activations,
+    staging: &wgpu::Buffer,
     heads: Heads,
     t: usize,
 ) -> Readback {
-    let mut cur = Cursor {
-        staging: &a.staging,
-        at: 0,
-    };
+    let mut cur = Cursor { staging, at: 0 };
     let mut rows = HashMap::new();
     for &i in &a.trace_rows {
         let len = read_rows(a, i, t) * a.rows[i].width;

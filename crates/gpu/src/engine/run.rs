@@ -145,8 +145,9 @@ pub(super) async fn execute(
         }
     }
     let read_from = profile.map(|now| now());
+    let staging = acts.staging(gpu, read.floats(acts, heads, run.len()));
     let readback = match read {
-        Read::Trace => Back::Trace(readback::record(&mut enc, acts, heads, run.len())),
+        Read::Trace => Back::Trace(readback::record(&mut enc, acts, &staging, heads, run.len())),
         Read::Slim {
             heads: asked,
             pool,
@@ -156,6 +157,7 @@ pub(super) async fn execute(
             &mut enc,
             gpu,
             acts,
+            &staging,
             heads,
             run.len(),
             asked,
@@ -167,9 +169,7 @@ pub(super) async fn execute(
     if let Some(e) = scope.pop().await {
         return Err(GpuError::Wgpu(e.to_string()));
     }
-    let all = gpu
-        .read(&acts.staging, (readback.floats() * 4) as u64)
-        .await?;
+    let all = gpu.read(&staging, (readback.floats() * 4) as u64).await?;
     if let Some(e) = gpu.take_error() {
         return Err(e);
     }

@@ -58,7 +58,8 @@ pub(super) struct SlimBack {
 /// The per-head fields a head's vectors are read from, in `HeadVectors`' order.
 const VECTORS: [Field; 4] = [Field::Q, Field::K, Field::V, Field::HeadOut];
 
-/// Records the slim readback of a forward over `t` tokens into `a.staging`: the one
+/// Records the slim readback of a forward over `t` tokens into `staging` (at least
+/// `Read::floats` long): the one
 /// prediction row, each asked head's vectors, and — for each layer — its pooling step (in a
 /// pass of its own, its params at uniform slot `first_slot + layer`) then its pooled rows'
 /// copy (`rows` rows of `width` floats per head).
@@ -67,6 +68,7 @@ pub(super) fn record(
     enc: &mut wgpu::CommandEncoder,
     gpu: &Gpu,
     a: &Activations,
+    staging: &wgpu::Buffer,
     heads: Heads,
     t: usize,
     asked: &[(usize, usize)],
@@ -79,7 +81,7 @@ pub(super) fn record(
         enc.copy_buffer_to_buffer(
             src,
             (from * 4) as u64,
-            &a.staging,
+            staging,
             (to * 4) as u64,
             (len * 4) as u64,
         );
@@ -179,6 +181,26 @@ pub(super) enum Read<'a, 's> {
         rows: usize,
         width: usize,
     },
+}
+
+impl Read<'_, '_> {
+    /// Floats the readback of a forward over `t` tokens copies.
+    pub fn floats(&self, a: &Activations, heads: Heads, t: usize) -> usize {
+        match self {
+            Read::Trace => super::readback::floats(a, heads, t),
+            Read::Slim {
+                heads: asked,
+                pool,
+                rows,
+                width,
+            } => {
+                let vocab = a.rows[a.logits].width;
+                2 * vocab
+                    + asked.len() * VECTORS.len() * t * heads.dk
+                    + pool.len() * heads.count * rows * width
+            }
+        }
+    }
 }
 
 /// What a forward gives: the Trace, or a slim result.
