@@ -50,6 +50,20 @@ fn load_tile(j0: u32, walk: u32, base: u32, d4: u32, lid: u32) {
     }
 }
 
+// q_i · k_j × scale for the key at `row` of the tile (four vec4s an iteration, as attn_fused)
+fn tile_score(qi: ptr<function, array<vec4<f32>, 32>>, row: u32, d4: u32, d16: u32) -> f32 {
+    var dot4 = vec4<f32>(0.0);
+    var c = 0u;
+    for (; c < d16; c = c + 4u) {
+        dot4 = dot4 + (*qi)[c] * kt[row + c] + (*qi)[c + 1u] * kt[row + c + 1u]
+            + (*qi)[c + 2u] * kt[row + c + 2u] + (*qi)[c + 3u] * kt[row + c + 3u];
+    }
+    for (; c < d4; c = c + 1u) {
+        dot4 = dot4 + (*qi)[c] * kt[row + c];
+    }
+    return (dot4.x + dot4.y + dot4.z + dot4.w) * p.scale;
+}
+
 @compute @workgroup_size(WG_X, WG_Y, WG_Z)
 fn attn_pool(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -84,17 +98,7 @@ fn attn_pool(
         if (live && j0 < mine) {
             let n = min(TILE, mine - j0);
             for (var jj = 0u; jj < n; jj = jj + 1u) {
-                let row = jj * d4;
-                var dot4 = vec4<f32>(0.0);
-                var c = 0u;
-                for (; c < d16; c = c + 4u) {
-                    dot4 = dot4 + qi[c] * kt[row + c] + qi[c + 1u] * kt[row + c + 1u]
-                        + qi[c + 2u] * kt[row + c + 2u] + qi[c + 3u] * kt[row + c + 3u];
-                }
-                for (; c < d4; c = c + 1u) {
-                    dot4 = dot4 + qi[c] * kt[row + c];
-                }
-                let x = (dot4.x + dot4.y + dot4.z + dot4.w) * p.scale;
+                let x = tile_score(&qi, jj * d4, d4, d16);
                 if (j0 + jj == 0u) {
                     m = x;
                     sum = 1.0;
@@ -127,17 +131,7 @@ fn attn_pool(
         if (live && j0 < mine) {
             let n = min(TILE, mine - j0);
             for (var jj = 0u; jj < n; jj = jj + 1u) {
-                let row = jj * d4;
-                var dot4 = vec4<f32>(0.0);
-                var c = 0u;
-                for (; c < d16; c = c + 4u) {
-                    dot4 = dot4 + qi[c] * kt[row + c] + qi[c + 1u] * kt[row + c + 1u]
-                        + qi[c + 2u] * kt[row + c + 2u] + qi[c + 3u] * kt[row + c + 3u];
-                }
-                for (; c < d4; c = c + 1u) {
-                    dot4 = dot4 + qi[c] * kt[row + c];
-                }
-                let x = (dot4.x + dot4.y + dot4.z + dot4.w) * p.scale;
+                let x = tile_score(&qi, jj * d4, d4, d16);
                 let w = exp((x - m) / p.tau) * inv;
                 let j = j0 + jj;
                 let into = j / p.span;

@@ -32,8 +32,18 @@ function cliTrace(model, text, layer = 0, head = 0) {
 /** Moves the head map's focused cell to (i, j) of a `t`-token map with the keys a long map
  * has: Ctrl+Home, pages of 16 rows, then along the row from its nearer end. */
 async function reachCell(page, t, i, j) {
+  // each key waits for the focused cell to move (a result arriving meanwhile re-renders the
+  // map, and a key pressed during it would be lost)
+  const cell = () => page.locator('#cell-readout').getAttribute('data-cell');
   const press = async (key, n) => {
-    for (let k = 0; k < n; k++) await page.keyboard.press(key);
+    for (let k = 0; k < n; k++) {
+      const before = await cell();
+      for (let tries = 0; tries < 3 && (await cell()) === before; tries++) {
+        if (tries > 0) await page.locator('#head-map').focus();
+        await page.keyboard.press(key);
+        await page.waitForFunction((b) => document.querySelector('#cell-readout')?.dataset.cell !== b, before, { timeout: 5_000 }).catch(() => {});
+      }
+    }
   };
   await page.locator('#head-map').focus();
   if ((await page.locator('#cell-readout').getAttribute('data-cell')) === null) await page.keyboard.press('Home');
