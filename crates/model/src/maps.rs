@@ -78,19 +78,13 @@ impl Trace {
                 kept.push(self.head_maps(l, h)?);
             }
         }
-        Ok(Trace {
-            dims: self.dims,
-            tokens: self.tokens.clone(),
-            dropped: self.dropped,
-            options: self.options.clone(),
-            embedding: Vec::new(),
-            layers: vec![LayerTrace::default(); self.dims.n_layer],
-            ln_f: None,
-            logits: last(&self.logits),
-            probs: last(&self.probs),
-            heads: kept,
-            thumbnails: None,
-        })
+        let meta = (&self.tokens[..], self.dropped, &self.options);
+        Ok(slim_trace(
+            self.dims,
+            meta,
+            (last(&self.logits), last(&self.probs)),
+            kept,
+        ))
     }
 
     /// Head `head` of block `layer`, query rows `rows`: read from the trace when it kept the
@@ -217,19 +211,12 @@ impl Trace {
                 weights: rows.weights,
             });
         }
-        Ok(Trace {
+        Ok(slim_trace(
             dims,
-            tokens: tokens.to_vec(),
-            dropped,
-            options: options.clone(),
-            embedding: Vec::new(),
-            layers: vec![LayerTrace::default(); dims.n_layer],
-            ln_f: None,
-            logits,
-            probs,
-            heads: kept,
-            thumbnails: None,
-        })
+            (tokens, dropped, options),
+            (logits, probs),
+            kept,
+        ))
     }
 
     /// One head's (T, T) attention weights: borrowed when the trace kept the maps, computed
@@ -242,6 +229,28 @@ impl Trace {
             Ok(rows) => Cow::Owned(rows.weights),
             Err(e) => panic!("{e}"),
         }
+    }
+}
+
+/// A slim trace: the run, its last position's prediction and `heads`, no block fields.
+fn slim_trace(
+    dims: Dims,
+    (tokens, dropped, options): (&[u32], usize, &AttentionOptions),
+    (logits, probs): (Vec<f32>, Vec<f32>),
+    heads: Vec<HeadMaps>,
+) -> Trace {
+    Trace {
+        dims,
+        tokens: tokens.to_vec(),
+        dropped,
+        options: options.clone(),
+        embedding: Vec::new(),
+        layers: vec![LayerTrace::default(); dims.n_layer],
+        ln_f: None,
+        logits,
+        probs,
+        heads,
+        thumbnails: None,
     }
 }
 
