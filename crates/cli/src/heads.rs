@@ -6,7 +6,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use attnlab_model::roles::{self, Probe, Report, Role, Subject};
+use attnlab_model::export;
+use attnlab_model::roles::{self, Probe, Subject};
 use attnlab_model::AttentionOptions;
 use serde_json::{json, Value};
 
@@ -140,7 +141,9 @@ pub fn run(
         eprintln!("note: no text has two tokens or more; only the probe's roles are shown");
     }
     let text = if json_out {
-        serde_json::to_string_pretty(&to_json(subject, &report)).map_err(|e| e.to_string())? + "\n"
+        serde_json::to_string_pretty(&export::roles_json(subject.tokenizer(), &report))
+            .map_err(|e| e.to_string())?
+            + "\n"
     } else {
         roles::markdown_table(&report.scores, report.n_head)
     };
@@ -149,41 +152,4 @@ pub fn run(
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.to_string()),
         _ => Ok(()),
     }
-}
-
-/// A score as JSON, with the digits of the f32 (not the f64 it widens to).
-fn number(v: Option<f32>) -> Value {
-    v.and_then(|v| v.to_string().parse::<f64>().ok())
-        .map_or(Value::Null, Value::from)
-}
-
-fn to_json(subject: &impl Subject, r: &Report) -> Value {
-    let heads: Vec<Value> = r
-        .scores
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let scores: serde_json::Map<String, Value> = Role::ALL
-                .iter()
-                .map(|&role| (role.code().to_string(), number(s.get(role))))
-                .collect();
-            json!({
-                "layer": i / r.n_head, "head": i % r.n_head, "scores": scores,
-                "role": s.strongest().map(|(role, _)| role.code()),
-            })
-        })
-        .collect();
-    let thresholds: serde_json::Map<String, Value> = Role::ALL
-        .iter()
-        .map(|&role| (role.code().to_string(), number(Some(role.threshold()))))
-        .collect();
-    json!({
-        "texts": r.texts, "truncated": r.truncated, "context": r.context,
-        "probe": {
-            "tokens_per_copy": r.probe.half, "seed": r.probe.seed, "clamped": r.probe.clamped,
-            "tokens": r.probe.ids[..r.probe.half].iter().map(|&id| subject.tokenizer().display_id(id)).collect::<Vec<_>>(),
-        },
-        "thresholds": thresholds,
-        "heads": heads,
-    })
 }

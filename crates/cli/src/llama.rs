@@ -1,9 +1,8 @@
 //! A Llama-family model (`--model FILE.gguf`, e.g. SmolLM2, or a Hugging Face folder whose
-//! config.json names llama, mistral or qwen2), read through `attnlab_model::llama`: every
-//! command reads it; `predict` runs the lean forward, which keeps no trace.
+//! config.json names llama, mistral or qwen2; `attnlab_model::open` reads it): every command
+//! reads it; `predict` runs the lean forward, which keeps no trace.
 
 use std::io::Write;
-use std::path::Path;
 
 use attnlab_model::cpu;
 use attnlab_model::export::{next_json, tokens_json};
@@ -13,34 +12,6 @@ use attnlab_model::AttentionOptions;
 use serde_json::json;
 
 use crate::output;
-
-/// The model types a Hugging Face folder may name to be read here.
-const HF_TYPES: &[&str] = &["llama", "mistral", "qwen2"];
-
-/// The Llama-family model at `path` (a .gguf file, or a folder whose config.json names a
-/// Llama-family type); `None` for anything else (a GPT-2-layout folder).
-pub fn load(path: &Path) -> Result<Option<LlamaBundle>, String> {
-    let at = |e: attnlab_model::Error| format!("{}: {e}", path.display());
-    if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
-    {
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        return LlamaBundle::from_gguf_bytes(&bytes).map(Some).map_err(at);
-    }
-    let Ok(config) = std::fs::read(path.join("config.json")) else {
-        return Ok(None);
-    };
-    let ty = serde_json::from_slice::<serde_json::Value>(&config)
-        .ok()
-        .and_then(|j| j["model_type"].as_str().map(String::from));
-    match ty {
-        Some(t) if HF_TYPES.contains(&t.as_str()) => {
-            LlamaBundle::load_hf_dir(path).map(Some).map_err(at)
-        }
-        _ => Ok(None),
-    }
-}
 
 /// `predict` on a Llama-family model: the `top` likeliest next tokens after `text`.
 pub fn predict(

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use attnlab_model::inspect::Inspect;
-use attnlab_model::{export, AttentionOptions, Bundle, Keep};
+use attnlab_model::open::{open, Opened};
+use attnlab_model::{export, AttentionOptions, Keep};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -270,8 +271,10 @@ fn read_text(text: String) -> Result<String, String> {
 fn run(cli: Cli) -> Result<(), String> {
     let dir = model_dir(cli.model)?;
     let mut out = std::io::stdout().lock();
-    if let Some(bundle) = llama::load(&dir)? {
-        return match cli.command {
+    let opened =
+        open(&dir).map_err(|e| format!("loading the model from {}: {e}", dir.display()))?;
+    match opened {
+        Opened::Llama(bundle) => match cli.command {
             // the lean forward: no trace is kept, so long texts fit
             Command::Predict {
                 text,
@@ -287,11 +290,9 @@ fn run(cli: Cli) -> Result<(), String> {
                 format == Format::Json,
             ),
             command => inspect(&mut out, &bundle, command),
-        };
+        },
+        Opened::Gpt2(bundle) => inspect(&mut out, &bundle, cli.command),
     }
-    let bundle = Bundle::load_dir(&dir)
-        .map_err(|e| format!("loading the model from {}: {e}", dir.display()))?;
-    inspect(&mut out, &bundle, cli.command)
 }
 
 /// The commands every model answers, through `Inspect`: traced runs, the lens, the flow, the

@@ -6,7 +6,10 @@ use std::io::{self, Write};
 use serde_json::{json, Value};
 
 use crate::cpu::MASKED;
-use crate::{HeadRows, TokenInfo, Trace};
+use crate::lens::{Lens, Normalised};
+use crate::roles::{Report, Role};
+use crate::sample::{Generated, Sampling};
+use crate::{HeadRows, TokenInfo, Tokenizer, Trace};
 
 /// The (layer, head) pairs to print.
 pub struct Selection(pub Vec<(usize, usize)>);
@@ -167,6 +170,95 @@ pub fn write_csv(
         }
     }
     Ok(())
+}
+
+/// A score as JSON, with the digits of the f32 (not the f64 it widens to).
+fn number(v: Option<f32>) -> Value {
+    v.and_then(|v| v.to_string().parse::<f64>().ok())
+        .map_or(Value::Null, Value::from)
+}
+
+/// Every head's role scores (`roles::measure`'s report): `attnlab heads --format json`.
+pub fn roles_json(tokenizer: &Tokenizer, r: &Report) -> Value {
+    let heads: Vec<Value> = r
+        .scores
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let scores: serde_json::Map<String, Value> = Role::ALL
+                .iter()
+                .map(|&role| (role.code().to_string(), number(s.get(role))))
+                .collect();
+            json!({
+                "layer": i / r.n_head, "head": i % r.n_head, "scores": scores,
+                "role": s.strongest().map(|(role, _)| role.code()),
+            })
+        })
+        .collect();
+    let thresholds: serde_json::Map<String, Value> = Role::ALL
+        .iter()
+        .map(|&role| (role.code().to_string(), number(Some(role.threshold()))))
+        .collect();
+    json!({
+        "texts": r.texts, "truncated": r.truncated, "context": r.context,
+        "probe": {
+            "tokens_per_copy": r.probe.half, "seed": r.probe.seed, "clamped": r.probe.clamped,
+            "tokens": r.probe.ids[..r.probe.half].iter().map(|&id| tokenizer.display_id(id)).collect::<Vec<_>>(),
+        },
+        "thresholds": thresholds,
+        "heads": heads,
+    })
+}
+
+/// How the lens reached the output head, in words.
+pub fn lens_how(normalised: Normalised) -> &'static str {
+    match normalised {
+        Normalised::FinalLayerNorm => "every stage through the final LayerNorm, then the output head",
+        Normalised::BlockOutputs => "post-LN: block outputs are already normalised and go to the output head as they are; the embedding stage is not normalised",
+        Normalised::FinalRmsNorm => "every stage through the final RMSNorm, then the output head",
+    }
+}
+
+/// A lens stage's name: "embedding" or "block L".
+pub fn stage_name(layer: Option<usize>) -> String {
+    layer.map_or("embedding".to_string(), |l| format!("block {l}"))
+}
+
+/// The logit lens after the token shown as `token`: `attnlab lens --format json`.
+pub fn lens_json(tokenizer: &Tokenizer, token: &str, lens: &Lens) -> Value {
+    let stages: Vec<Value> = lens
+        .stages
+        .iter()
+        .map(|s| {
+            json!({
+                "stage": stage_name(s.layer), "layer": s.layer,
+                "top": s.top.iter().map(|&(id, p)| json!({"id": id, "display": tokenizer.display_id(id), "prob": p})).collect::<Vec<_>>(),
+                "target_prob": s.target_prob, "target_rank": s.target_rank,
+            })
+        })
+        .collect();
+    json!({
+        "position": lens.position, "token": token, "normalised": lens.normalised,
+        "how": lens_how(lens.normalised),
+        "target": {"id": lens.target, "display": tokenizer.display_id(lens.target)},
+        "stages": stages,
+    })
+}
+
+/// Tokens appended to `text` (`full_text`: the whole, decoded): `attnlab generate --format
+/// json`.
+pub fn generated_json(
+    tokenizer: &Tokenizer,
+    text: &str,
+    g: &Generated,
+    full_text: &str,
+    sampling: &Sampling,
+) -> Value {
+    json!({
+        "text": text,
+        "generated": g.ids.iter().map(|&id| json!({"id": id, "display": tokenizer.display_id(id)})).collect::<Vec<_>>(),
+        "full_text": full_text, "hit_context": g.hit_context, "sampling": sampling,
+    })
 }
 
 #[cfg(test)]

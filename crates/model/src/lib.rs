@@ -23,6 +23,7 @@ pub mod layout;
 pub mod lens;
 pub mod llama;
 pub mod maps;
+pub mod open;
 pub mod qmatrix;
 pub mod roles;
 pub mod sample;
