@@ -324,6 +324,45 @@ fn bytes<'py>(py: Python<'py>, values: &[f32], masked: bool) -> PyResult<Bound<'
     })
 }
 
+/// One head's role scores as JSON: each role's score by its code, and the strongest role
+/// that reaches its threshold (`role`, or null).
+fn scores_json(s: &roles::Scores) -> serde_json::Value {
+    let mut m: serde_json::Map<String, serde_json::Value> = roles::Role::ALL
+        .iter()
+        .filter_map(|&r| {
+            s.get(r)
+                .map(|x| (r.code().to_string(), serde_json::json!(x)))
+        })
+        .collect();
+    m.insert(
+        "role".into(),
+        serde_json::json!(s.strongest().map(|(r, _)| r.code())),
+    );
+    serde_json::Value::Object(m)
+}
+
+/// The five text roles of each (T, T) map in `weights` (float32 bytes, `heads` maps one
+/// after another), as a JSON list (`roles::head_scores`): what `attnlab.view` shows for
+/// attention computed elsewhere.
+#[pyfunction]
+fn text_roles(weights: &[u8], heads: usize, t: usize, causal: bool) -> PyResult<String> {
+    if t == 0 || weights.len() != heads * t * t * 4 {
+        return Err(value_err(format!(
+            "{} bytes are not {heads} maps of {t} × {t} float32",
+            weights.len()
+        )));
+    }
+    let floats: Vec<f32> = weights
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let out: Vec<serde_json::Value> = floats
+        .chunks_exact(t * t)
+        .map(|w| scores_json(&roles::head_scores(w, t, causal)))
+        .collect();
+    Ok(serde_json::Value::Array(out).to_string())
+}
+
 /// One forward's result: the tokens, the kept vectors, the next-token distribution.
 #[pyclass(frozen, module = "attnlab._native")]
 struct Run {
@@ -424,6 +463,28 @@ impl Run {
         }
     }
 
+    /// Every head's weights pooled to at most `side` × `side` cells (`attnlab thumbnails`):
+    /// (span, cells, the cells as float32 bytes, each head's text roles as JSON).
+    fn thumbnails<'py>(
+        &self,
+        py: Python<'py>,
+        side: usize,
+    ) -> PyResult<(usize, usize, Bound<'py, PyBytes>, String)> {
+        if side == 0 {
+            return Err(value_err("side must be at least 1"));
+        }
+        let tr = &self.trace;
+        let th = py.detach(|| tr.thumbnails(side)).map_err(py_err)?;
+        let roles: Vec<serde_json::Value> =
+            roles::pooled_scores(&th).iter().map(scores_json).collect();
+        Ok((
+            th.span,
+            th.cells,
+            bytes(py, &th.weights, false)?,
+            serde_json::Value::Array(roles).to_string(),
+        ))
+    }
+
     /// The next-token logits after the last token (V), as float32 bytes.
     fn logits<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         bytes(py, self.trace.last_logits(), false)
@@ -446,6 +507,7 @@ impl Run {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_class::<Run>()?;
+    m.add_function(wrap_pyfunction!(text_roles, m)?)?;
     m.add("PROBE_LEN", roles::PROBE_LEN)?;
     m.add("PROBE_SEED", roles::PROBE_SEED)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;

@@ -7,6 +7,8 @@ its browser worker), with numpy arrays out.
     >>> run.attention.shape                    # (layers, heads, T, T)
     >>> run.head(0, 1).weights                 # one head's softmax(QKᵀ/√d_k) rows
     >>> run.top(5)                             # the likeliest next tokens
+    >>> attnlab.show(model, "커피를 마셨다")       # the live views in a notebook cell
+    >>> attnlab.view(attentions, tokens)       # attention computed elsewhere (bertviz-style)
 
 `attnlab.load(path)` reads what the CLI's `--model` reads: a folder (GPT-2 layout, or a
 Hugging Face Llama / Mistral / Qwen2 folder) or a `.gguf` file (e.g. SmolLM2).
@@ -22,7 +24,7 @@ import numpy as np
 
 from . import _native
 
-__all__ = ["load", "Model", "Run", "Head"]
+__all__ = ["load", "show", "view", "Model", "Run", "Head"]
 __version__ = _native.VERSION
 
 PROBE_LEN = _native.PROBE_LEN
@@ -290,3 +292,12 @@ class Model:
             f"<attnlab.Model {i['architecture']} from {i['source']}: {i['n_layer']} layers × "
             f"{i['n_head']} heads (d_k {i['d_k']}), context {i['context']}>"
         )
+
+
+def __getattr__(name: str):
+    # the widgets load anywidget (and with it ipywidgets) only when asked for
+    if name in ("show", "view", "Widget"):
+        from . import widget
+
+        return getattr(widget, name)
+    raise AttributeError(f"module 'attnlab' has no attribute {name!r}")
