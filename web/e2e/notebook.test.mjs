@@ -152,8 +152,8 @@ describe('the Python package in JupyterLab', () => {
     const first = page.locator('.attnlab-widget').nth(0);
     await first.scrollIntoViewIfNeeded();
     const rowOf = () => first.locator('.attnlab-steps tr[data-key]').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td[data-v]')].map((td) => Number(td.dataset.v))));
-    const assertRowIsCli = async (text) => {
-      const cli = cliJson(['trace', text, '--layer', '2', '--head', '1']);
+    const assertRowIsCli = async (text, head = 1) => {
+      const cli = cliJson(['trace', text, '--layer', '2', '--head', String(head)]);
       const h = cli.heads[0];
       const t = h.weights.length;
       const shown = await rowOf();
@@ -166,6 +166,22 @@ describe('the Python package in JupyterLab', () => {
       });
     };
     await assertRowIsCli(LESSON);
+    // the keyboard: ↑ on the map moves the query row, → a key; → on the heads grid picks the next head
+    const t0 = (await rowOf()).length;
+    await first.locator('canvas.attnlab-map').focus();
+    await page.keyboard.press('ArrowUp');
+    await until('the row above', async () => (await first.locator('.attnlab-steps h4').textContent()).startsWith(`쿼리 행 ${t0 - 2} `), 5_000);
+    await page.keyboard.press('ArrowRight');
+    assert.match(await first.locator('.attnlab-hover').textContent(), /→ .*: [0-9.]+$/);
+    await page.keyboard.press('ArrowDown');
+    await first.locator('canvas.attnlab-grid').focus();
+    await page.keyboard.press('ArrowRight');
+    await until('head 2.2 drawn', async () => (await first.locator('h4', { hasText: '헤드 맵' }).textContent()).endsWith('레이어 2 · 헤드 2') && (await rowOf()).length === t0 && (await rowOf())[0][3] === Math.fround(cliJson(['trace', LESSON, '--layer', '2', '--head', '2']).heads[0].weights[t0 - 1][0]), 20_000);
+    await assertRowIsCli(LESSON, 2);
+    await page.keyboard.press('ArrowLeft');
+    await until('head 2.1 again', async () => (await first.locator('h4', { hasText: '헤드 맵' }).textContent()).endsWith('레이어 2 · 헤드 1'), 20_000);
+    await until('head 2.1 numbers', async () => { await assertRowIsCli(LESSON); return true; }, 20_000);
+    assert.equal(await page.evaluate(() => window.jupyterapp.shell.currentWidget.content.activeCellIndex >= 0), true);
     // typing in the widget's text box reruns the model in the kernel and repaints
     const before = Number(await first.getAttribute('data-painted'));
     const box = first.locator('textarea.attnlab-text');

@@ -48,20 +48,60 @@ impl Trace {
             return Ok(m.clone());
         }
         let rows = self.head_rows(layer, head, 0..self.dims.t)?;
-        let (t, dk) = (self.dims.t, self.dims.d_k);
-        let l = &self.layers[layer];
-        let part = |x: &[f32]| x[head * t * dk..(head + 1) * t * dk].to_vec();
+        let HeadVectors {
+            q, k, v, head_out, ..
+        } = self.head_vectors(layer, head)?;
         Ok(HeadMaps {
+            layer,
+            head,
+            q,
+            k,
+            v,
+            head_out,
+            scores: rows.scores,
+            scaled: rows.scaled,
+            masked: rows.masked,
+            weights: rows.weights,
+        })
+    }
+
+    /// Head `head` of block `layer`'s queries, keys, values and output, each (T, d_k),
+    /// without its maps.
+    pub fn head_vectors(&self, layer: usize, head: usize) -> Result<HeadVectors> {
+        let (t, dk) = (self.dims.t, self.dims.d_k);
+        if let Some(m) = self.held(layer, head) {
+            return Ok(HeadVectors {
+                layer,
+                head,
+                q: m.q.clone(),
+                k: m.k.clone(),
+                v: m.v.clone(),
+                head_out: m.head_out.clone(),
+            });
+        }
+        let cells = head * t * dk..(head + 1) * t * dk;
+        let l = self
+            .layers
+            .get(layer)
+            .filter(|l| {
+                head < self.dims.n_head
+                    && [&l.q, &l.k, &l.v, &l.head_out]
+                        .iter()
+                        .all(|x| x.len() >= cells.end)
+            })
+            .ok_or_else(|| {
+                Error::Options(format!(
+                    "this trace holds no vectors of head {layer}.{head}"
+                ))
+            })?;
+        let part = |x: &[f32]| x[cells.clone()].to_vec();
+        Ok(HeadVectors {
             layer,
             head,
             q: part(&l.q),
             k: part(&l.k),
             v: part(&l.v),
             head_out: part(&l.head_out),
-            scores: rows.scores,
-            scaled: rows.scaled,
-            masked: rows.masked,
-            weights: rows.weights,
         })
     }
 

@@ -20,7 +20,7 @@ use attnlab_model::sample::Sampling;
 use attnlab_model::{with_opened, AttentionOptions, Bundle, Error, Keep, TokenInfo, Trace};
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::PyByteArray;
 
 /// The bundled teaching model, compiled in (9.5 MB): `attnlab.load()` needs no file.
 const BUNDLED: [&[u8]; 3] = [
@@ -317,8 +317,9 @@ fn write_f32(out: &mut [u8], values: &[f32], masked: bool) {
     }
 }
 
-fn bytes<'py>(py: Python<'py>, values: &[f32], masked: bool) -> PyResult<Bound<'py, PyBytes>> {
-    PyBytes::new_with(py, values.len() * 4, |out| {
+/// `values` as a `bytearray` of float32s, which numpy wraps writable without a copy.
+fn bytes<'py>(py: Python<'py>, values: &[f32], masked: bool) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, values.len() * 4, |out| {
         write_f32(out, values, masked);
         Ok(())
     })
@@ -345,22 +346,38 @@ fn scores_json(s: &roles::Scores) -> serde_json::Value {
 /// after another), as a JSON list (`roles::head_scores`): what `attnlab.view` shows for
 /// attention computed elsewhere.
 #[pyfunction]
-fn text_roles(weights: &[u8], heads: usize, t: usize, causal: bool) -> PyResult<String> {
-    if t == 0 || weights.len() != heads * t * t * 4 {
+fn text_roles(
+    py: Python<'_>,
+    weights: &[u8],
+    heads: usize,
+    t: usize,
+    causal: bool,
+) -> PyResult<String> {
+    let need = t
+        .checked_mul(t)
+        .and_then(|n| n.checked_mul(heads))
+        .and_then(|n| n.checked_mul(4));
+    if t == 0 || need != Some(weights.len()) {
         return Err(value_err(format!(
             "{} bytes are not {heads} maps of {t} × {t} float32",
             weights.len()
         )));
     }
-    let floats: Vec<f32> = weights
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
-    let out: Vec<serde_json::Value> = floats
-        .chunks_exact(t * t)
-        .map(|w| scores_json(&roles::head_scores(w, t, causal)))
-        .collect();
-    Ok(serde_json::Value::Array(out).to_string())
+    let out = py.detach(|| {
+        // one map at a time: never a second copy of the whole tensor
+        let mut map = vec![0f32; t * t];
+        let out: Vec<serde_json::Value> = weights
+            .chunks_exact(t * t * 4)
+            .map(|bytes| {
+                for (w, b) in map.iter_mut().zip(bytes.chunks_exact(4)) {
+                    *w = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                }
+                scores_json(&roles::head_scores(&map, t, causal))
+            })
+            .collect();
+        serde_json::Value::Array(out).to_string()
+    });
+    Ok(out)
 }
 
 /// One forward's result: the tokens, the kept vectors, the next-token distribution.
@@ -401,7 +418,7 @@ impl Run {
         py: Python<'py>,
         layer: usize,
         head: usize,
-    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    ) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
         let tr = &self.trace;
         let maps = py.detach(|| tr.head_maps(layer, head)).map_err(py_err)?;
         [
@@ -419,10 +436,48 @@ impl Run {
         .collect()
     }
 
+    /// One head's four maps for the query rows `start..end` only (each (rows, T)).
+    fn head_rows<'py>(
+        &self,
+        py: Python<'py>,
+        layer: usize,
+        head: usize,
+        start: usize,
+        end: usize,
+    ) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
+        let tr = &self.trace;
+        let rows = py
+            .detach(|| tr.head_rows(layer, head, start..end))
+            .map_err(py_err)?;
+        [
+            (&rows.scores, false),
+            (&rows.scaled, false),
+            (&rows.masked, true),
+            (&rows.weights, false),
+        ]
+        .into_iter()
+        .map(|(m, masked)| bytes(py, m, masked))
+        .collect()
+    }
+
+    /// One head's q, k, v and output (each (T, d_k)), without its maps.
+    fn head_vectors<'py>(
+        &self,
+        py: Python<'py>,
+        layer: usize,
+        head: usize,
+    ) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
+        let v = self.trace.head_vectors(layer, head).map_err(py_err)?;
+        [&v.q, &v.k, &v.v, &v.head_out]
+            .into_iter()
+            .map(|x| bytes(py, x, false))
+            .collect()
+    }
+
     /// Every head's weights, (layers, heads, T, T) as float32 bytes; refused past
     /// `max_bytes`, with the size it would need.
     #[pyo3(signature = (max_bytes=ATTENTION_LIMIT))]
-    fn attention<'py>(&self, py: Python<'py>, max_bytes: u64) -> PyResult<Bound<'py, PyBytes>> {
+    fn attention<'py>(&self, py: Python<'py>, max_bytes: u64) -> PyResult<Bound<'py, PyByteArray>> {
         let d = self.trace.dims;
         let per_head = d.t * d.t;
         let need = (d.n_layer * d.n_head * per_head) as u64 * 4;
@@ -441,7 +496,7 @@ impl Run {
         }
         let tr = &self.trace;
         let mut failed = None;
-        let out = PyBytes::new_with(py, need as usize, |out| {
+        let out = PyByteArray::new_with(py, need as usize, |out| {
             // the maps computed head by head straight into Python's buffer
             py.detach(|| {
                 for (i, chunk) in out.chunks_exact_mut(per_head * 4).enumerate() {
@@ -469,11 +524,13 @@ impl Run {
         &self,
         py: Python<'py>,
         side: usize,
-    ) -> PyResult<(usize, usize, Bound<'py, PyBytes>, String)> {
+    ) -> PyResult<(usize, usize, Bound<'py, PyByteArray>, String)> {
         if side == 0 {
             return Err(value_err("side must be at least 1"));
         }
         let tr = &self.trace;
+        // past T cells a side, every cell is one weight already
+        let side = side.min(tr.dims.t);
         let th = py.detach(|| tr.thumbnails(side)).map_err(py_err)?;
         let roles: Vec<serde_json::Value> =
             roles::pooled_scores(&th).iter().map(scores_json).collect();
@@ -486,12 +543,12 @@ impl Run {
     }
 
     /// The next-token logits after the last token (V), as float32 bytes.
-    fn logits<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+    fn logits<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyByteArray>> {
         bytes(py, self.trace.last_logits(), false)
     }
 
     /// The next-token probabilities after the last token (V), as float32 bytes.
-    fn probs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+    fn probs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyByteArray>> {
         let t = self.trace.dims.t;
         bytes(py, self.trace.probs_at(t - 1), false)
     }

@@ -128,3 +128,48 @@ def test_save_html_is_one_standalone_file(model, tmp_path):
     n = model.n_layer * model.n_head
     assert len(state["maps"]) == n  # every head's numbers, as they fit
     assert state["meta"]["static"] is True
+
+
+def test_a_long_text_sends_the_last_row_not_the_whole_maps(model, monkeypatch):
+    import attnlab.widget as widget
+
+    monkeypatch.setattr(widget, "WHOLE_MAP", 4)  # as a text past 2,048 positions would
+    w = attnlab.show(model, LESSON_KO, layer=1, head=2)
+    t, dk = w.meta["dims"]["t"], w.meta["dims"]["d_k"]
+    assert t > 4
+    maps = floats(w.maps)
+    assert maps.size == 4 * t + 2 * t * dk
+    head = w.run.head(1, 2)
+    assert np.array_equal(maps[3 * t : 4 * t], head.weights[-1])
+    assert np.array_equal(maps[2 * t : 3 * t], head.masked[-1])
+    assert np.array_equal(maps[4 * t : 4 * t + t * dk].reshape(t, dk), head.v)
+
+
+def test_a_text_past_the_context_says_what_was_dropped(model):
+    w = attnlab.show(model, LESSON_KO * 40)
+    assert w.meta["dims"]["t"] == model.context and w.meta["dropped"] > 0
+    assert w.run.dropped == w.meta["dropped"]
+
+
+def test_sizes_from_python_never_abort_the_kernel(model):
+    run = model.run(LESSON_KO)
+    span, cells, raw, _ = run._r.thumbnails(2**40)  # a side past T is T
+    assert (span, cells) == (1, run.t)
+    with pytest.raises(ValueError):
+        run._r.thumbnails(0)
+    with pytest.raises(ValueError, match="not 1 maps"):
+        attnlab._native.text_roles(b"", 1, 2**32, False)
+    with pytest.raises(ValueError, match="side"):
+        pool(np.zeros((2, 2), dtype=np.float32), 0)
+    with pytest.raises(ValueError):
+        run.attention_array(max_bytes=-1)
+    a = run.attention
+    a[0, 0, 0, 0] = 5.0  # a writable array of its own
+    assert run.attention is a
+
+
+def test_save_html_keeps_any_token_inside_its_script(model, tmp_path):
+    w = attnlab.show(model, "<!--<script> </script> 커피")
+    page = w.save_html(tmp_path / "b.html").read_text(encoding="utf-8")
+    script = page[page.index('<script type="module">') + len('<script type="module">') : page.rindex("</script>")]
+    assert "<" not in script

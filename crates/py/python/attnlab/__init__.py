@@ -44,9 +44,9 @@ def load(path: Union[str, os.PathLike, None] = None) -> "Model":
     return Model(_native.Model.load(path))
 
 
-def _floats(raw: bytes, shape: Sequence[int]) -> np.ndarray:
-    # a writable float32 array over a copy-free view of Rust's little-endian bytes
-    return np.frombuffer(bytearray(raw), dtype="<f4").reshape(shape)
+def _floats(raw: bytearray, shape: Sequence[int]) -> np.ndarray:
+    # a writable float32 array over the bytearray Rust filled: no copy
+    return np.frombuffer(raw, dtype="<f4").reshape(shape)
 
 
 def _text(text: object) -> str:
@@ -124,6 +124,7 @@ class Run:
         self.token_info: list = json.loads(native.tokens())
         self.n_layer, self.n_head, self.t, self.d_k, self.vocab = native.dims()
         self.options: dict = json.loads(native.options())
+        self._attention = None
 
     @property
     def tokens(self) -> list:
@@ -150,14 +151,16 @@ class Run:
 
     def attention_array(self, max_bytes: int = 1 << 30) -> np.ndarray:
         """Every head's weights, (layers, heads, T, T); refused past `max_bytes`."""
-        raw = self._r.attention(int(max_bytes))
+        raw = self._r.attention(_index(max_bytes, "max_bytes"))
         return _floats(raw, (self.n_layer, self.n_head, self.t, self.t))
 
     @property
     def attention(self) -> np.ndarray:
-        """Every head's weights, (layers, heads, T, T) float32; a ValueError past 1 GiB
-        (use `head(layer, head)`, or `attention_array(max_bytes=…)`)."""
-        return self.attention_array()
+        """Every head's weights, (layers, heads, T, T) float32, computed on first use and kept;
+        a ValueError past 1 GiB (use `head(layer, head)`, or `attention_array(max_bytes=…)`)."""
+        if self._attention is None:
+            self._attention = self.attention_array()
+        return self._attention
 
     @property
     def logits(self) -> np.ndarray:

@@ -29,6 +29,7 @@ from . import _native
 STATIC = pathlib.Path(__file__).parent / "static"
 SIDE = 64  # cells on a thumbnail's side, as the page's heads grid
 SAVE_LIMIT = 64 << 20  # bytes of maps a saved file carries for every head
+WHOLE_MAP = 2048  # positions up to which a head's maps are sent whole (16 · T² bytes)
 NEXT = 8
 
 
@@ -57,8 +58,10 @@ class _Engine:
         span, cells, thumbs, roles = self.run._r.thumbnails(SIDE)
         self.ms = (time.perf_counter() - started) * 1000
         r = self.run
-        self.thumbs = thumbs
+        self.thumbs = bytes(thumbs)
         return {
+            "dropped": r.dropped,
+            "context": self.model.context,
             "tokens": r.tokens,
             "dims": {"n_layer": r.n_layer, "n_head": r.n_head, "t": r.t, "d_k": r.d_k},
             "options": r.options,
@@ -71,9 +74,13 @@ class _Engine:
         }
 
     def maps(self, layer: int, head: int) -> bytes:
-        raw = self.run._r.head(layer, head)
-        # scores, scaled, masked, weights, then v and the head's output (q and k stay here)
-        return b"".join([raw[0], raw[1], raw[2], raw[3], raw[6], raw[7]])
+        r = self.run._r
+        t = self.run.t
+        _, _, v, out = r.head_vectors(layer, head)
+        # scores, scaled, masked, weights — whole, or past WHOLE_MAP the last row's only
+        # (the map is then drawn from the pooled thumbnail) — then v and the head's output
+        maps = r.head(layer, head)[:4] if t <= WHOLE_MAP else r.head_rows(layer, head, t - 1, t)
+        return b"".join([*maps, v, out])
 
     def map_bytes(self) -> int:
         r = self.run
@@ -131,6 +138,8 @@ def pool(weights: np.ndarray, side: int = SIDE):
     cell is the mean over its query rows of the weight those rows give its keys (so a row of
     cells sums as a row of weights does); the span is the smallest power of two that makes at
     most `side` cells. Returns (span, cells, [..., cells, cells])."""
+    if side < 1:
+        raise ValueError(f"side must be at least 1, got {side}")
     t = weights.shape[-1]
     span = 1
     while -(-t // span) > side:
@@ -162,6 +171,7 @@ class _Tensors:
         roles = json.loads(_native.text_roles(arr.tobytes(), n_layer * n_head, t, self.causal))
         span, cells, pooled = pool(arr)
         self.thumbs = pooled.astype("<f4").tobytes()
+        self.dropped = 0
         self.meta = {
             "tokens": tokens,
             "dims": {"n_layer": n_layer, "n_head": n_head, "t": t, "d_k": 0},
@@ -203,6 +213,7 @@ class Widget(anywidget.AnyWidget):
         d = meta["dims"]
         if not (0 <= layer < d["n_layer"] and 0 <= head < d["n_head"]):
             raise ValueError(f"no head ({layer}, {head}): {d['n_layer']} layers × {d['n_head']} heads")
+        self._sent = (layer, head)
         with self.hold_sync():
             self.text = text
             self.layer, self.head = layer, head
@@ -223,14 +234,18 @@ class Widget(anywidget.AnyWidget):
         with self.hold_sync():
             self.thumbs = self._source.thumbs
             self.maps = self._source.maps(self.layer, self.head)
+            self._sent = (self.layer, self.head)
             self.meta = {**meta, "kind": self._source.kind, "lang": self._lang, "error": None}
 
     @traitlets.observe("layer", "head")
     def _pick(self, change):
+        # the view sets layer and head together: one head's maps are sent once
         d = self.meta.get("dims") if self.meta else None
-        if not d or not (0 <= self.layer < d["n_layer"] and 0 <= self.head < d["n_head"]):
+        pair = (self.layer, self.head)
+        if not d or pair == self._sent or not (0 <= pair[0] < d["n_layer"] and 0 <= pair[1] < d["n_head"]):
             return
-        self.maps = self._source.maps(self.layer, self.head)
+        self._sent = pair
+        self.maps = self._source.maps(*pair)
 
     @property
     def run(self):
@@ -259,8 +274,10 @@ class Widget(anywidget.AnyWidget):
         page = _PAGE.format(
             title=html.escape(f"attnlab · {self.text[:60] or 'attention'}"),
             css=(STATIC / "widget.css").read_text(encoding="utf-8"),
-            state=json.dumps(state).replace("</", "<\\/"),
-            esm=json.dumps((STATIC / "widget.js").read_text(encoding="utf-8")).replace("</", "<\\/"),
+            # no "<" inside the script at all: a token such as "<!--<script>" cannot change
+            # how the page's parser reads it
+            state=json.dumps(state).replace("<", "\\u003c"),
+            esm=json.dumps((STATIC / "widget.js").read_text(encoding="utf-8")).replace("<", "\\u003c"),
         )
         path.write_text(page, encoding="utf-8")
         return path
@@ -278,7 +295,7 @@ const state = {state};
 const bytes = (s) => {{
   const bin = atob(s);
   const u = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
+  for (let i = 0; i !== bin.length; i++) u[i] = bin.charCodeAt(i);
   return new DataView(u.buffer);
 }};
 const values = {{ meta: state.meta, text: state.text, layer: state.layer, head: state.head, thumbs: bytes(state.thumbs) }};

@@ -38,6 +38,10 @@ const WORDS = {
     thisSum: "the sum here",
     noMaps: "This head's numbers were not saved in this file.",
     layerHead: (l, h) => `layer ${l} · head ${h}`,
+    dropped: (n, c) => `the first ${n} tokens were dropped to fit the context of ${c}`,
+    pooledMap: (t) => `${t} positions: the map is drawn from the head's pooled thumbnail; the numbers are the last row's`,
+    gridKeys: "arrow keys: another head",
+    mapKeys: "↑ ↓: a query row, ← →: a key",
     roleNames: { previous: "previous token", first: "first token", self: "self", broad: "broad", local: "local", induction: "induction", duplicate: "duplicate token" },
   },
   ko: {
@@ -69,6 +73,10 @@ const WORDS = {
     thisSum: "여기서 더한 값",
     noMaps: "이 헤드의 수치는 이 파일에 저장되지 않았습니다.",
     layerHead: (l, h) => `레이어 ${l} · 헤드 ${h}`,
+    dropped: (n, c) => `문맥 길이 ${c}에 맞추려고 앞의 토큰 ${n}개를 뺐습니다`,
+    pooledMap: (t) => `위치 ${t}개: 맵은 이 헤드의 풀링된 썸네일로 그렸고, 수치는 마지막 행입니다`,
+    gridKeys: "화살표 키: 다른 헤드",
+    mapKeys: "↑ ↓: 쿼리 행, ← →: 키",
     roleNames: { previous: "이전 토큰", first: "첫 토큰", self: "자기 자신", broad: "넓게", local: "가까운 토큰", induction: "유도(induction)", duplicate: "중복 토큰" },
   },
 };
@@ -104,12 +112,33 @@ function luminance(css) {
 }
 
 // A sequential colour for a weight in [0, 1] (√ so that small weights still show).
-function colour(w, dark) {
+function rgb(w, dark) {
+  if (!Number.isFinite(w)) return [128, 128, 128]; // not a weight (NaN): grey, not a neighbour's colour
   const x = Math.sqrt(Math.min(1, Math.max(0, w)));
   const from = dark ? [24, 26, 33] : [255, 255, 255];
   const to = dark ? [255, 196, 84] : [33, 64, 170];
-  const c = from.map((f, i) => Math.round(f + (to[i] - f) * x));
+  return from.map((f, i) => Math.round(f + (to[i] - f) * x));
+}
+
+function colour(w, dark) {
+  const c = rgb(w, dark);
   return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+
+// An n × n block of values as a bitmap one pixel a value (drawn scaled, unsmoothed).
+function bitmap(values, n, offset, dark) {
+  const img = new ImageData(n, n);
+  for (let k = 0; k < n * n; k++) {
+    const c = rgb(values[offset + k], dark);
+    img.data[4 * k] = c[0];
+    img.data[4 * k + 1] = c[1];
+    img.data[4 * k + 2] = c[2];
+    img.data[4 * k + 3] = 255;
+  }
+  const canvas = document.createElement("canvas");
+  canvas.width = canvas.height = n;
+  canvas.getContext("2d").putImageData(img, 0, 0);
+  return canvas;
 }
 
 function el(tag, attrs = {}, ...children) {
@@ -151,19 +180,22 @@ function download(name, blob) {
 }
 
 function render({ model, el: root }) {
-  const state = { row: null };
+  const state = { row: null, key: null, t: 0 };
   const meta = () => model.get("meta") || {};
   const words = () => WORDS[meta().lang === "ko" ? "ko" : "en"];
   root.classList.add("attnlab-widget");
+  // keys typed or pressed in the widget are its own, not the notebook's shortcuts
+  root.dataset.lmSuppressShortcuts = "true";
+  root.dataset.pSuppressShortcuts = "true";
 
   const textBox = el("textarea", { class: "attnlab-text", rows: "2", spellcheck: "false" });
   const status = el("div", { class: "attnlab-status", role: "status", "aria-live": "polite" });
   const gridTitle = el("h4");
-  const grid = el("canvas", { class: "attnlab-grid", tabindex: "0", role: "grid" });
+  const grid = el("canvas", { class: "attnlab-grid", tabindex: "0", role: "img" });
   const gridNote = el("div", { class: "attnlab-note" });
   const mapTitle = el("h4");
-  const map = el("canvas", { class: "attnlab-map", tabindex: "0" });
-  const hover = el("div", { class: "attnlab-hover" });
+  const map = el("canvas", { class: "attnlab-map", tabindex: "0", role: "img" });
+  const hover = el("div", { class: "attnlab-hover", "aria-live": "polite" });
   const png = el("button", { type: "button", class: "attnlab-png" });
   const svg = el("button", { type: "button", class: "attnlab-svg" });
   const steps = el("div", { class: "attnlab-steps" });
@@ -235,13 +267,10 @@ function render({ model, el: root }) {
       for (let h = 0; h < d.n_head; h++) {
         const x0 = lab + h * (size + gap);
         const y0 = 16 + l * (size + gap);
-        const base = (l * d.n_head + h) * cells * cells;
-        const px = size / cells;
-        for (let r = 0; r < cells; r++)
-          for (let c = 0; c < cells; c++) {
-            g.fillStyle = colour(th[base + r * cells + c], dark);
-            g.fillRect(x0 + c * px, y0 + r * px, Math.ceil(px), Math.ceil(px));
-          }
+        if (th.length >= (l * d.n_head + h + 1) * cells * cells) {
+          g.imageSmoothingEnabled = false;
+          g.drawImage(bitmap(th, cells, (l * d.n_head + h) * cells * cells, dark), x0, y0, size, size);
+        }
         const role = m.roles?.[l * d.n_head + h]?.role;
         if (role) {
           g.fillStyle = dark ? "rgba(0,0,0,.7)" : "rgba(255,255,255,.8)";
@@ -258,7 +287,7 @@ function render({ model, el: root }) {
         }
       }
     }
-    grid.setAttribute("aria-label", `${w.heads}: ${w.layerHead(sl, sh)}`);
+    grid.setAttribute("aria-label", `${w.heads}: ${w.layerHead(sl, sh)} (${w.gridKeys})`);
     gridNote.textContent = m.span > 1 ? w.pooled(m.span) : w.exact;
   }
 
@@ -277,7 +306,9 @@ function render({ model, el: root }) {
     const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
     if (moves[e.key]) {
       e.preventDefault();
+      e.stopPropagation();
       select(l + moves[e.key][0], h + moves[e.key][1]);
+      status.textContent = words().layerHead(model.get("layer"), model.get("head"));
     }
   });
 
@@ -289,6 +320,23 @@ function render({ model, el: root }) {
     const t = d.t;
     const tt = t * t;
     if (f.length === tt) return { weights: f };
+    if (t > 1 && f.length === 4 * t + 2 * t * d.d_k) {
+      // a long text: the last row's four maps only (as rows of a T × T map: row t − 1)
+      const at = (k) => {
+        const m = new Float32Array(0);
+        m.row = f.subarray(k * t, (k + 1) * t);
+        return m;
+      };
+      return {
+        rowOnly: true,
+        scores: at(0),
+        scaled: at(1),
+        masked: at(2),
+        weights: at(3),
+        v: f.subarray(4 * t, 4 * t + t * d.d_k),
+        out: f.subarray(4 * t + t * d.d_k),
+      };
+    }
     if (f.length === 4 * tt + 2 * t * d.d_k)
       return {
         scores: f.subarray(0, tt),
@@ -303,10 +351,18 @@ function render({ model, el: root }) {
 
   function mapGeometry() {
     const t = meta().dims.t;
-    const px = Math.max(2, Math.min(28, Math.floor(520 / t)));
+    // at most ≈ 1,024 pixels a side: past that, a pixel shows the mean of several cells
+    const px = t <= 1024 ? Math.max(1, Math.min(28, Math.floor(520 / t))) : 1024 / t;
     const lab = px >= 10 ? 64 : 0;
     return { t, px, lab };
   }
+
+  // weight (i, j) of the selected head: the map's, or in a long text the last row's only
+  function weightAt(maps, i, j, t) {
+    if (maps.rowOnly) return i === t - 1 ? maps.weights.row[j] : NaN;
+    return maps.weights[i * t + j];
+  }
+  const rowOf = (map, i, t) => (map.row ? map.row : map.subarray(i * t, (i + 1) * t));
 
   function drawMap() {
     const m = meta();
@@ -318,8 +374,8 @@ function render({ model, el: root }) {
     const maps = headMaps();
     const dark = isDark(root);
     const { t, px, lab } = mapGeometry();
-    map.width = lab + t * px;
-    map.height = lab + t * px;
+    map.width = Math.ceil(lab + t * px);
+    map.height = Math.ceil(lab + t * px);
     const g = map.getContext("2d");
     g.fillStyle = dark ? "#15161b" : "#ffffff";
     g.fillRect(0, 0, map.width, map.height);
@@ -328,11 +384,16 @@ function render({ model, el: root }) {
       g.fillText(w.noMaps, 4, 14);
       return;
     }
-    for (let i = 0; i < t; i++)
-      for (let j = 0; j < t; j++) {
-        g.fillStyle = colour(maps.weights[i * t + j], dark);
-        g.fillRect(lab + j * px, lab + i * px, px, px);
-      }
+    g.imageSmoothingEnabled = false;
+    if (maps.rowOnly) {
+      // the head's pooled thumbnail stands for its map; the last row is exact
+      const th = floats(model.get("thumbs"));
+      const cells = m.cells;
+      g.drawImage(bitmap(th, cells, (l * d.n_head + h) * cells * cells, dark), lab, lab, t * px, t * px);
+      hover.textContent = w.pooledMap(t);
+    } else {
+      g.drawImage(bitmap(maps.weights, t, 0, dark), lab, lab, t * px, t * px);
+    }
     if (lab) {
       g.fillStyle = dark ? "#ddd" : "#333";
       g.font = `${Math.min(12, px)}px sans-serif`;
@@ -348,9 +409,10 @@ function render({ model, el: root }) {
     if (state.row != null && state.row < t) {
       g.strokeStyle = "#e4572e";
       g.lineWidth = 2;
-      g.strokeRect(lab, lab + state.row * px, t * px, px);
+      g.strokeRect(lab, lab + state.row * px, t * px, Math.max(px, 2));
+      if (state.key != null && state.key < t) g.strokeRect(lab + state.key * px, lab + state.row * px, Math.max(px, 2), Math.max(px, 2));
     }
-    map.setAttribute("aria-label", `${w.map} ${w.layerHead(l, h)}, ${t} ${w.tokens}`);
+    map.setAttribute("aria-label", `${w.map} ${w.layerHead(l, h)}, ${t} ${w.tokens} (${w.mapKeys})`);
   }
 
   function cellAt(e) {
@@ -365,10 +427,15 @@ function render({ model, el: root }) {
     const c = cellAt(e);
     const maps = headMaps();
     if (!c || !maps) return void (hover.textContent = "");
-    const [i, j] = c;
-    const toks = meta().tokens;
-    hover.textContent = `${toks[i]} → ${toks[j]}: ${fmt(maps.weights[i * toks.length + j])}`;
+    showCell(c[0], c[1]);
   });
+  function showCell(i, j) {
+    const maps = headMaps();
+    const toks = meta().tokens;
+    if (!maps) return;
+    const wt = weightAt(maps, i, j, toks.length);
+    hover.textContent = Number.isNaN(wt) ? "" : `${toks[i]} → ${toks[j]}: ${fmt(wt)}`;
+  }
   map.addEventListener("click", (e) => {
     const c = cellAt(e);
     if (c) setRow(c[0]);
@@ -376,14 +443,23 @@ function render({ model, el: root }) {
   map.addEventListener("keydown", (e) => {
     const t = meta().dims?.t ?? 0;
     const r = state.row ?? t - 1;
+    const k = state.key ?? r;
     if (e.key === "ArrowUp") setRow(Math.max(0, r - 1));
     else if (e.key === "ArrowDown") setRow(Math.min(t - 1, r + 1));
-    else return;
+    else if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
+      state.row = r;
+      state.key = Math.max(0, Math.min(t - 1, k + (e.key === "ArrowLeft" ? -1 : 1)));
+      drawMap();
+      drawSteps();
+      showCell(state.row, state.key);
+    } else return;
     e.preventDefault();
+    e.stopPropagation();
   });
 
   function setRow(i) {
     state.row = i;
+    if (state.key != null) showCell(i, state.key);
     drawMap();
     drawSteps();
   }
@@ -397,7 +473,7 @@ function render({ model, el: root }) {
     const maps = headMaps();
     if (!d || !maps) return;
     const t = d.t;
-    const i = state.row ?? t - 1;
+    const i = maps.rowOnly ? t - 1 : Math.min(state.row ?? t - 1, t - 1);
     const toks = m.tokens;
     steps.append(el("h4", {}, `${w.steps} ${i} «${toks[i]}»`));
     if (state.row == null) steps.append(el("div", { class: "attnlab-note" }, w.pick));
@@ -408,7 +484,7 @@ function render({ model, el: root }) {
     let unscaled = null;
     if (maps.scores) {
       cols.push(w.score, w.scaled, w.masked);
-      unscaled = softmax(maps.scores.subarray(i * t, (i + 1) * t), i + 1, 1, tau, mask);
+      unscaled = softmax(rowOf(maps.scores, i, t), i + 1, 1, tau, mask);
     }
     cols.push(w.weight);
     if (unscaled) cols.push(w.unscaled);
@@ -418,19 +494,20 @@ function render({ model, el: root }) {
     const shown = Math.min(n, 64);
     // the strongest keys first when the row is long
     const order = [...Array(n).keys()];
-    if (n > shown) order.sort((a, b) => maps.weights[i * t + b] - maps.weights[i * t + a]);
+    const row = (map) => rowOf(map, i, t);
+    if (n > shown) order.sort((a, b) => row(maps.weights)[b] - row(maps.weights)[a]);
     for (const j of order.slice(0, shown)) {
       const cells = [String(j), toks[j]];
-      if (maps.scores) cells.push(fmt(maps.scores[i * t + j]), fmt(maps.scaled[i * t + j]), fmt(maps.masked[i * t + j]));
-      const wt = maps.weights[i * t + j];
+      if (maps.scores) cells.push(fmt(row(maps.scores)[j]), fmt(row(maps.scaled)[j]), fmt(row(maps.masked)[j]));
+      const wt = row(maps.weights)[j];
       cells.push(fmt(wt));
       if (unscaled) cells.push(fmt(unscaled[j]));
       const raw = [j, null];
-      if (maps.scores) raw.push(maps.scores[i * t + j], maps.scaled[i * t + j], maps.masked[i * t + j]);
+      if (maps.scores) raw.push(row(maps.scores)[j], row(maps.scaled)[j], row(maps.masked)[j]);
       raw.push(wt);
       if (unscaled) raw.push(unscaled[j]);
       // each number's whole value (the float32 the engine gave) on its cell, for exports and tests
-      const tr = el("tr", { "data-key": String(j) }, ...cells.map((c, k) => el("td", k > 1 ? { "data-v": String(raw[k]) } : {}, c)));
+      const tr = el("tr", { "data-key": String(j), class: j === state.key ? "attnlab-key" : "" }, ...cells.map((c, k) => el("td", k > 1 ? { "data-v": String(raw[k]) } : {}, c)));
       tr.style.setProperty("--w", String(wt));
       table.append(tr);
     }
@@ -440,7 +517,7 @@ function render({ model, el: root }) {
     const dk = d.d_k;
     const here = new Float64Array(dk);
     for (let j = 0; j < t; j++) {
-      const wt = maps.weights[i * t + j];
+      const wt = row(maps.weights)[j];
       if (wt === 0) continue;
       for (let k = 0; k < dk; k++) here[k] += wt * maps.v[j * dk + k];
     }
@@ -471,7 +548,17 @@ function render({ model, el: root }) {
     roles.replaceChildren();
     if (!m.roles || !m.dims) return;
     const all = m.roles.map((r, k) => ({ ...r, l: Math.floor(k / m.dims.n_head), h: k % m.dims.n_head }));
-    const pick = (r) => ({ tabindex: "0", class: "attnlab-pick", onclick: () => select(r.l, r.h), onkeydown: (e) => e.key === "Enter" && select(r.l, r.h) });
+    const pick = (r) => ({
+      tabindex: "0",
+      role: "button",
+      class: "attnlab-pick",
+      onclick: () => select(r.l, r.h),
+      onkeydown: (e) => {
+        if (e.key !== "Enter" && e.key !== " ") return;
+        e.preventDefault();
+        select(r.l, r.h);
+      },
+    });
     if (all.length > 32) {
       // many heads: each role's strongest four, clickable
       roles.append(el("h4", {}, w.roles));
@@ -515,15 +602,22 @@ function render({ model, el: root }) {
     const m = meta();
     const maps = headMaps();
     const t = m.dims.t;
-    const px = 16;
-    const lab = 70;
+    const [l, h] = selected();
+    // a long text's map is its pooled thumbnail (at most 64 cells a side), unlabelled
+    const pooled = !maps || maps.rowOnly || t > 128;
+    const n = pooled ? m.cells : t;
+    const values = pooled ? floats(model.get("thumbs")).subarray((l * m.dims.n_head + h) * n * n, (l * m.dims.n_head + h + 1) * n * n) : maps.weights;
+    const px = pooled ? Math.max(4, Math.floor(1024 / n)) : 16;
+    const lab = pooled ? 0 : 70;
     const esc = (s) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-    const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${lab + t * px}" height="${lab + t * px}" font-family="sans-serif" font-size="10">`];
-    for (let i = 0; i < t; i++) {
-      parts.push(`<text x="2" y="${lab + i * px + 12}">${esc(m.tokens[i])}</text>`);
-      parts.push(`<text transform="translate(${lab + i * px + 12},${lab - 2}) rotate(-90)">${esc(m.tokens[i])}</text>`);
-      for (let j = 0; j < t; j++) {
-        const wt = maps ? maps.weights[i * t + j] : 0;
+    const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${lab + n * px}" height="${lab + n * px}" font-family="sans-serif" font-size="10">`];
+    for (let i = 0; i < n; i++) {
+      if (!pooled) {
+        parts.push(`<text x="2" y="${lab + i * px + 12}">${esc(m.tokens[i])}</text>`);
+        parts.push(`<text transform="translate(${lab + i * px + 12},${lab - 2}) rotate(-90)">${esc(m.tokens[i])}</text>`);
+      }
+      for (let j = 0; j < n; j++) {
+        const wt = values[i * n + j];
         parts.push(`<rect x="${lab + j * px}" y="${lab + i * px}" width="${px}" height="${px}" fill="${colour(wt, false)}"><title>${fmt(wt)}</title></rect>`);
       }
     }
@@ -543,8 +637,11 @@ function render({ model, el: root }) {
     textBox.readOnly = !!m.static;
     if (document.activeElement !== textBox && m.kind === "engine") textBox.value = model.get("text") ?? "";
     if (m.error) status.textContent = m.error;
-    else if (m.dims) status.textContent = `${m.dims.t} ${w.tokens}${m.ms != null ? ` · ${m.ms.toFixed(1)} ms` : ""}`;
-    if (m.dims && state.row != null && state.row >= m.dims.t) state.row = null;
+    else if (m.dims) status.textContent = `${m.dims.t} ${w.tokens}${m.ms != null ? ` · ${m.ms.toFixed(1)} ms` : ""}${m.dropped ? ` · ${w.dropped(m.dropped, m.context)}` : ""}`;
+    // a row picked at the end follows the end as the text grows (typing shows the newest token)
+    if (m.dims && state.row != null && (state.row >= m.dims.t || (state.row === state.t - 1 && m.dims.t !== state.t))) state.row = null;
+    if (m.dims) state.t = m.dims.t;
+    if (m.dims && state.key != null && state.key >= m.dims.t) state.key = null;
     drawGrid();
     drawMap();
     drawSteps();
@@ -555,6 +652,8 @@ function render({ model, el: root }) {
 
   model.on("change:meta", drawAll);
   model.on("change:maps", () => {
+    const t = meta().dims?.t ?? 0;
+    if (state.row != null && state.row >= t) state.row = state.key = null;
     drawMap();
     drawSteps();
   });
