@@ -159,6 +159,12 @@ for (const app of APPS) describe(`the Python package in ${app.name}`, () => {
     assert.ok((await colours(page, '.attnlab-widget >> nth=1 >> canvas.attnlab-grid')) > 20, "SmolLM2's heads grid is drawn");
     // the first widget (layer 2, head 1 of the bundled model): its last row's numbers are the CLI's
     const first = page.locator('.attnlab-widget').nth(0);
+    // the page with widget k in view, into target/e2e
+    const shot = async (k, name) => {
+      await page.locator('.attnlab-widget').nth(k).scrollIntoViewIfNeeded();
+      await page.waitForTimeout(500);
+      await page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: false });
+    };
     await first.scrollIntoViewIfNeeded();
     const rowOf = () => first.locator('.attnlab-steps tr[data-key]').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td[data-v]')].map((td) => Number(td.dataset.v))));
     const assertRowIsCli = async (text, head = 1) => {
@@ -206,9 +212,7 @@ for (const app of APPS) describe(`the Python package in ${app.name}`, () => {
     await until(() => `the typed text to be painted (box: ${lastBox})`, async () => Number(await first.getAttribute('data-painted')) > before && (await first.locator('.attnlab-steps h4').textContent()).includes(`${typed.length - 1} «${lastToken}»`), 30_000);
     await assertRowIsCli(`${LESSON} 정말`);
     if (!app.full) {
-      await first.scrollIntoViewIfNeeded();
-      await page.waitForTimeout(500);
-      await page.screenshot({ path: path.join(ARTIFACTS, 'notebook7-widget.png'), fullPage: false });
+      await shot(0, 'notebook7-widget.png');
       assert.deepEqual(errors, [], 'no uncaught error on the page');
       assert.deepEqual(outside, [], 'no request left localhost');
       return;
@@ -226,22 +230,12 @@ for (const app of APPS) describe(`the Python package in ${app.name}`, () => {
     await until('the dark theme', () => page.evaluate(() => document.body.dataset.jpThemeLight === 'false'), 30_000);
     await until('the widget drawn dark', async () => (await corner(page, '.attnlab-widget >> nth=0 >> canvas.attnlab-grid')) < 0.2, 10_000);
     assert.ok(await first.evaluate((e) => e.classList.contains('attnlab-dark')));
-    await first.scrollIntoViewIfNeeded();
-    await page.waitForTimeout(500);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'notebook-widget-dark.png'), fullPage: false });
-    const third = page.locator('.attnlab-widget').nth(2);
-    await third.scrollIntoViewIfNeeded();
-    await page.waitForTimeout(500);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'notebook-view-dark.png'), fullPage: false });
+    await shot(0, 'notebook-widget-dark.png');
+    await shot(2, 'notebook-view-dark.png');
     await page.evaluate(() => window.jupyterapp.commands.execute('apputils:change-theme', { theme: 'JupyterLab Light' }));
     await until('the widget drawn light again', async () => (await corner(page, '.attnlab-widget >> nth=0 >> canvas.attnlab-grid')) > 0.8, 10_000);
-    await first.scrollIntoViewIfNeeded();
-    await page.waitForTimeout(500);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'notebook-widget-light.png'), fullPage: false });
-    const smol = page.locator('.attnlab-widget').nth(1);
-    await smol.scrollIntoViewIfNeeded();
-    await page.waitForTimeout(500);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'notebook-smollm2-light.png'), fullPage: false });
+    await shot(0, 'notebook-widget-light.png');
+    await shot(1, 'notebook-smollm2-light.png');
     // the file save_html wrote opens on its own, with no server
     const saved = path.join(dir, 'attention.html');
     assert.ok(fs.existsSync(saved), 'save_html wrote attention.html');

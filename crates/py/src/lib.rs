@@ -63,6 +63,32 @@ fn options(
     }
 }
 
+/// What a run reads: a text, or token ids.
+#[derive(FromPyObject)]
+enum Input {
+    Text(String),
+    Ids(Vec<u32>),
+}
+
+/// Token ids as a run's tokens: each shown as the tokenizer shows it, with no place in a text.
+fn ids_as_tokens(tok: &attnlab_model::Tokenizer, ids: &[u32]) -> Vec<TokenInfo> {
+    ids.iter()
+        .map(|&id| TokenInfo {
+            id,
+            piece: tok.inner().id_to_token(id).unwrap_or_default(),
+            display: tok.display_id(id),
+            span: (0, 0),
+            partial: false,
+        })
+        .collect()
+}
+
+/// The options checked against the model's layers and heads.
+fn valid(m: &Opened, opts: &AttentionOptions) -> Result<(), Error> {
+    let (n_layer, n_head) = m.heads();
+    opts.validate_for(n_layer, n_head)
+}
+
 /// A model and its tokenizer.
 #[pyclass(frozen, module = "attnlab._native")]
 struct Model {
@@ -122,12 +148,13 @@ impl Model {
         Ok(export::tokens_json(&tokens).to_string())
     }
 
-    /// A forward on `text` keeping no maps (a head's are computed when asked).
-    #[pyo3(signature = (text, temperature=1.0, unscaled=false, no_mask=false, heads_off=Vec::new()))]
+    /// A forward on a text, or on token ids (e.g. a Hugging Face tokenizer's), keeping no
+    /// maps (a head's are computed when asked).
+    #[pyo3(signature = (input, temperature=1.0, unscaled=false, no_mask=false, heads_off=Vec::new()))]
     fn run(
         &self,
         py: Python<'_>,
-        text: &str,
+        input: Input,
         temperature: f32,
         unscaled: bool,
         no_mask: bool,
@@ -137,49 +164,13 @@ impl Model {
         let m = &*self.inner;
         let (tokens, trace) = py
             .detach(|| {
-                let (n_layer, n_head) = m.heads();
-                opts.validate_for(n_layer, n_head)?;
-                with_opened!(m, b => b.trace_text(text, &opts, Keep::Streams))
-            })
-            .map_err(py_err)?;
-        Ok(Run {
-            model: Arc::clone(&self.inner),
-            tokens,
-            trace,
-        })
-    }
-
-    /// `run` on token ids (e.g. a Hugging Face tokenizer's), not a text.
-    #[pyo3(signature = (ids, temperature=1.0, unscaled=false, no_mask=false, heads_off=Vec::new()))]
-    fn run_ids(
-        &self,
-        py: Python<'_>,
-        ids: Vec<u32>,
-        temperature: f32,
-        unscaled: bool,
-        no_mask: bool,
-        heads_off: Vec<(usize, usize)>,
-    ) -> PyResult<Run> {
-        let opts = options(temperature, unscaled, no_mask, heads_off);
-        let m = &*self.inner;
-        let (tokens, trace) = py
-            .detach(|| {
-                let (n_layer, n_head) = m.heads();
-                opts.validate_for(n_layer, n_head)?;
-                with_opened!(m, b => {
-                    let trace = b.traced().trace_kept(None, &ids, &opts, Keep::Streams)?.0;
-                    let tok = b.tokenizer();
-                    let tokens: Vec<TokenInfo> = ids
-                        .iter()
-                        .map(|&id| TokenInfo {
-                            id,
-                            piece: tok.inner().id_to_token(id).unwrap_or_default(),
-                            display: tok.display_id(id),
-                            span: (0, 0),
-                            partial: false,
-                        })
-                        .collect();
-                    Ok::<_, Error>((tokens, trace))
+                valid(m, &opts)?;
+                with_opened!(m, b => match &input {
+                    Input::Text(text) => b.trace_text(text, &opts, Keep::Streams),
+                    Input::Ids(ids) => {
+                        let trace = b.traced().trace_kept(None, ids, &opts, Keep::Streams)?.0;
+                        Ok((ids_as_tokens(b.tokenizer(), ids), trace))
+                    }
                 })
             })
             .map_err(py_err)?;
@@ -208,8 +199,7 @@ impl Model {
         let opts = options(temperature, unscaled, no_mask, heads_off);
         let m = &*self.inner;
         py.detach(|| {
-            let (n_layer, n_head) = m.heads();
-            opts.validate_for(n_layer, n_head)?;
+            valid(m, &opts)?;
             with_opened!(m, b => {
                 let probe = Probe::new(b.tokenizer(), probe_len, seed, b.context());
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -238,8 +228,7 @@ impl Model {
         let opts = options(temperature, unscaled, no_mask, heads_off);
         let m = &*self.inner;
         py.detach(|| {
-            let (n_layer, n_head) = m.heads();
-            opts.validate_for(n_layer, n_head).map_err(py_err)?;
+            valid(m, &opts).map_err(py_err)?;
             with_opened!(m, b => {
                 let (tokens, tr) = b.trace_text(text, &opts, Keep::Streams).map_err(py_err)?;
                 let pos = position(&tr, pos)?;
@@ -419,21 +408,9 @@ impl Run {
         layer: usize,
         head: usize,
     ) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
-        let tr = &self.trace;
-        let maps = py.detach(|| tr.head_maps(layer, head)).map_err(py_err)?;
-        [
-            (&maps.scores, false),
-            (&maps.scaled, false),
-            (&maps.masked, true),
-            (&maps.weights, false),
-            (&maps.q, false),
-            (&maps.k, false),
-            (&maps.v, false),
-            (&maps.head_out, false),
-        ]
-        .into_iter()
-        .map(|(m, masked)| bytes(py, m, masked))
-        .collect()
+        let mut all = self.head_rows(py, layer, head, 0, self.trace.dims.t)?;
+        all.extend(self.head_vectors(py, layer, head)?);
+        Ok(all)
     }
 
     /// One head's four maps for the query rows `start..end` only (each (rows, T)).

@@ -52,6 +52,7 @@ def _floats(raw: bytearray, shape: Sequence[int]) -> np.ndarray:
 def _text(text: object) -> str:
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
+    text.encode("utf-8")  # a lone surrogate is no text: UnicodeEncodeError, a ValueError
     return text
 
 
@@ -209,9 +210,7 @@ class Model:
         ÷√d_k, `no_mask` lets tokens look ahead, `heads_off` switches (layer, head) pairs off
         (the CLI's --temperature, --no-scale, --no-mask, --ablate)."""
         opts = _options(temperature, unscaled, no_mask, heads_off)
-        if isinstance(text, str):
-            return Run(self._m.run(text, **opts))
-        return Run(self._m.run_ids(_ids(text), **opts))
+        return Run(self._m.run(_text(text) if isinstance(text, str) else _ids(text), **opts))
 
     def heads(
         self,
