@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, TryLockError};
 
 use attnlab_model::cpu::MASKED;
 use attnlab_model::export;
@@ -17,7 +17,7 @@ use attnlab_model::inspect::Inspect;
 use attnlab_model::open::{open, Opened};
 use attnlab_model::roles::{self, Probe, Subject};
 use attnlab_model::sample::Sampling;
-use attnlab_model::{with_opened, AttentionOptions, Bundle, Error, Keep, TokenInfo, Trace};
+use attnlab_model::{with_opened, AttentionOptions, Bundle, Error, Keep, Pooled, TokenInfo, Trace};
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
@@ -149,8 +149,11 @@ impl Model {
     }
 
     /// A forward on a text, or on token ids (e.g. a Hugging Face tokenizer's), keeping no
-    /// maps (a head's are computed when asked).
-    #[pyo3(signature = (input, temperature=1.0, unscaled=false, no_mask=false, heads_off=Vec::new()))]
+    /// maps (a head's are computed when asked). With `prev`, an earlier run of this model, the
+    /// positions the two share at the start are taken from it, not computed again (typing at
+    /// the end of a long text costs one position).
+    #[pyo3(signature = (input, temperature=1.0, unscaled=false, no_mask=false, heads_off=Vec::new(), prev=None))]
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         py: Python<'_>,
@@ -159,18 +162,27 @@ impl Model {
         unscaled: bool,
         no_mask: bool,
         heads_off: Vec<(usize, usize)>,
+        prev: Option<Bound<'_, Run>>,
     ) -> PyResult<Run> {
         let opts = options(temperature, unscaled, no_mask, heads_off);
         let m = &*self.inner;
-        let (tokens, trace) = py
+        // another model's run shares nothing with this one
+        let prev = prev
+            .as_ref()
+            .map(Bound::get)
+            .filter(|r| Arc::ptr_eq(&r.model, &self.inner));
+        let earlier = prev.map(|r| &r.trace);
+        let (tokens, (trace, incremental)) = py
             .detach(|| {
                 valid(m, &opts)?;
-                with_opened!(m, b => match &input {
-                    Input::Text(text) => b.trace_text(text, &opts, Keep::Streams),
-                    Input::Ids(ids) => {
-                        let trace = b.traced().trace_kept(None, ids, &opts, Keep::Streams)?.0;
-                        Ok((ids_as_tokens(b.tokenizer(), ids), trace))
-                    }
+                with_opened!(m, b => {
+                    let tokens = match &input {
+                        Input::Text(text) => b.tokenizer().encode(text)?,
+                        Input::Ids(ids) => ids_as_tokens(b.tokenizer(), ids),
+                    };
+                    let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
+                    let traced = b.traced().trace_kept(earlier, &ids, &opts, Keep::Streams)?;
+                    Ok::<_, Error>((tokens, traced))
                 })
             })
             .map_err(py_err)?;
@@ -178,6 +190,7 @@ impl Model {
             model: Arc::clone(&self.inner),
             tokens,
             trace,
+            incremental,
         })
     }
 
@@ -369,12 +382,76 @@ fn text_roles(
     Ok(out)
 }
 
+/// The most cells a thumbnail's side may have.
+const MAX_SIDE: usize = 1024;
+
+/// Every head's weights pooled small, kept from run to run of one text as it is edited: only
+/// the rows a run changed are pooled again (the page's heads grid does the same).
+#[pyclass(frozen, module = "attnlab._native")]
+struct Pooler {
+    pooled: Mutex<Pooled>,
+}
+
+#[pymethods]
+impl Pooler {
+    #[new]
+    fn new(side: usize) -> PyResult<Pooler> {
+        if !(1..=MAX_SIDE).contains(&side) {
+            return Err(value_err(format!("side must be 1…{MAX_SIDE}, got {side}")));
+        }
+        Ok(Pooler {
+            pooled: Mutex::new(Pooled::new(side)),
+        })
+    }
+
+    /// The thumbnails of `run` (`Run.thumbnails`' four values), pooling only the rows that
+    /// differ from the last run given.
+    fn update<'py>(
+        &self,
+        py: Python<'py>,
+        run: &Bound<'py, Run>,
+    ) -> PyResult<(usize, usize, Bound<'py, PyByteArray>, String)> {
+        let trace = &run.get().trace;
+        // never wait for the lock while holding the interpreter's (the holder, detached,
+        // needs it back to finish): a second thread gets an error instead
+        let mut guard = self.pooled.try_lock().map_err(|e| match e {
+            TryLockError::WouldBlock => value_err("this Pooler is busy in another thread"),
+            TryLockError::Poisoned(_) => value_err("a pooling failed before: make a new Pooler"),
+        })?;
+        let pooled: &mut Pooled = &mut guard;
+        let th = py
+            .detach(|| {
+                pooled.update(trace)?;
+                Ok::<_, Error>(pooled.thumbnails())
+            })
+            .map_err(py_err)?;
+        thumbnails_out(py, &th)
+    }
+}
+
+/// Thumbnails as Python takes them: (span, cells, the cells as float32 bytes, each head's
+/// roles as JSON).
+fn thumbnails_out<'py>(
+    py: Python<'py>,
+    th: &attnlab_model::Thumbnails,
+) -> PyResult<(usize, usize, Bound<'py, PyByteArray>, String)> {
+    let roles: Vec<serde_json::Value> = roles::pooled_scores(th).iter().map(scores_json).collect();
+    Ok((
+        th.span,
+        th.cells,
+        bytes(py, &th.weights, false)?,
+        serde_json::Value::Array(roles).to_string(),
+    ))
+}
+
 /// One forward's result: the tokens, the kept vectors, the next-token distribution.
 #[pyclass(frozen, module = "attnlab._native")]
 struct Run {
     model: Arc<Opened>,
     tokens: Vec<TokenInfo>,
     trace: Trace,
+    /// Whether positions were taken from an earlier run (`Model.run`'s `prev`).
+    incremental: bool,
 }
 
 #[pymethods]
@@ -382,6 +459,11 @@ impl Run {
     /// The tokens that were run (after any dropped to fit the context), as JSON.
     fn tokens(&self) -> String {
         export::tokens_json(export::run_tokens(&self.tokens, &self.trace)).to_string()
+    }
+
+    /// Whether positions were taken from the earlier run given as `prev`.
+    fn incremental(&self) -> bool {
+        self.incremental
     }
 
     /// How many tokens at the start of the text were dropped to fit the context.
@@ -509,14 +591,7 @@ impl Run {
         // past T cells a side, every cell is one weight already
         let side = side.min(tr.dims.t);
         let th = py.detach(|| tr.thumbnails(side)).map_err(py_err)?;
-        let roles: Vec<serde_json::Value> =
-            roles::pooled_scores(&th).iter().map(scores_json).collect();
-        Ok((
-            th.span,
-            th.cells,
-            bytes(py, &th.weights, false)?,
-            serde_json::Value::Array(roles).to_string(),
-        ))
+        thumbnails_out(py, &th)
     }
 
     /// The next-token logits after the last token (V), as float32 bytes.
@@ -541,6 +616,7 @@ impl Run {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_class::<Run>()?;
+    m.add_class::<Pooler>()?;
     m.add_function(wrap_pyfunction!(text_roles, m)?)?;
     m.add("PROBE_LEN", roles::PROBE_LEN)?;
     m.add("PROBE_SEED", roles::PROBE_SEED)?;

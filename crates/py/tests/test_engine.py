@@ -107,11 +107,11 @@ def test_options_equal_the_cli_flags(bundled):
 
 
 def test_a_llama_fixture_equals_the_cli(fixture_model):
-    same_as_cli_trace(fixture_model, FIXTURE, "the cat sat on the mat")
+    same_as_cli_trace(fixture_model, FIXTURE, "I like coffee, but my friend likes tea.")
     same_as_cli_trace(
         fixture_model,
         FIXTURE,
-        "the cat sat on the mat",
+        "I like coffee, but my friend likes tea.",
         ("--temperature", "2", "--ablate", "1.2"),
         temperature=2.0,
         heads_off=[(1, 2)],
@@ -147,7 +147,7 @@ def test_attention_equals_transformers(fixture_model):
 
 
 def test_roles_lens_and_generation_equal_the_cli(bundled, fixture_model):
-    for model, path, text in ((bundled, None, LESSON_KO), (fixture_model, FIXTURE, "the cat sat on the mat")):
+    for model, path, text in ((bundled, None, LESSON_KO), (fixture_model, FIXTURE, "I like coffee, but my friend likes tea.")):
         doc = cli(path, "heads", text, "--format", "json", "--probe-len", "12")
         assert model.heads(text, probe_len=12, report=True) == doc
         rows = model.heads(text, probe_len=12)
@@ -226,3 +226,24 @@ def test_bad_texts_and_options_raise_clear_errors(bundled):
         bundled.generate("tea", 0)
     with pytest.raises(ValueError, match="top_p|top-p"):
         bundled.generate("tea", 2, top_p=1.5)
+
+
+def test_a_run_after_an_edit_reuses_the_earlier_positions(bundled, fixture_model):
+    for model, text in ((bundled, LESSON_KO), (fixture_model, "I like coffee, but my friend likes tea.")):
+        first = model.run(text)
+        assert not first.incremental
+        longer = model.run(text + " and", prev=first)
+        assert longer.incremental
+        fresh = model.run(text + " and")
+        assert np.abs(longer.attention - fresh.attention).max() < 1e-5
+        assert np.abs(longer.logits - fresh.logits).max() < 1e-4
+        assert longer.top(3)[0]["id"] == fresh.top(3)[0]["id"]
+        # another text (nothing shared at the start) or other options: nothing reused
+        other = " ".join(reversed(text.split()))
+        assert model.tokenize(other)[0]["id"] != first.ids[0]
+        assert not model.run(other, prev=first).incremental
+        assert not model.run(text, prev=first, temperature=0.5).incremental
+    # a run of another model is not mixed in
+    assert not bundled.run(LESSON_KO, prev=fixture_model.run("Which do you like better?")).incremental
+    with pytest.raises(TypeError, match="attnlab.Run"):
+        bundled.run(LESSON_KO, prev="run")

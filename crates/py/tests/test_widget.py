@@ -50,6 +50,12 @@ def test_editing_the_text_reruns_and_a_bad_text_keeps_the_last_result(model):
     t0 = w.meta["dims"]["t"]
     w.text = LESSON_KO
     assert w.meta["dims"]["t"] > t0 and w.meta["tokens"] == w.run.tokens
+    assert w.run.incremental  # typed at the end: the earlier positions reused
+    # the grid's thumbnails, pooled row by row as the text grew, are a fresh run's
+    doc = cli(None, "thumbnails", LESSON_KO)
+    thumbs = floats(w.thumbs).reshape(-1, doc["cells"], doc["cells"])
+    for k, h in enumerate(doc["heads"]):
+        assert np.abs(thumbs[k] - np.array(h["weights"], dtype=np.float32)).max() < 1e-6
     w.head = 3
     t = w.meta["dims"]["t"]
     assert np.array_equal(floats(w.maps)[3 * t * t : 4 * t * t].reshape(t, t), w.run.head(0, 3).weights)
@@ -173,3 +179,9 @@ def test_save_html_keeps_any_token_inside_its_script(model, tmp_path):
     page = w.save_html(tmp_path / "b.html").read_text(encoding="utf-8")
     script = page[page.index('<script type="module">') + len('<script type="module">') : page.rindex("</script>")]
     assert "<" not in script
+
+
+def test_a_pooler_refuses_absurd_sides():
+    for side in (0, 1025):
+        with pytest.raises(ValueError, match="side"):
+            attnlab._native.Pooler(side)

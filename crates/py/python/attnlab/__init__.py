@@ -137,6 +137,11 @@ class Run:
         return [t["id"] for t in self.token_info]
 
     @property
+    def incremental(self) -> bool:
+        """Whether positions were reused from the run given as `prev`."""
+        return self._r.incremental()
+
+    @property
     def dropped(self) -> int:
         """How many tokens at the start were dropped to fit the model's context."""
         return self._r.dropped()
@@ -204,13 +209,21 @@ class Model:
         unscaled: bool = False,
         no_mask: bool = False,
         heads_off: Iterable = (),
+        prev: Optional["Run"] = None,
     ) -> Run:
         """A forward pass over `text` (a str, or token ids as a list or 1-D array of ints):
         `temperature` is the attention softmax's τ, `unscaled` skips the
         ÷√d_k, `no_mask` lets tokens look ahead, `heads_off` switches (layer, head) pairs off
-        (the CLI's --temperature, --no-scale, --no-mask, --ablate)."""
+        (the CLI's --temperature, --no-scale, --no-mask, --ablate). `prev`, an earlier run of
+        this model: the positions the two share at the start are reused, not computed again
+        (`Run.incremental` says whether they were) — an edit at the end of a long text costs
+        one position."""
         opts = _options(temperature, unscaled, no_mask, heads_off)
-        return Run(self._m.run(_text(text) if isinstance(text, str) else _ids(text), **opts))
+        if prev is not None and not isinstance(prev, Run):
+            raise TypeError(f"prev must be an attnlab.Run, not {type(prev).__name__}")
+        native_prev = None if prev is None else prev._r
+        source = _text(text) if isinstance(text, str) else _ids(text)
+        return Run(self._m.run(source, **opts, prev=native_prev))
 
     def heads(
         self,

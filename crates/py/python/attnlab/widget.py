@@ -51,11 +51,14 @@ class _Engine:
         self.options = options
         self.run = None
         self.ms = None
+        # every head pooled for the grid, kept up to date row by row as the text is edited
+        self.pooler = _native.Pooler(SIDE)
 
     def update(self, text: str) -> dict:
         started = time.perf_counter()
-        self.run = self.model.run(text, **self.options)
-        span, cells, thumbs, roles = self.run._r.thumbnails(SIDE)
+        # the last run's positions are reused: typing at the end computes one position
+        self.run = self.model.run(text, **self.options, prev=self.run)
+        span, cells, thumbs, roles = self.pooler.update(self.run._r)
         self.ms = (time.perf_counter() - started) * 1000
         r = self.run
         self.thumbs = bytes(thumbs)
