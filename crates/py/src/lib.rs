@@ -17,7 +17,9 @@ use attnlab_model::inspect::Inspect;
 use attnlab_model::open::{open, Opened};
 use attnlab_model::roles::{self, Probe, Subject};
 use attnlab_model::sample::Sampling;
-use attnlab_model::{with_opened, AttentionOptions, Bundle, Error, Keep, Pooled, TokenInfo, Trace};
+use attnlab_model::{
+    with_opened, AttentionOptions, Bundle, Earlier, Error, Keep, Pooled, TokenInfo, Trace,
+};
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
@@ -151,8 +153,9 @@ impl Model {
     /// A forward on a text, or on token ids (e.g. a Hugging Face tokenizer's), keeping no
     /// maps (a head's are computed when asked). With `prev`, an earlier run of this model, the
     /// positions the two share at the start are taken from it, not computed again (typing at
-    /// the end of a long text costs one position).
-    #[pyo3(signature = (input, temperature=1.0, unscaled=false, no_mask=false, heads_off=Vec::new(), prev=None))]
+    /// the end of a long text costs one position). `progress(done, layers)` is called after
+    /// each block (a long text's progress bar); what it raises is ignored.
+    #[pyo3(signature = (input, temperature=1.0, unscaled=false, no_mask=false, heads_off=Vec::new(), prev=None, progress=None))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -163,6 +166,7 @@ impl Model {
         no_mask: bool,
         heads_off: Vec<(usize, usize)>,
         prev: Option<Bound<'_, Run>>,
+        progress: Option<Py<PyAny>>,
     ) -> PyResult<Run> {
         let opts = options(temperature, unscaled, no_mask, heads_off);
         let m = &*self.inner;
@@ -172,6 +176,14 @@ impl Model {
             .map(Bound::get)
             .filter(|r| Arc::ptr_eq(&r.model, &self.inner));
         let earlier = prev.map(|r| &r.trace);
+        let n_layer = m.heads().0;
+        let mut layer_done = |l: usize| {
+            if let Some(f) = &progress {
+                Python::attach(|py| {
+                    let _ = f.call1(py, (l + 1, n_layer));
+                });
+            }
+        };
         let (tokens, (trace, incremental)) = py
             .detach(|| {
                 valid(m, &opts)?;
@@ -181,7 +193,13 @@ impl Model {
                         Input::Ids(ids) => ids_as_tokens(b.tokenizer(), ids),
                     };
                     let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
-                    let traced = b.traced().trace_kept(earlier, &ids, &opts, Keep::Streams)?;
+                    let traced = b.traced().trace_watched(
+                        earlier.map(Earlier::Borrowed),
+                        &ids,
+                        &opts,
+                        Keep::Streams,
+                        &mut layer_done,
+                    )?;
                     Ok::<_, Error>((tokens, traced))
                 })
             })

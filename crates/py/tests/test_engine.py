@@ -247,3 +247,20 @@ def test_a_run_after_an_edit_reuses_the_earlier_positions(bundled, fixture_model
     assert not bundled.run(LESSON_KO, prev=fixture_model.run("Which do you like better?")).incremental
     with pytest.raises(TypeError, match="attnlab.Run"):
         bundled.run(LESSON_KO, prev="run")
+
+
+def test_a_progress_callback_hears_every_block(bundled, capsys):
+    heard = []
+    bundled.run(LESSON_KO, progress=lambda done, total: heard.append((done, total)))
+    assert heard == [(l + 1, bundled.n_layer) for l in range(bundled.n_layer)]
+    # a callback that raises does not stop the run
+    run = bundled.run(LESSON_KO, progress=lambda done, total: 1 / 0)
+    assert run.t > 0
+    # the bar: drawn only past its delay (here none), on stderr, one line
+    bar = attnlab.ProgressBar(after=0)
+    bundled.run(LESSON_KO, progress=bar)
+    bar.close()
+    err = capsys.readouterr().err
+    assert err.endswith(f"{bundled.n_layer}/{bundled.n_layer} layers\n") and "[" in err
+    with pytest.raises(TypeError, match="progress"):
+        bundled.run(LESSON_KO, progress=5)

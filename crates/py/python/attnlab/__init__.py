@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Iterable, NamedTuple, Optional, Sequence, Union
+import sys
+import time
+from typing import Callable, Iterable, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _native
 
-__all__ = ["load", "show", "view", "Model", "Run", "Head"]
+__all__ = ["load", "show", "view", "Model", "Run", "Head", "ProgressBar"]
 __version__ = _native.VERSION
 
 PROBE_LEN = _native.PROBE_LEN
@@ -96,6 +98,32 @@ def _index(value: object, name: str) -> int:
     if value < 0:
         raise ValueError(f"{name} must be ≥ 0, got {value}")
     return int(value)
+
+
+class ProgressBar:
+    """A bar over a forward's layers on stderr (a notebook cell shows it as it moves), drawn
+    once the run has taken half a second."""
+
+    def __init__(self, after: float = 0.5):
+        self.started = time.perf_counter()
+        self.after = after
+        self.drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if time.perf_counter() - self.started < self.after:
+            return
+        width = 30
+        full = width * done // max(total, 1)
+        sys.stderr.write(f"\r[{'#' * full}{'.' * (width - full)}] {done}/{total} layers")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        """Ends the bar's line (once, and only if it was drawn)."""
+        if self.drawn:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.drawn = False
 
 
 class Head(NamedTuple):
@@ -210,6 +238,7 @@ class Model:
         no_mask: bool = False,
         heads_off: Iterable = (),
         prev: Optional["Run"] = None,
+        progress: Union[bool, Callable[[int, int], object]] = False,
     ) -> Run:
         """A forward pass over `text` (a str, or token ids as a list or 1-D array of ints):
         `temperature` is the attention softmax's τ, `unscaled` skips the
@@ -217,13 +246,21 @@ class Model:
         (the CLI's --temperature, --no-scale, --no-mask, --ablate). `prev`, an earlier run of
         this model: the positions the two share at the start are reused, not computed again
         (`Run.incremental` says whether they were) — an edit at the end of a long text costs
-        one position."""
+        one position. `progress=True` draws a bar over the layers on stderr when the run takes
+        more than half a second; a callable gets (layers done, layers) after each block."""
         opts = _options(temperature, unscaled, no_mask, heads_off)
         if prev is not None and not isinstance(prev, Run):
             raise TypeError(f"prev must be an attnlab.Run, not {type(prev).__name__}")
         native_prev = None if prev is None else prev._r
         source = _text(text) if isinstance(text, str) else _ids(text)
-        return Run(self._m.run(source, **opts, prev=native_prev))
+        bar = ProgressBar() if progress is True else (progress or None)
+        if bar is not None and not callable(bar):
+            raise TypeError("progress must be True, False or a callable(done, total)")
+        try:
+            return Run(self._m.run(source, **opts, prev=native_prev, progress=bar))
+        finally:
+            if isinstance(bar, ProgressBar):
+                bar.close()
 
     def heads(
         self,

@@ -56,8 +56,9 @@ class _Engine:
 
     def update(self, text: str) -> dict:
         started = time.perf_counter()
-        # the last run's positions are reused: typing at the end computes one position
-        self.run = self.model.run(text, **self.options, prev=self.run)
+        # the last run's positions are reused: typing at the end computes one position; the
+        # first run of a long text draws a bar over the layers under the cell
+        self.run = self.model.run(text, **self.options, prev=self.run, progress=self.run is None)
         span, cells, thumbs, roles = self.pooler.update(self.run._r)
         self.ms = (time.perf_counter() - started) * 1000
         r = self.run
