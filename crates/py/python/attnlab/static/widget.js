@@ -442,7 +442,7 @@ function render({ model, el: root }) {
   });
   map.addEventListener("keydown", (e) => {
     const t = meta().dims?.t ?? 0;
-    const r = state.row ?? t - 1;
+    const r = headMaps()?.rowOnly ? t - 1 : state.row ?? t - 1;
     const k = state.key ?? r;
     if (e.key === "ArrowUp") setRow(Math.max(0, r - 1));
     else if (e.key === "ArrowDown") setRow(Math.min(t - 1, r + 1));
@@ -458,6 +458,9 @@ function render({ model, el: root }) {
   });
 
   function setRow(i) {
+    // a long text's numbers are its last row's only: the row stays there
+    const maps = headMaps();
+    if (maps?.rowOnly) i = meta().dims.t - 1;
     state.row = i;
     if (state.key != null) showCell(i, state.key);
     drawMap();
