@@ -17,19 +17,6 @@ fn write(out: &mut impl Write, text: &str) -> Result<(), String> {
     }
 }
 
-/// A row of the run (`None`: the last), checked against the text.
-fn position(tr: &Trace, p: Option<usize>, what: &str) -> Result<usize, String> {
-    let t = tr.dims.t;
-    match p {
-        None => Ok(t - 1),
-        Some(p) if p < t => Ok(p),
-        Some(p) => Err(format!(
-            "{what} {p} is past the text: its tokens are 0…{} (after any dropped to fit the context)",
-            t - 1
-        )),
-    }
-}
-
 pub fn lens(
     out: &mut impl Write,
     m: &impl Inspect,
@@ -39,7 +26,7 @@ pub fn lens(
     top: usize,
     json_out: bool,
 ) -> Result<(), String> {
-    let pos = position(tr, pos, "position")?;
+    let pos = export::position(tr, pos, "position")?;
     let lens = m.lens(tr, pos, top.max(1)).map_err(|e| e.to_string())?;
     let toks = run_tokens(tokens, tr);
     let how = export::lens_how(lens.normalised);
@@ -80,7 +67,7 @@ pub fn flow(
     method: Method,
     json_out: bool,
 ) -> Result<(), String> {
-    let q = position(tr, query, "query")?;
+    let q = export::position(tr, query, "query")?;
     let toks = run_tokens(tokens, tr);
     let strip = flow::strip(tr, q, method);
     let t = tr.dims.t;

@@ -7,9 +7,23 @@ use serde_json::{json, Value};
 
 use crate::cpu::MASKED;
 use crate::lens::{Lens, Normalised};
-use crate::roles::{Report, Role};
+use crate::roles::{Report, Role, Scores};
 use crate::sample::{Generated, Sampling};
 use crate::{HeadRows, TokenInfo, Tokenizer, Trace};
+
+/// A row of the run (`None`: the last), checked against the text; `what` names it in the
+/// message ("position", "query").
+pub fn position(tr: &Trace, p: Option<usize>, what: &str) -> Result<usize, String> {
+    let t = tr.dims.t;
+    match p {
+        None => Ok(t - 1),
+        Some(p) if p < t => Ok(p),
+        Some(p) => Err(format!(
+            "{what} {p} is past the text: its tokens are 0…{} (after any dropped to fit the context)",
+            t - 1
+        )),
+    }
+}
 
 /// The (layer, head) pairs to print.
 pub struct Selection(pub Vec<(usize, usize)>);
@@ -178,6 +192,14 @@ fn number(v: Option<f32>) -> Value {
         .map_or(Value::Null, Value::from)
 }
 
+/// One head's score of every role, by the role's code (null where it has none).
+pub fn scores_json(s: &Scores) -> serde_json::Map<String, Value> {
+    Role::ALL
+        .iter()
+        .map(|&role| (role.code().to_string(), number(s.get(role))))
+        .collect()
+}
+
 /// Every head's role scores (`roles::measure`'s report): `attnlab heads --format json`.
 pub fn roles_json(tokenizer: &Tokenizer, r: &Report) -> Value {
     let heads: Vec<Value> = r
@@ -185,12 +207,8 @@ pub fn roles_json(tokenizer: &Tokenizer, r: &Report) -> Value {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let scores: serde_json::Map<String, Value> = Role::ALL
-                .iter()
-                .map(|&role| (role.code().to_string(), number(s.get(role))))
-                .collect();
             json!({
-                "layer": i / r.n_head, "head": i % r.n_head, "scores": scores,
+                "layer": i / r.n_head, "head": i % r.n_head, "scores": scores_json(s),
                 "role": s.strongest().map(|(role, _)| role.code()),
             })
         })

@@ -618,6 +618,26 @@ fn band_sum(rows: &[f32], band: Range<usize>, side: usize) -> Vec<f64> {
     sums
 }
 
+/// One (T, T) map of weights pooled to at most `side` × `side` cells exactly as `Pooled`
+/// pools a head of a run (the same span, the same sums): (span, cells, the cells row by row).
+/// For attention computed elsewhere (the Python package's `view`).
+pub fn pool_map(weights: &[f32], t: usize, side: usize) -> (usize, usize, Vec<f32>) {
+    let span = span_for(t, side);
+    let cells = t.div_ceil(span);
+    let rows: Vec<f32> = weights
+        .chunks_exact(t)
+        .flat_map(|w| pool(w, span, side))
+        .collect();
+    let mut out = Vec::with_capacity(cells * cells);
+    for r in 0..cells {
+        let band = r * span..((r + 1) * span).min(t);
+        let n = band.len() as f64;
+        let sums = band_sum(&rows, band, side);
+        out.extend(sums[..cells].iter().map(|s| (s / n) as f32));
+    }
+    (span, cells, out)
+}
+
 impl Trace {
     /// Every head's weights pooled to at most `side` × `side` cells (`Thumbnails`).
     pub fn thumbnails(&self, side: usize) -> Result<Thumbnails> {

@@ -592,3 +592,29 @@ fn a_watched_run_names_each_block_as_it_ends_and_an_owned_cache_grows_into_the_s
         "the order is seen on a model of several blocks"
     );
 }
+
+/// `maps::pool_map` on one head's map gives that head's thumbnail, bit for bit, at every side
+/// (the Python package pools attention computed elsewhere with it).
+#[test]
+fn a_map_pooled_alone_is_its_heads_thumbnail() {
+    let config = attnlab_model::Config {
+        n_positions: 16,
+        ..tiny_config(LnPlacement::Post)
+    };
+    let model = random_model(&config, 9, 1.0);
+    let ids: Vec<u32> = (0..13).map(|i| (i * 5 + 1) % 20).collect();
+    let o = AttentionOptions::default();
+    let full = forward_kept(&model, None, &ids, &o, Keep::All).unwrap().0;
+    let t = full.dims.t;
+    for side in [1, 2, 3, 4, 5, 13, 64] {
+        let th = full.thumbnails(side).unwrap();
+        for l in 0..full.dims.n_layer {
+            for h in 0..full.dims.n_head {
+                let (span, cells, got) =
+                    attnlab_model::maps::pool_map(full.head(l, h).weights, t, side);
+                assert_eq!((span, cells), (th.span, th.cells), "side {side}");
+                assert_eq!(got, th.head(l, h), "side {side}, head {l}.{h}");
+            }
+        }
+    }
+}

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, TryLockError};
 use attnlab_model::cpu::MASKED;
 use attnlab_model::export;
 use attnlab_model::inspect::Inspect;
+use attnlab_model::maps::pool_map;
 use attnlab_model::open::{open, Opened};
 use attnlab_model::roles::{self, Probe, Subject};
 use attnlab_model::sample::Sampling;
@@ -83,12 +84,6 @@ fn ids_as_tokens(tok: &attnlab_model::Tokenizer, ids: &[u32]) -> Vec<TokenInfo> 
             partial: false,
         })
         .collect()
-}
-
-/// The options checked against the model's layers and heads.
-fn valid(m: &Opened, opts: &AttentionOptions) -> Result<(), Error> {
-    let (n_layer, n_head) = m.heads();
-    opts.validate_for(n_layer, n_head)
 }
 
 /// A model and its tokenizer.
@@ -186,7 +181,6 @@ impl Model {
         };
         let (tokens, (trace, incremental)) = py
             .detach(|| {
-                valid(m, &opts)?;
                 with_opened!(m, b => {
                     let tokens = match &input {
                         Input::Text(text) => b.tokenizer().encode(text)?,
@@ -230,7 +224,9 @@ impl Model {
         let opts = options(temperature, unscaled, no_mask, heads_off);
         let m = &*self.inner;
         py.detach(|| {
-            valid(m, &opts)?;
+            // the probe alone runs without these options: they are checked here, as the CLI does
+            let (n_layer, n_head) = m.heads();
+            opts.validate_for(n_layer, n_head)?;
             with_opened!(m, b => {
                 let probe = Probe::new(b.tokenizer(), probe_len, seed, b.context());
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -259,10 +255,9 @@ impl Model {
         let opts = options(temperature, unscaled, no_mask, heads_off);
         let m = &*self.inner;
         py.detach(|| {
-            valid(m, &opts).map_err(py_err)?;
             with_opened!(m, b => {
                 let (tokens, tr) = b.trace_text(text, &opts, Keep::Streams).map_err(py_err)?;
-                let pos = position(&tr, pos)?;
+                let pos = export::position(&tr, pos, "position").map_err(value_err)?;
                 let lens = b.lens(&tr, pos, top.max(1)).map_err(py_err)?;
                 let shown = &export::run_tokens(&tokens, &tr)[pos].display;
                 Ok(export::lens_json(b.tokenizer(), shown, &lens).to_string())
@@ -311,19 +306,6 @@ impl Model {
     }
 }
 
-/// A row of the run (`None`: the last), checked against the text.
-fn position(tr: &Trace, p: Option<usize>) -> PyResult<usize> {
-    let t = tr.dims.t;
-    match p {
-        None => Ok(t - 1),
-        Some(p) if p < t => Ok(p),
-        Some(p) => Err(value_err(format!(
-            "position {p} is past the text: its tokens are 0…{}",
-            t - 1
-        ))),
-    }
-}
-
 /// `values` as little-endian float32 bytes, masked entries (`cpu::MASKED`) as −∞ when
 /// `masked` says so.
 fn write_f32(out: &mut [u8], values: &[f32], masked: bool) {
@@ -345,21 +327,49 @@ fn bytes<'py>(py: Python<'py>, values: &[f32], masked: bool) -> PyResult<Bound<'
     })
 }
 
-/// One head's role scores as JSON: each role's score by its code, and the strongest role
-/// that reaches its threshold (`role`, or null).
+/// One head's role scores as JSON (`export::scores_json`) with the strongest role that
+/// reaches its threshold (`role`, or null).
 fn scores_json(s: &roles::Scores) -> serde_json::Value {
-    let mut m: serde_json::Map<String, serde_json::Value> = roles::Role::ALL
-        .iter()
-        .filter_map(|&r| {
-            s.get(r)
-                .map(|x| (r.code().to_string(), serde_json::json!(x)))
-        })
-        .collect();
+    let mut m = export::scores_json(s);
     m.insert(
         "role".into(),
         serde_json::json!(s.strongest().map(|(r, _)| r.code())),
     );
     serde_json::Value::Object(m)
+}
+
+/// Calls `f` with each (T, T) map of `weights` (float32 bytes, `heads` maps one after
+/// another), one map at a time (never a second copy of the whole tensor), the interpreter's
+/// lock released.
+fn each_map<R: Send>(
+    py: Python<'_>,
+    weights: &[u8],
+    heads: usize,
+    t: usize,
+    f: impl Fn(&[f32]) -> R + Send + Sync,
+) -> PyResult<Vec<R>> {
+    let need = t
+        .checked_mul(t)
+        .and_then(|n| n.checked_mul(heads))
+        .and_then(|n| n.checked_mul(4));
+    if t == 0 || need != Some(weights.len()) {
+        return Err(value_err(format!(
+            "{} bytes are not {heads} maps of {t} × {t} float32",
+            weights.len()
+        )));
+    }
+    Ok(py.detach(|| {
+        let mut map = vec![0f32; t * t];
+        weights
+            .chunks_exact(t * t * 4)
+            .map(|bytes| {
+                for (w, b) in map.iter_mut().zip(bytes.chunks_exact(4)) {
+                    *w = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                }
+                f(&map)
+            })
+            .collect()
+    }))
 }
 
 /// The five text roles of each (T, T) map in `weights` (float32 bytes, `heads` maps one
@@ -373,31 +383,29 @@ fn text_roles(
     t: usize,
     causal: bool,
 ) -> PyResult<String> {
-    let need = t
-        .checked_mul(t)
-        .and_then(|n| n.checked_mul(heads))
-        .and_then(|n| n.checked_mul(4));
-    if t == 0 || need != Some(weights.len()) {
-        return Err(value_err(format!(
-            "{} bytes are not {heads} maps of {t} × {t} float32",
-            weights.len()
-        )));
+    let out = each_map(py, weights, heads, t, |w| {
+        scores_json(&roles::head_scores(w, t, causal))
+    })?;
+    Ok(serde_json::Value::Array(out).to_string())
+}
+
+/// Each (T, T) map of `weights` pooled to at most `side` × `side` cells as the engine pools
+/// a run's heads (`maps::pool_map`): (span, cells, the cells as float32 bytes).
+#[pyfunction]
+fn pool_maps<'py>(
+    py: Python<'py>,
+    weights: &[u8],
+    heads: usize,
+    t: usize,
+    side: usize,
+) -> PyResult<(usize, usize, Bound<'py, PyByteArray>)> {
+    if !(1..=MAX_SIDE).contains(&side) {
+        return Err(value_err(format!("side must be 1…{MAX_SIDE}, got {side}")));
     }
-    let out = py.detach(|| {
-        // one map at a time: never a second copy of the whole tensor
-        let mut map = vec![0f32; t * t];
-        let out: Vec<serde_json::Value> = weights
-            .chunks_exact(t * t * 4)
-            .map(|bytes| {
-                for (w, b) in map.iter_mut().zip(bytes.chunks_exact(4)) {
-                    *w = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                }
-                scores_json(&roles::head_scores(&map, t, causal))
-            })
-            .collect();
-        serde_json::Value::Array(out).to_string()
-    });
-    Ok(out)
+    let pooled = each_map(py, weights, heads, t, |w| pool_map(w, t, side))?;
+    let (span, cells) = pooled.first().map_or((1, 0), |(s, c, _)| (*s, *c));
+    let cells_all: Vec<f32> = pooled.into_iter().flat_map(|(_, _, c)| c).collect();
+    Ok((span, cells, bytes(py, &cells_all, false)?))
 }
 
 /// The most cells a thumbnail's side may have.
@@ -636,6 +644,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Run>()?;
     m.add_class::<Pooler>()?;
     m.add_function(wrap_pyfunction!(text_roles, m)?)?;
+    m.add_function(wrap_pyfunction!(pool_maps, m)?)?;
     m.add("PROBE_LEN", roles::PROBE_LEN)?;
     m.add("PROBE_SEED", roles::PROBE_SEED)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;

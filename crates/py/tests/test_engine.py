@@ -214,6 +214,8 @@ def test_bad_texts_and_options_raise_clear_errors(bundled):
         bundled.run([[1, 2], [3, 4]])
     with pytest.raises(ValueError, match="temperature"):
         bundled.run("tea", temperature=0)
+    with pytest.raises(ValueError, match="temperature"):
+        bundled.heads(None, temperature=0)  # the probe alone would not check it
     with pytest.raises(ValueError, match="cannot ablate head 9.9"):
         bundled.run("tea", heads_off=[(9, 9)])
     with pytest.raises(ValueError, match="pairs"):

@@ -50,7 +50,6 @@ class _Engine:
         self.model = model
         self.options = options
         self.run = None
-        self.ms = None
         # every head pooled for the grid, kept up to date row by row as the text is edited
         self.pooler = _native.Pooler(SIDE)
 
@@ -60,7 +59,7 @@ class _Engine:
         # first run of a long text draws a bar over the layers under the cell
         self.run = self.model.run(text, **self.options, prev=self.run, progress=self.run is None)
         span, cells, thumbs, roles = self.pooler.update(self.run._r)
-        self.ms = (time.perf_counter() - started) * 1000
+        ms = (time.perf_counter() - started) * 1000
         r = self.run
         self.thumbs = bytes(thumbs)
         return {
@@ -73,7 +72,7 @@ class _Engine:
             "span": span,
             "cells": cells,
             "roles": json.loads(roles),
-            "ms": self.ms,
+            "ms": ms,
             "source": self.model.info["source"],
         }
 
@@ -83,7 +82,7 @@ class _Engine:
         _, _, v, out = r.head_vectors(layer, head)
         # scores, scaled, masked, weights — whole, or past WHOLE_MAP the last row's only
         # (the map is then drawn from the pooled thumbnail) — then v and the head's output
-        maps = r.head(layer, head)[:4] if t <= WHOLE_MAP else r.head_rows(layer, head, t - 1, t)
+        maps = r.head_rows(layer, head, 0 if t <= WHOLE_MAP else t - 1, t)
         return b"".join([*maps, v, out])
 
     def map_bytes(self) -> int:
@@ -138,23 +137,18 @@ def _attention_array(attention: Any) -> np.ndarray:
 
 
 def pool(weights: np.ndarray, side: int = SIDE):
-    """Each [T, T] map pooled to at most `side` × `side` cells as the engine pools them: a
-    cell is the mean over its query rows of the weight those rows give its keys (so a row of
-    cells sums as a row of weights does); the span is the smallest power of two that makes at
-    most `side` cells. Returns (span, cells, [..., cells, cells])."""
+    """Each [T, T] map pooled to at most `side` × `side` cells as the engine pools a run's
+    heads (the same Rust code): a cell is the mean over its query rows of the weight those
+    rows give its keys (so a row of cells sums as a row of weights does); the span is the
+    smallest power of two that makes at most `side` cells. Returns (span, cells, [...,
+    cells, cells])."""
     if side < 1:
         raise ValueError(f"side must be at least 1, got {side}")
+    weights = np.ascontiguousarray(weights, dtype="<f4")
     t = weights.shape[-1]
-    span = 1
-    while -(-t // span) > side:
-        span *= 2
-    cells = -(-t // span)
-    pad = cells * span - t
-    w = np.pad(weights.astype(np.float64), [(0, 0)] * (weights.ndim - 2) + [(0, pad), (0, pad)])
-    w = w.reshape(*weights.shape[:-2], cells, span, cells, span).sum(axis=-1)  # keys summed
-    rows = np.minimum(span, t - np.arange(cells) * span).astype(np.float64)
-    w = w.sum(axis=-2) / rows[:, None]  # rows averaged
-    return span, cells, w.astype(np.float32)
+    heads = weights.size // (t * t) if t else 0
+    span, cells, raw = _native.pool_maps(weights.tobytes(), heads, t, min(side, t) or 1)
+    return span, cells, np.frombuffer(raw, dtype="<f4").reshape(*weights.shape[:-2], cells, cells)
 
 
 class _Tensors:
@@ -223,7 +217,11 @@ class Widget(anywidget.AnyWidget):
             self.layer, self.head = layer, head
             self.thumbs = source.thumbs
             self.maps = source.maps(layer, head)
-            self.meta = {**meta, "kind": source.kind, "lang": lang, "error": None}
+            self.meta = self._full(meta)
+
+    def _full(self, meta: dict) -> dict:
+        # what the view needs beside the source's result
+        return {**meta, "kind": self._source.kind, "lang": self._lang, "error": None}
 
     @traitlets.observe("text")
     def _rerun(self, change):
@@ -239,7 +237,7 @@ class Widget(anywidget.AnyWidget):
             self.thumbs = self._source.thumbs
             self.maps = self._source.maps(self.layer, self.head)
             self._sent = (self.layer, self.head)
-            self.meta = {**meta, "kind": self._source.kind, "lang": self._lang, "error": None}
+            self.meta = self._full(meta)
 
     @traitlets.observe("layer", "head")
     def _pick(self, change):
