@@ -83,15 +83,23 @@ const WORDS = {
 
 const TEXT_ROLES = ["previous", "first", "self", "broad", "local"];
 
+// The float32s of a field's bytes, one array per bytes object (so what is drawn from them can
+// be kept while they stay the same).
+const floatsOf = new WeakMap();
+const NO_FLOATS = new Float32Array(0);
 function floats(view) {
-  if (!view) return new Float32Array(0);
+  if (!view) return NO_FLOATS;
   if (view instanceof Float32Array) return view;
-  const buf = view.buffer ?? view;
-  const off = view.byteOffset ?? 0;
-  const len = view.byteLength ?? buf.byteLength;
-  // little-endian float32 bytes; copy when unaligned
-  if (off % 4 === 0) return new Float32Array(buf, off, len / 4);
-  return new Float32Array(buf.slice(off, off + len));
+  let f = floatsOf.get(view);
+  if (!f) {
+    const buf = view.buffer ?? view;
+    const off = view.byteOffset ?? 0;
+    const len = view.byteLength ?? buf.byteLength;
+    // little-endian float32 bytes; copy when unaligned
+    f = off % 4 === 0 ? new Float32Array(buf, off, len / 4) : new Float32Array(buf.slice(off, off + len));
+    floatsOf.set(view, f);
+  }
+  return f;
 }
 
 function isDark(el) {
@@ -141,6 +149,18 @@ function bitmap(values, n, offset, dark) {
   return canvas;
 }
 
+// Bitmaps kept while their values and the theme stay the same: picking a head or a row
+// redraws from them instead of building every bitmap again.
+function bitmaps() {
+  let kept = { of: null, dark: null, byOffset: new Map() };
+  return (values, n, offset, dark) => {
+    if (kept.of !== values || kept.dark !== dark) kept = { of: values, dark, byOffset: new Map() };
+    let b = kept.byOffset.get(offset);
+    if (!b) kept.byOffset.set(offset, (b = bitmap(values, n, offset, dark)));
+    return b;
+  };
+}
+
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -181,6 +201,8 @@ function download(name, blob) {
 
 function render({ model, el: root }) {
   const state = { row: null, key: null, t: 0 };
+  const gridTiles = bitmaps();
+  const mapTiles = bitmaps();
   const meta = () => model.get("meta") || {};
   const words = () => WORDS[meta().lang === "ko" ? "ko" : "en"];
   root.classList.add("attnlab-widget");
@@ -269,7 +291,7 @@ function render({ model, el: root }) {
         const y0 = 16 + l * (size + gap);
         if (th.length >= (l * d.n_head + h + 1) * cells * cells) {
           g.imageSmoothingEnabled = false;
-          g.drawImage(bitmap(th, cells, (l * d.n_head + h) * cells * cells, dark), x0, y0, size, size);
+          g.drawImage(gridTiles(th, cells, (l * d.n_head + h) * cells * cells, dark), x0, y0, size, size);
         }
         const role = m.roles?.[l * d.n_head + h]?.role;
         if (role) {
@@ -312,11 +334,16 @@ function render({ model, el: root }) {
     }
   });
 
-  // the selected head's maps, from the `maps` bytes
+  // the selected head's maps, from the `maps` bytes (split once per bytes and text size)
+  let split = { of: null, dims: null, maps: null };
   function headMaps() {
-    const m = meta();
-    const d = m.dims;
+    const d = meta().dims;
+    if (!d) return null;
     const f = floats(model.get("maps"));
+    if (split.of !== f || split.dims !== d) split = { of: f, dims: d, maps: splitMaps(f, d) };
+    return split.maps;
+  }
+  function splitMaps(f, d) {
     const t = d.t;
     const tt = t * t;
     if (f.length === tt) return { weights: f };
@@ -389,10 +416,10 @@ function render({ model, el: root }) {
       // the head's pooled thumbnail stands for its map; the last row is exact
       const th = floats(model.get("thumbs"));
       const cells = m.cells;
-      g.drawImage(bitmap(th, cells, (l * d.n_head + h) * cells * cells, dark), lab, lab, t * px, t * px);
+      g.drawImage(gridTiles(th, cells, (l * d.n_head + h) * cells * cells, dark), lab, lab, t * px, t * px);
       hover.textContent = w.pooledMap(t);
     } else {
-      g.drawImage(bitmap(maps.weights, t, 0, dark), lab, lab, t * px, t * px);
+      g.drawImage(mapTiles(maps.weights, t, 0, dark), lab, lab, t * px, t * px);
     }
     if (lab) {
       g.fillStyle = dark ? "#ddd" : "#333";
