@@ -306,8 +306,8 @@ fn roles_and_flow_read_a_trace_without_maps_as_a_whole_one() {
 /// The heads grid's thumbnails: each head's weights themselves when the text fits, else
 /// each cell the mean over its rows of the weight they give its columns; a row of cells sums
 /// to 1; the same from a trace with or without maps.
-#[test]
-fn thumbnails_pool_each_head_and_are_exact_when_the_text_fits() {
+/// 13 tokens through a small post-LN model (16 positions), keeping what `keep` keeps.
+fn thirteen_tokens(keep: Keep) -> Trace {
     let config = attnlab_model::Config {
         n_positions: 16,
         ..tiny_config(LnPlacement::Post)
@@ -315,10 +315,12 @@ fn thumbnails_pool_each_head_and_are_exact_when_the_text_fits() {
     let model = random_model(&config, 9, 1.0);
     let ids: Vec<u32> = (0..13).map(|i| (i * 5 + 1) % 20).collect();
     let o = AttentionOptions::default();
-    let full = forward_kept(&model, None, &ids, &o, Keep::All).unwrap().0;
-    let lean = forward_kept(&model, None, &ids, &o, Keep::Streams)
-        .unwrap()
-        .0;
+    forward_kept(&model, None, &ids, &o, keep).unwrap().0
+}
+
+#[test]
+fn thumbnails_pool_each_head_and_are_exact_when_the_text_fits() {
+    let (full, lean) = (thirteen_tokens(Keep::All), thirteen_tokens(Keep::Streams));
     let t = full.dims.t;
     let exact = lean.thumbnails(64).unwrap();
     assert_eq!((exact.span, exact.cells), (1, t));
@@ -597,14 +599,7 @@ fn a_watched_run_names_each_block_as_it_ends_and_an_owned_cache_grows_into_the_s
 /// (the Python package pools attention computed elsewhere with it).
 #[test]
 fn a_map_pooled_alone_is_its_heads_thumbnail() {
-    let config = attnlab_model::Config {
-        n_positions: 16,
-        ..tiny_config(LnPlacement::Post)
-    };
-    let model = random_model(&config, 9, 1.0);
-    let ids: Vec<u32> = (0..13).map(|i| (i * 5 + 1) % 20).collect();
-    let o = AttentionOptions::default();
-    let full = forward_kept(&model, None, &ids, &o, Keep::All).unwrap().0;
+    let full = thirteen_tokens(Keep::All);
     let t = full.dims.t;
     for side in [1, 2, 3, 4, 5, 13, 64] {
         let th = full.thumbnails(side).unwrap();
