@@ -17,6 +17,8 @@ ensure_trunk
 ensure_web_deps
 ensure_runtime_dir
 export ATTNLAB_REQUIRE_GPU=1
+# a test run builds each crate once: incremental caches would only take disk
+export CARGO_INCREMENTAL=0
 
 log "cargo fmt --check"
 cargo fmt --all -- --check
@@ -36,19 +38,19 @@ log "GPU engine on WebGPU in headless Chromium (wasm-bindgen-test)"
 # each test may take 20 s by default; SwiftShader compiles every kernel of each device it makes
 (cd crates/gpu && WASM_BINDGEN_TEST_TIMEOUT=120 CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --locked --test browser)
 log "the ONNX export against the CLI (onnxruntime, natively)"
-cargo build -p attnlab-cli --locked
+cargo build --workspace --bins --locked
 ensure_onnx_tools
 tools/onnx/run_all.sh
 log "SmolLM2-135M: the GGUF reader against gguf-py, the tokenizer against llama.cpp, the Llama forward (CPU and WGSL) against llama.cpp and transformers, every CLI command on it"
 ensure_smollm2
-cargo test -p attnlab-model --locked --test smollm2 -- --ignored
-cargo test -p attnlab-gpu --locked --test llama -- --ignored
-cargo test -p attnlab-cli --locked --test llama -- --ignored
+# one workspace-wide selection, so the dependencies built for `cargo test --workspace` serve
+# (a `-p` per crate resolves other features and builds every dependency again)
+cargo test --workspace --locked --test smollm2 --test llama -- --ignored
 log "the Python package (crates/py): its wheel, its numbers against the CLI's and transformers' (pytest)"
 build_py_wheel
 "$ATTNLAB_PY" -m pytest -q crates/py/tests
 build_app
 log "the app end to end in headless Chromium (WebGPU and CPU), against the CLI's numbers"
-cargo build -p attnlab-cli --locked
+cargo build --workspace --bins --locked
 node --test --test-concurrency=1 web/e2e/*.test.mjs
 log "all tests passed"
