@@ -262,6 +262,15 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     assert.equal(await page.locator('#head-table tbody tr').first().locator('td').count(), 64);
     assert.match(await page.locator('#head-table-caption').textContent(), new RegExp(`/ ${t}\\)$`));
     await page.locator('#table-view').uncheck();
+    // the softmax comparison's row tables: the 64 rows around the query row, not 1,050 each
+    await page.locator('#compare-h').scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => !window.__attnlab.stale);
+    for (const v of ['unscaled', 'scaled', 'temperature']) {
+      const rows = page.locator(`figure[data-variant="${v}"] table.row-stats tbody tr`);
+      assert.equal(await rows.count(), 64, `${v}: rows on the page`);
+      assert.equal(await page.locator(`figure[data-variant="${v}"] table.row-stats tbody tr.current`).count(), 1, `${v}: the query row among them`);
+      assert.match(await page.locator(`figure[data-variant="${v}"] .rows-part`).textContent(), new RegExp(` ${t - 64}–${t - 1} / ${t}$`));
+    }
     // zoomed in about the focused cell until the tokens are labelled: the minimap shows where,
     // and hovering a cell of the zoomed map reads the CLI's numbers
     const map = page.locator('#head-map');

@@ -1,6 +1,6 @@
 //! The selected head's scores through softmax three ways — unscaled, ÷√d_k, and ÷√d_k with
-//! temperature τ — each row with its entropy and largest weight, and a switch that applies
-//! the chosen way to the whole model.
+//! temperature τ — each row with its entropy and largest weight (past `ROWS_SHOWN` tokens, the
+//! rows around the query row), and a switch that applies the chosen way to the whole model.
 
 use std::rc::Rc;
 
@@ -8,6 +8,7 @@ use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use super::matrix::MatrixCanvas;
+use super::steps::ROWS_SHOWN;
 use super::{on_checked, target_as, Floats, HeadSel};
 use crate::compare::{variant_weights, Variant};
 use crate::draw::Scale;
@@ -63,7 +64,11 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
             let cb = props.on_variant.clone();
             Callback::from(move |_: Event| cb.emit(v))
         };
-        let rows = (0..n).map(|i| {
+        // a long text's rows: a window around the query row, so the page stays small
+        let shown = super::window(q, n, ROWS_SHOWN);
+        let part = (n > ROWS_SHOWN)
+            .then(|| format!("{} {}–{} / {n}", t(Key::Row), shown.start, shown.end - 1));
+        let rows = shown.map(|i| {
             html! {
                 <tr key={i} class={classes!((i == q).then_some("current"))}>
                     <th scope="row">{ props.sel.labels.get(i).to_string() }</th>
@@ -86,9 +91,13 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
                     label={label} />
                 <p class="stat">{ format!("{} {:.3} · {} ({}) {:.3} / {:.3}", t(Key::MeanEntropy), w.mean_entropy().abs(),
                     t(Key::Row), props.sel.labels.get(q), w.entropy[q].abs(), w.max[q]) }</p>
+                if let Some(part) = &part {
+                    <p class="stat rows-part">{ part.clone() }</p>
+                }
                 // scrolls when the rows outgrow it: reachable and named for the keyboard
                 <div class="rows-scroll" tabindex="0" role="region"
-                    aria-label={format!("{label}: {} · {}", t(Key::Entropy), t(Key::MaxWeight))}>
+                    aria-label={format!("{label}: {} · {}{}", t(Key::Entropy), t(Key::MaxWeight),
+                        part.as_ref().map(|p| format!(" ({p})")).unwrap_or_default())}>
                     <table class="row-stats">
                         <thead><tr><th scope="col">{ t(Key::Row) }</th><th scope="col">{ t(Key::Entropy) }</th>
                             <th scope="col">{ t(Key::MaxWeight) }</th></tr></thead>
