@@ -310,6 +310,22 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     assert.ok(typed.tokens > t && typed.incremental, JSON.stringify(typed));
     assert.equal(await page.locator('.head-cell[data-head="18.6"]').getAttribute('aria-pressed'), 'true');
     await thumbnailIsCli(`${long} The`, 'one token typed');
+    // the selected head after the keystroke, its maps grown by the worker from the ones it
+    // sent before (the shared rows moved, the new ones computed): the new last row and a
+    // moved row, the CLI's
+    const t2 = typed.tokens;
+    const cli2 = JSON.parse(
+      execFileSync(CLI, ['--model', GGUF, 'trace', `${long} The`, '--layer', '18', '--head', '6', '--format', 'json'], { encoding: 'utf8', maxBuffer: 1 << 30 }),
+    ).heads[0];
+    assert.equal(cli2.weights.length, t2, 'the CLI ran the same tokens');
+    const last2 = cli2.weights[t2 - 1];
+    for (const [i, j] of [[t2 - 1, 0], [t2 - 1, last2.indexOf(Math.max(...last2))], [t2 - 5, strongest]]) {
+      await reachCell(page, t2, i, j);
+      for (const [field, want] of [['score', cli2.scores[i][j]], ['scaled', cli2.scaled[i][j]], ['weight', cli2.weights[i][j]]]) {
+        const got = parseShown(await page.locator(`#cell-readout [data-field=${field}]`).textContent());
+        assert.ok(Math.abs(got - want) <= 2e-4 + 1e-3 * Math.abs(want), `typed, [${i},${j}] ${field}: page ${got}, CLI ${want}`);
+      }
+    }
     await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-long.png'));
   });
 

@@ -27,6 +27,9 @@ struct State {
     /// Every head's weights pooled by columns row by row, for the thumbnails of slim
     /// results, grown with `prev`.
     pooled: Option<Pooled>,
+    /// The slim trace sent for the run `prev` is of (its thumbnails left out): the next slim
+    /// result grows its heads' maps from it (`Trace::slim_after`).
+    slim_prev: Option<Trace>,
 }
 
 /// A forward running longer than this (ms) tells the page after each block how far it is.
@@ -79,6 +82,7 @@ fn run(
         prev,
         base_prev,
         pooled,
+        slim_prev,
         ..
     } = state;
     let model = model.as_ref().ok_or("the CPU worker has no model")?;
@@ -115,9 +119,19 @@ fn run(
         )
         .map_err(|e| e.to_string())?;
     let err = |e: attnlab_model::Error| e.to_string();
-    let slim = match slim {
+    // the maps sent last are of the run the forward went on from only when it reused rows
+    let earlier = if baseline {
+        None
+    } else {
+        slim_prev.take().filter(|_| incremental)
+    };
+    let mut slim = match slim {
         Some(heads) => {
-            let mut slim = trace.slim(heads).map_err(err)?;
+            let mut slim = match earlier {
+                Some(e) => trace.slim_after(heads, e),
+                None => trace.slim(heads),
+            }
+            .map_err(err)?;
             if !baseline {
                 // the heads grid's thumbnails: only the rows that changed are pooled again
                 let pooled =
@@ -139,6 +153,10 @@ fn run(
     let header = Header::of(sent, !full);
     let data = flatten(sent, &header, spare);
     *cache = Some(trace);
+    if let Some(mut slim) = slim.take().filter(|_| !baseline) {
+        slim.thumbnails = None;
+        *slim_prev = Some(slim);
+    }
     Ok(Reply::Trace {
         id,
         header,
@@ -168,6 +186,8 @@ fn lens(state: &mut State, id: u32, of: LensOf) -> Result<Reply, String> {
                 .as_ref()
                 .is_some_and(|p| p.tokens == ids && p.options == opts && lens::has_rows(p));
             if !cached {
+                // the cache becomes another run's: the maps sent last are no longer of it
+                state.slim_prev = None;
                 let prev = state.prev.take().map(|t| Earlier::Owned(Box::new(t)));
                 let (trace, _) = model
                     .trace_watched(prev, &ids, &opts, Keep::Streams, &mut |_| {})
@@ -216,6 +236,7 @@ fn answer(state: &mut State, request: Request) -> Reply {
             // go first: the new model's memory is what matters now)
             state.prev = None;
             state.base_prev = None;
+            state.slim_prev = None;
             let error = match load(&files) {
                 Ok(model) => {
                     *state = State {

@@ -127,6 +127,105 @@ impl Trace {
         ))
     }
 
+    /// `slim(heads)` for a run that went on from an earlier one whose slim trace is `earlier`
+    /// (this trace's forward reused that run's rows): a head `earlier` holds keeps the rows
+    /// the two runs share, moved in place — their new keys' scores computed, masked, weight 0
+    /// (the keys come after the query) — and only the rows after them are computed. A
+    /// keystroke at the end of a long text thus computes a row or two of the head, not all
+    /// T × T. A row is kept only when at least three masked keys followed it in `earlier`:
+    /// its softmax then summed in the same lanes as at any longer length, so the kept weights
+    /// are the ones `slim` computes. Natively the maps equal `slim`'s bit for bit; in wasm a
+    /// few new rows take another product kernel than T rows do, and round apart by an ulp.
+    pub fn slim_after(&self, heads: &[(usize, usize)], mut earlier: Trace) -> Result<Trace> {
+        let d = self.dims;
+        let e = earlier.dims;
+        let same_shape = (e.n_layer, e.n_head, e.d_k) == (d.n_layer, d.n_head, d.d_k);
+        let shared = crate::forward::reusable_prefix(
+            &earlier.tokens,
+            &earlier.options,
+            &self.tokens,
+            self.dropped,
+            &self.options,
+        )
+        .filter(|_| same_shape && earlier.dropped == 0)
+        .map_or(0, |s| s.min(e.t.saturating_sub(3)));
+        let mut kept: Vec<HeadMaps> = Vec::new();
+        for &(l, h) in heads {
+            if kept.iter().any(|m| (m.layer, m.head) == (l, h)) {
+                continue;
+            }
+            let at = earlier
+                .heads
+                .iter()
+                .position(|m| (m.layer, m.head) == (l, h));
+            kept.push(match at {
+                Some(i) if shared > 0 => {
+                    let old = earlier.heads.swap_remove(i);
+                    self.grown_maps(old, e.t, shared)?
+                }
+                _ => self.head_maps(l, h)?,
+            });
+        }
+        let v = d.vocab;
+        let last = |x: &[f32]| x[x.len().saturating_sub(v)..].to_vec();
+        let meta = (&self.tokens[..], self.dropped, &self.options);
+        Ok(slim_trace(
+            d,
+            meta,
+            (last(&self.logits), last(&self.probs)),
+            kept,
+        ))
+    }
+
+    /// `old`'s maps (over `old_t` positions) with its first `s` rows kept and laid out for
+    /// this trace's length, their new keys computed, and the rows from `s` on computed.
+    fn grown_maps(&self, old: HeadMaps, old_t: usize, s: usize) -> Result<HeadMaps> {
+        let (layer, head) = (old.layer, old.head);
+        let (t, dk) = (self.dims.t, self.dims.d_k);
+        let HeadVectors {
+            q, k, v, head_out, ..
+        } = self.head_vectors(layer, head)?;
+        let rows = self.head_rows(layer, head, s..t)?;
+        // the kept rows against the keys from s on: after every kept query, so masked
+        let n = t - s;
+        let (mut raw, mut scaled, mut masked) =
+            (vec![0f32; s * n], vec![0f32; s * n], vec![0f32; s * n]);
+        cpu::attn_scores(
+            &q[..s * dk],
+            &k[s * dk..],
+            (s, n, dk),
+            self.options.scale_factor(dk),
+            None,
+            &mut raw,
+            &mut scaled,
+            &mut masked,
+        );
+        let grow = |mut map: Vec<f32>, after: Option<&[f32]>, fill: f32, new: &[f32]| {
+            restride(&mut map, (old_t, t), s);
+            for i in 0..s {
+                let tail = &mut map[i * t + s..(i + 1) * t];
+                match after {
+                    Some(x) => tail.copy_from_slice(&x[i * n..(i + 1) * n]),
+                    None => tail.fill(fill),
+                }
+            }
+            map[s * t..].copy_from_slice(new);
+            map
+        };
+        Ok(HeadMaps {
+            layer,
+            head,
+            scores: grow(old.scores, Some(&raw), 0.0, &rows.scores),
+            scaled: grow(old.scaled, Some(&scaled), 0.0, &rows.scaled),
+            masked: grow(old.masked, None, cpu::MASKED, &rows.masked),
+            weights: grow(old.weights, None, 0.0, &rows.weights),
+            q,
+            k,
+            v,
+            head_out,
+        })
+    }
+
     /// Head `head` of block `layer`, query rows `rows`: read from the trace when it kept the
     /// maps (or, in a slim trace, that head's), otherwise computed from its q and k with its
     /// options.
@@ -291,6 +390,23 @@ fn slim_trace(
         probs,
         heads,
         thumbnails: None,
+    }
+}
+
+/// A square map of `from` × `from` values made `to` × `to` in place, its top-left `rows` ×
+/// `rows` block kept where it was in the matrix (the rest of the map is left to the caller).
+fn restride(map: &mut Vec<f32>, (from, to): (usize, usize), rows: usize) {
+    assert!(rows <= from.min(to) && map.len() == from * from);
+    if to > from {
+        map.resize(to * to, 0.0);
+        for i in (0..rows).rev() {
+            map.copy_within(i * from..i * from + rows, i * to);
+        }
+    } else {
+        for i in 0..rows {
+            map.copy_within(i * from..i * from + rows, i * to);
+        }
+        map.truncate(to * to);
     }
 }
 

@@ -272,6 +272,104 @@ fn a_slim_trace_holds_its_heads_exactly_and_nothing_else() {
     );
 }
 
+/// A slim trace grown from the previous one (`slim_after`: the shared rows moved, only the
+/// rest computed) equals one computed whole, after a token typed at the end, a few pasted,
+/// an edit in the middle, tokens deleted, another head asked, other options and the mask off
+/// (nothing shared: all computed) — on both forwards. Whether the rows were taken from the
+/// earlier trace is seen through a mark put in its first row.
+#[test]
+fn a_slim_trace_grown_from_the_previous_one_equals_one_computed_whole() {
+    const MARK: f32 = 42.0;
+    let config = attnlab_model::Config {
+        n_positions: 32,
+        ..tiny_config(LnPlacement::Pre)
+    };
+    let gpt2 = random_model(&config, 4, 0.5);
+    let llama = &llama_models()[0];
+    let base: Vec<u32> = (0..9).map(|i| (i * 7 + 3) % 19 + 1).collect();
+    let typed = |extra: &[u32]| [&base[..], extra].concat();
+    let o = AttentionOptions::default();
+    let hot = AttentionOptions {
+        temperature: 0.5,
+        ..o.clone()
+    };
+    let no_mask = AttentionOptions {
+        causal_mask: false,
+        ..o.clone()
+    };
+    // (text, options, whether head 0.0 is asked too, whether the first row is shared)
+    let steps: Vec<(Vec<u32>, &AttentionOptions, bool, bool)> = vec![
+        (typed(&[5]), &o, false, true),
+        (typed(&[5, 8, 2, 9]), &o, true, true),
+        (
+            [&[1, 1][..], &typed(&[5, 8, 2, 9])[2..]].concat(),
+            &o,
+            false,
+            false,
+        ),
+        (typed(&[5, 8, 2, 9]), &o, false, false),
+        (
+            [&base[..3], &[17][..], &typed(&[5, 8])[4..]].concat(),
+            &o,
+            false,
+            true,
+        ),
+        (typed(&[5, 8]), &o, false, true),
+        (typed(&[5]), &o, false, true),
+        (typed(&[5, 3]), &hot, false, false),
+        (typed(&[5, 3, 1]), &hot, false, true),
+        (typed(&[5, 3, 1, 6]), &no_mask, false, false),
+    ];
+    type Run<'a> = Box<dyn Fn(Option<&Trace>, &[u32], &AttentionOptions) -> Trace + 'a>;
+    let runs: [(&str, Run); 2] = [
+        (
+            "gpt2",
+            Box::new(|p, ids, o| forward_kept(&gpt2, p, ids, o, Keep::Streams).unwrap().0),
+        ),
+        (
+            "llama",
+            Box::new(|p, ids, o| llama.trace_kept(p, ids, o, Keep::Streams).unwrap().0),
+        ),
+    ];
+    for (name, run) in runs {
+        let mut lean = run(None, &base, &o);
+        // the last block's head 1, and head 0.0 when a step asks for it too
+        let main = (lean.dims.n_layer - 1, 1);
+        let mut slim = lean.slim(&[main]).unwrap();
+        for (n, (ids, opts, second, shared)) in steps.iter().enumerate() {
+            let what = format!("{name}, step {n}");
+            let asked = &if *second {
+                vec![main, (0, 0)]
+            } else {
+                vec![main]
+            }[..];
+            let next = run(Some(&lean), ids, opts);
+            let want = next.slim(asked).unwrap();
+            let got = next.slim_after(asked, slim.clone()).unwrap();
+            assert_eq!(got, want, "{what}: grown = computed whole");
+            // the same again from an earlier trace whose first row is marked
+            let mut marked = slim.clone();
+            for m in &mut marked.heads {
+                m.weights[0] = MARK;
+            }
+            let got = next.slim_after(asked, marked).unwrap();
+            let first = got.head(main.0, main.1).weights[0];
+            assert_eq!(
+                first == MARK,
+                *shared,
+                "{what}: the first row taken from the earlier trace"
+            );
+            if let Some(m) = got.heads.iter().find(|m| (m.layer, m.head) == (0, 0)) {
+                assert_ne!(
+                    m.weights[0], MARK,
+                    "{what}: a head the earlier trace lacks is computed"
+                );
+            }
+            (lean, slim) = (next, want);
+        }
+    }
+}
+
 /// What is read from the maps — the heads' roles, the probe's induction scores, attention
 /// flow — is the same from a trace without them.
 #[test]
