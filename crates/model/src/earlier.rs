@@ -152,19 +152,28 @@ pub(crate) fn grow_heads(
     let (from, to, kept) = (old_t * width, t * width, keep * width);
     if to >= from {
         grow_to(&mut v, h * to, h * width, 0.0);
-        for hh in (0..h).rev() {
-            v.copy_within(hh * from..hh * from + kept, hh * to);
-        }
-    } else {
-        for hh in 0..h {
-            v.copy_within(hh * from..hh * from + kept, hh * to);
-        }
-        v.truncate(h * to);
     }
+    move_blocks(&mut v, h, (from, to), kept);
+    v.truncate(h * to);
     for hh in 0..h {
         v[hh * to + kept..(hh + 1) * to].fill(0.0);
     }
     v
+}
+
+/// `n` blocks of `len` values, one every `from` values, moved to one every `to` values within
+/// `v` (long enough for both): back to front when they move apart, front to back when they
+/// move together, so that no block is written over before it moved.
+pub(crate) fn move_blocks(v: &mut [f32], n: usize, (from, to): (usize, usize), len: usize) {
+    if to >= from {
+        for b in (0..n).rev() {
+            v.copy_within(b * from..b * from + len, b * to);
+        }
+    } else {
+        for b in 0..n {
+            v.copy_within(b * from..b * from + len, b * to);
+        }
+    }
 }
 
 /// (H, T, T) matrices: the top-left `keep`×`keep` corner of each old (H, old_t, old_t)

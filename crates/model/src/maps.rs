@@ -399,15 +399,9 @@ fn restride(map: &mut Vec<f32>, (from, to): (usize, usize), rows: usize) {
     assert!(rows <= from.min(to) && map.len() == from * from);
     if to > from {
         map.resize(to * to, 0.0);
-        for i in (0..rows).rev() {
-            map.copy_within(i * from..i * from + rows, i * to);
-        }
-    } else {
-        for i in 0..rows {
-            map.copy_within(i * from..i * from + rows, i * to);
-        }
-        map.truncate(to * to);
     }
+    crate::earlier::move_blocks(map, rows, (from, to), rows);
+    map.truncate(to * to);
 }
 
 /// One head's vectors over every position, each (T, d_k): what `Trace::slim_from` computes
