@@ -161,9 +161,9 @@ pub(crate) fn grow_heads(
     v
 }
 
-/// `n` blocks of `len` values, one every `from` values, moved to one every `to` values within
-/// `v` (long enough for both): back to front when they move apart, front to back when they
-/// move together, so that no block is written over before it moved.
+/// `n` blocks of `len` values (`len` ≤ `from` and `to`), one every `from` values, moved to one
+/// every `to` values within `v` (long enough for both): back to front when they move apart,
+/// front to back when they move together, so that no block is written over before it moved.
 pub(crate) fn move_blocks(v: &mut [f32], n: usize, (from, to): (usize, usize), len: usize) {
     if to >= from {
         for b in (0..n).rev() {

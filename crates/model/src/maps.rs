@@ -131,11 +131,12 @@ impl Trace {
     /// (this trace's forward reused that run's rows): a head `earlier` holds keeps the rows
     /// the two runs share, moved in place — their new keys' scores computed, masked, weight 0
     /// (the keys come after the query) — and only the rows after them are computed. A
-    /// keystroke at the end of a long text thus computes a row or two of the head, not all
-    /// T × T. A row is kept only when at least three masked keys followed it in `earlier`:
-    /// its softmax then summed in the same lanes as at any longer length, so the kept weights
-    /// are the ones `slim` computes. Natively the maps equal `slim`'s bit for bit; in wasm a
-    /// few new rows take another product kernel than T rows do, and round apart by an ulp.
+    /// keystroke at the end of a long text thus computes the last few rows of the head, not
+    /// all T × T. A row is kept only when at least three masked keys follow it at both
+    /// lengths: `cpu::softmax_rows` then sums its weights in the same lanes at either, so the
+    /// kept weights are the ones `slim` computes. Natively the maps equal `slim`'s bit for
+    /// bit; in wasm a few new rows take another product kernel than T rows do, and round
+    /// apart by an ulp.
     pub fn slim_after(&self, heads: &[(usize, usize)], mut earlier: Trace) -> Result<Trace> {
         let d = self.dims;
         let e = earlier.dims;
@@ -148,7 +149,7 @@ impl Trace {
             &self.options,
         )
         .filter(|_| same_shape && earlier.dropped == 0)
-        .map_or(0, |s| s.min(e.t.saturating_sub(3)));
+        .map_or(0, |s| s.min(e.t.min(d.t).saturating_sub(3)));
         let mut kept: Vec<HeadMaps> = Vec::new();
         for &(l, h) in heads {
             if kept.iter().any(|m| (m.layer, m.head) == (l, h)) {
@@ -398,6 +399,8 @@ fn slim_trace(
 fn restride(map: &mut Vec<f32>, (from, to): (usize, usize), rows: usize) {
     assert!(rows <= from.min(to) && map.len() == from * from);
     if to > from {
+        // exactly: the map is kept beside the next one (the CPU worker's last result)
+        map.reserve_exact(to * to - map.len());
         map.resize(to * to, 0.0);
     }
     crate::earlier::move_blocks(map, rows, (from, to), rows);

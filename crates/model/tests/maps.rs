@@ -274,7 +274,8 @@ fn a_slim_trace_holds_its_heads_exactly_and_nothing_else() {
 
 /// A slim trace grown from the previous one (`slim_after`: the shared rows moved, only the
 /// rest computed) equals one computed whole, after a token typed at the end, a few pasted,
-/// an edit in the middle, tokens deleted, another head asked, other options and the mask off
+/// an edit in the middle, tokens deleted (12 → 11 → 10: rows kept at a shorter length), another
+/// head asked, other options and the mask off
 /// (nothing shared: all computed) — on both forwards. Whether the rows were taken from the
 /// earlier trace is seen through a mark put in its first row.
 #[test]
@@ -314,6 +315,8 @@ fn a_slim_trace_grown_from_the_previous_one_equals_one_computed_whole() {
             false,
             true,
         ),
+        (typed(&[5, 8]), &o, false, true),
+        (typed(&[5, 8, 2]), &o, false, true),
         (typed(&[5, 8]), &o, false, true),
         (typed(&[5]), &o, false, true),
         (typed(&[5, 3]), &hot, false, false),

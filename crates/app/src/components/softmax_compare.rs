@@ -66,8 +66,12 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
         };
         // a long text's rows: a window around the query row, so the page stays small
         let shown = super::window(q, n, ROWS_SHOWN);
-        let part = (n > ROWS_SHOWN)
-            .then(|| format!("{} {}–{} / {n}", t(Key::Row), shown.start, shown.end - 1));
+        let part = (n > ROWS_SHOWN).then(|| {
+            t(Key::RowsShown)
+                .replace("{a}", &shown.start.to_string())
+                .replace("{b}", &(shown.end - 1).to_string())
+                .replace("{t}", &n.to_string())
+        });
         let rows = shown.map(|i| {
             html! {
                 <tr key={i} class={classes!((i == q).then_some("current"))}>
