@@ -110,12 +110,21 @@ impl Trace {
     /// head's `HeadMaps`; the blocks' fields, the embedding and the final norm's rows are
     /// left empty. Its `head` gives those heads exactly as this trace's would.
     pub fn slim(&self, heads: &[(usize, usize)]) -> Result<Trace> {
+        self.slim_with(heads, |l, h| self.head_maps(l, h))
+    }
+
+    /// The slim trace of `heads` (each once), each head's maps from `maps`.
+    fn slim_with(
+        &self,
+        heads: &[(usize, usize)],
+        mut maps: impl FnMut(usize, usize) -> Result<HeadMaps>,
+    ) -> Result<Trace> {
         let v = self.dims.vocab;
         let last = |x: &[f32]| x[x.len().saturating_sub(v)..].to_vec();
         let mut kept = Vec::new();
         for &(l, h) in heads {
             if !kept.iter().any(|m: &HeadMaps| (m.layer, m.head) == (l, h)) {
-                kept.push(self.head_maps(l, h)?);
+                kept.push(maps(l, h)?);
             }
         }
         let meta = (&self.tokens[..], self.dropped, &self.options);
@@ -150,32 +159,19 @@ impl Trace {
         )
         .filter(|_| same_shape && earlier.dropped == 0)
         .map_or(0, |s| s.min(e.t.min(d.t).saturating_sub(3)));
-        let mut kept: Vec<HeadMaps> = Vec::new();
-        for &(l, h) in heads {
-            if kept.iter().any(|m| (m.layer, m.head) == (l, h)) {
-                continue;
-            }
+        self.slim_with(heads, |l, h| {
             let at = earlier
                 .heads
                 .iter()
                 .position(|m| (m.layer, m.head) == (l, h));
-            kept.push(match at {
+            match at {
                 Some(i) if shared > 0 => {
                     let old = earlier.heads.swap_remove(i);
-                    self.grown_maps(old, e.t, shared)?
+                    self.grown_maps(old, e.t, shared)
                 }
-                _ => self.head_maps(l, h)?,
-            });
-        }
-        let v = d.vocab;
-        let last = |x: &[f32]| x[x.len().saturating_sub(v)..].to_vec();
-        let meta = (&self.tokens[..], self.dropped, &self.options);
-        Ok(slim_trace(
-            d,
-            meta,
-            (last(&self.logits), last(&self.probs)),
-            kept,
-        ))
+                _ => self.head_maps(l, h),
+            }
+        })
     }
 
     /// `old`'s maps (over `old_t` positions) with its first `s` rows kept and laid out for
@@ -189,18 +185,9 @@ impl Trace {
         let rows = self.head_rows(layer, head, s..t)?;
         // the kept rows against the keys from s on: after every kept query, so masked
         let n = t - s;
-        let (mut raw, mut scaled, mut masked) =
-            (vec![0f32; s * n], vec![0f32; s * n], vec![0f32; s * n]);
-        cpu::attn_scores(
-            &q[..s * dk],
-            &k[s * dk..],
-            (s, n, dk),
-            self.options.scale_factor(dk),
-            None,
-            &mut raw,
-            &mut scaled,
-            &mut masked,
-        );
+        let (mut raw, mut scaled) = (vec![0f32; s * n], vec![0f32; s * n]);
+        cpu::qk_scores(&q[..s * dk], &k[s * dk..], s, n, dk, &mut raw);
+        cpu::scale_scores(&raw, self.options.scale_factor(dk), &mut scaled);
         let grow = |mut map: Vec<f32>, after: Option<&[f32]>, fill: f32, new: &[f32]| {
             restride(&mut map, (old_t, t), s);
             for i in 0..s {
