@@ -33,7 +33,8 @@ impl<'a> Earlier<'a> {
         }
     }
 
-    /// Its embedding's or final norm's rows (when it has them): borrowed, or moved out.
+    /// Its embedding's, final norm's or predictions' rows (when it has them): borrowed, or
+    /// moved out.
     pub(crate) fn rows(&mut self, which: Stream) -> Option<Held<'a, Vec<f32>>> {
         match self {
             Earlier::Borrowed(t) => {
@@ -41,12 +42,16 @@ impl<'a> Earlier<'a> {
                 match which {
                     Stream::Embedding => Some(&t.embedding),
                     Stream::FinalNorm => t.ln_f.as_ref(),
+                    Stream::Logits => Some(&t.logits),
+                    Stream::Probs => Some(&t.probs),
                 }
                 .map(Held::Borrowed)
             }
             Earlier::Owned(t) => match which {
                 Stream::Embedding => Some(&mut t.embedding),
                 Stream::FinalNorm => t.ln_f.as_mut(),
+                Stream::Logits => Some(&mut t.logits),
+                Stream::Probs => Some(&mut t.probs),
             }
             .map(|x| Held::Owned(std::mem::take(x))),
         }
@@ -57,6 +62,10 @@ impl<'a> Earlier<'a> {
 pub(crate) enum Stream {
     Embedding,
     FinalNorm,
+    /// The next-token logits after each position (every position's, `Keep::every_prediction`).
+    Logits,
+    /// Their softmax.
+    Probs,
 }
 
 /// A value of an earlier trace: borrowed, or owned and free to grow in place.
@@ -177,8 +186,9 @@ pub(crate) fn move_blocks(v: &mut [f32], n: usize, (from, to): (usize, usize), l
 }
 
 /// (H, T, T) matrices: the top-left `keep`×`keep` corner of each old (H, old_t, old_t)
-/// matrix, the rest `fill` (a held vector is copied from either way: a square field is only
-/// kept for short texts).
+/// matrix, the rest `fill`. An owned vector's rows move within it (back to front when it
+/// grows, front to back when it shrinks, as `move_blocks`), so that a keystroke does not make
+/// every map again.
 pub(crate) fn grow_square(
     old: Held<'_, Vec<f32>>,
     (h, old_t): (usize, usize),
@@ -186,18 +196,42 @@ pub(crate) fn grow_square(
     t: usize,
     fill: f32,
 ) -> Vec<f32> {
-    let old: &[f32] = match &old {
-        Held::Borrowed(x) => x,
+    let mut v = match old {
+        Held::Borrowed(old) => {
+            let mut out = vec![fill; h * t * t];
+            for hh in 0..h {
+                for i in 0..keep {
+                    out[(hh * t + i) * t..][..keep]
+                        .copy_from_slice(&old[(hh * old_t + i) * old_t..][..keep]);
+                }
+            }
+            return out;
+        }
         Held::Owned(v) => v,
     };
-    let mut out = vec![fill; h * t * t];
+    let at = |t: usize, hh: usize, i: usize| (hh * t + i) * t;
+    if t >= old_t {
+        grow_to(&mut v, h * t * t, h * t, fill);
+        for hh in (0..h).rev() {
+            for i in (0..keep).rev() {
+                v.copy_within(at(old_t, hh, i)..at(old_t, hh, i) + keep, at(t, hh, i));
+            }
+        }
+    } else {
+        for hh in 0..h {
+            for i in 0..keep {
+                v.copy_within(at(old_t, hh, i)..at(old_t, hh, i) + keep, at(t, hh, i));
+            }
+        }
+        v.truncate(h * t * t);
+    }
     for hh in 0..h {
         for i in 0..keep {
-            out[(hh * t + i) * t..][..keep]
-                .copy_from_slice(&old[(hh * old_t + i) * old_t..][..keep]);
+            v[at(t, hh, i) + keep..at(t, hh, i) + t].fill(fill);
         }
+        v[at(t, hh, keep)..at(t, hh, t)].fill(fill);
     }
-    out
+    v
 }
 
 #[cfg(test)]
@@ -214,6 +248,42 @@ mod tests {
             assert_eq!(grown, copied, "{old_t} → {t}, {keep} kept");
             let rows = grow_rows(Held::Owned(old.clone()), keep, t, w);
             assert_eq!(rows, reuse_rows(&old, keep, t, w));
+        }
+    }
+
+    #[test]
+    fn square_maps_grown_in_place_equal_maps_copied() {
+        let h = 3;
+        for (old_t, keep, t) in [
+            (5, 4, 6),
+            (5, 5, 9),
+            (6, 2, 3),
+            (4, 3, 4),
+            (7, 1, 2),
+            (6, 0, 4),
+        ] {
+            let old: Vec<f32> = (0..h * old_t * old_t).map(|x| x as f32 + 1.0).collect();
+            let copied = grow_square(Held::Borrowed(&old), (h, old_t), keep, t, -1.0);
+            // with and without room to grow into
+            let mut roomy = Vec::with_capacity(h * 10 * 10);
+            roomy.extend_from_slice(&old);
+            for held in [old.clone(), roomy] {
+                let grown = grow_square(Held::Owned(held), (h, old_t), keep, t, -1.0);
+                assert_eq!(grown, copied, "{old_t} → {t}, {keep} kept");
+            }
+            // the corner kept, the rest filled
+            assert_eq!(
+                copied[(t + keep.saturating_sub(1)) * t],
+                if keep > 0 {
+                    old[(old_t + keep - 1) * old_t]
+                } else {
+                    -1.0
+                }
+            );
+            assert_eq!(
+                copied.iter().filter(|&&x| x == -1.0).count(),
+                h * (t * t - keep * keep)
+            );
         }
     }
 }

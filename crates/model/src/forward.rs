@@ -8,7 +8,7 @@
 
 use crate::config::{Config, LnPlacement};
 use crate::cpu::{self, MASKED};
-use crate::earlier::{grow_heads, grow_rows, grow_square, reuse_rows, Earlier, Held, Stream};
+use crate::earlier::{grow_heads, grow_rows, grow_square, Earlier, Held, Stream};
 use crate::error::{Error, Result};
 use crate::field::{Dims, Shape};
 use crate::layout::TraceLayout;
@@ -186,9 +186,10 @@ pub(crate) fn predicted_rows(t: usize, s: usize, every: bool) -> usize {
 
 /// A trace's next-token logits and probabilities: `new`, the logits of the rows a pass over
 /// `t` tokens computed (`predicted_rows`), after the first `s` rows of `prev`'s when the
-/// trace keeps every position's (`every`); and their softmax.
+/// trace keeps every position's (`every`; an owned earlier trace's move and grow in place);
+/// and their softmax.
 pub(crate) fn predictions(
-    prev: Option<&Trace>,
+    prev: Option<&mut Earlier>,
     (s, t): (usize, usize),
     v: usize,
     new: Vec<f32>,
@@ -199,9 +200,13 @@ pub(crate) fn predictions(
         // a fresh run's logits are the pass's own (no copy: at 1,000 tokens they are 200 MB)
         None => (new, vec![0.0; n]),
         Some(p) => {
-            let mut all = reuse_rows(&p.logits, s, t, v);
+            let mut rows = |which| {
+                p.rows(which)
+                    .map_or_else(|| vec![0.0; t * v], |x| grow_rows(x, s, t, v))
+            };
+            let mut all = rows(Stream::Logits);
             all[s * v..].copy_from_slice(&new);
-            (all, reuse_rows(&p.probs, s, t, v))
+            (all, rows(Stream::Probs))
         }
     };
     let from = logits.len() - n;
@@ -303,7 +308,7 @@ fn forward_from(
         &mut new,
         0.0,
     );
-    let (logits, probs) = predictions(prev.as_ref().map(Earlier::trace), (s, t), v, new, every);
+    let (logits, probs) = predictions(prev.as_mut(), (s, t), v, new, every);
 
     Trace {
         dims,

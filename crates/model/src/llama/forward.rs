@@ -362,8 +362,13 @@ impl LlamaModel {
             layer_done,
         };
         let new_logits = self.pass(ids, opts, &mut watched, s, every)?;
-        let prior = rec.prev.as_ref().map(Earlier::trace);
-        let (logits, probs) = predictions(prior, (s, ids.len()), dims.vocab, new_logits, every);
+        let (logits, probs) = predictions(
+            rec.prev.as_mut(),
+            (s, ids.len()),
+            dims.vocab,
+            new_logits,
+            every,
+        );
         let trace = Trace {
             dims,
             tokens: ids.to_vec(),

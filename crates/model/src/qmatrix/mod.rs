@@ -3,7 +3,12 @@
 //! its file. Products dequantize `TILE` rows at a time into a scratch buffer and multiply
 //! those (`cpu::matmul_into`): at most `TILE` × columns f32 values exist at once. A product
 //! with a few rows of x (one appended token) reads the blocks directly instead (`dot_rows`):
-//! nothing is dequantized to memory.
+//! nothing is dequantized to memory. That product has three forms: scalar, four lanes in
+//! wasm (`dot_rows_lanes`, WebAssembly SIMD) and, natively on x86-64 CPUs with AVX2, FMA and
+//! F16C, eight lanes (`avx2`), the largest matrices split over the threads.
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -23,9 +28,9 @@ pub const TILE: usize = if cfg!(target_arch = "wasm32") {
 /// in wasm `dot_rows_lanes`) rather than dequantizing tiles.
 pub const FEW_ROWS: usize = 4;
 /// In wasm, Q4_0, Q4_1 and Q8_0 blocks are turned into numbers four lanes at a time
-/// (`F4`: WebAssembly SIMD), for the tiles and for the direct product alike. Natively the
-/// scalar loops stay: the native figures against llama.cpp in BENCHMARKS.md were measured on
-/// them, and `F4` there is a plain array, not measured as a kernel.
+/// (`F4`: WebAssembly SIMD), for the tiles and for the direct product alike. Natively `F4`
+/// is a plain array: the direct product there is `avx2`'s where the CPU has it, else the
+/// scalar loops.
 const LANES: bool = cfg!(target_arch = "wasm32");
 
 /// How a `QMatrix` holds its values.
@@ -133,6 +138,10 @@ impl QMatrix {
         };
         if m <= FEW_ROWS && ty.is_quantized() {
             return if !LANES {
+                #[cfg(target_arch = "x86_64")]
+                if avx2::takes(ty) && avx2::available() {
+                    return dot_rows_avx2(ty, bytes, k, x, m, y);
+                }
                 dot_rows(ty, bytes, k, x, m, y)
             } else if in_lanes(ty) {
                 dot_rows_lanes(ty, bytes, k, x, m, y)
@@ -243,6 +252,51 @@ fn dot_rows_lanes(ty: GgmlType, bytes: &[u8], k: usize, x: &[f32], m: usize, y: 
         }
     }
 }
+
+/// `dot_rows` with AVX2 (`avx2::dot_rows`), the weight rows split over
+/// `threads()` threads when the matrix is large enough to be worth them.
+#[cfg(target_arch = "x86_64")]
+fn dot_rows_avx2(ty: GgmlType, bytes: &[u8], k: usize, x: &[f32], m: usize, y: &mut [f32]) {
+    let n = y.len() / m;
+    let sums: Vec<f32> = x.chunks_exact(32).map(|c| c.iter().sum()).collect();
+    // SAFETY (each call): `avx2::available()` said this CPU has what the kernel uses
+    let part = |rows: std::ops::Range<usize>, out: &mut [f32]| unsafe {
+        avx2::dot_rows(ty, bytes, k, x, &sums, rows, out)
+    };
+    let threads = threads().min(n * k / PER_THREAD).max(1);
+    if threads == 1 || m > 1 {
+        return part(0..n, y); // all rows: y is laid out as the kernel writes it
+    }
+    // one row of x: each thread writes its own run of y
+    let chunk = n.div_ceil(threads);
+    let (first, rest) = y.split_at_mut(chunk);
+    std::thread::scope(|scope| {
+        for (c, out) in rest.chunks_mut(chunk).enumerate() {
+            let r0 = (c + 1) * chunk;
+            scope.spawn(move || part(r0..r0 + out.len(), out));
+        }
+        part(0..chunk, first) // this thread's share
+    });
+}
+
+/// Threads for the direct product natively: as many as matrixmultiply takes for the tiles
+/// (`MATMUL_NUM_THREADS`, else the cores), read once.
+#[cfg(target_arch = "x86_64")]
+fn threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::env::var("MATMUL_NUM_THREADS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+            .unwrap_or(1)
+            .clamp(1, 8)
+    })
+}
+
+/// Weights a thread of `dot_rows_avx2` takes at least (fewer: one thread does it all).
+#[cfg(target_arch = "x86_64")]
+const PER_THREAD: usize = 1 << 22;
 
 /// `y = x · Wᵀ` for W's blocks of `ty` (rows of `k` values), read directly: each block's dot
 /// product with x from its integers and scales. Q4_0, Q4_1 and Q8_0 by their algebra (a
@@ -361,6 +415,53 @@ mod tests {
                     "{}: [{i}] {a} vs {exact}",
                     ty.name()
                 );
+            }
+        }
+    }
+
+    /// The AVX2 kernel (natively on x86-64 with AVX2, FMA and F16C): one to `FEW_ROWS` rows of
+    /// x against Q4_0, Q4_1 and Q8_0 blocks equal to the dequantized matrix's product in f64,
+    /// on a matrix small enough for one thread and on one large enough to be split (1,031
+    /// rows: the threads' runs of unequal length).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_kernel_equals_the_dequantized_product() {
+        if !avx2::available() {
+            eprintln!("this CPU lacks AVX2, FMA or F16C: the kernel is not used here");
+            return;
+        }
+        let mut rng = rand::rngs::StdRng::seed_from_u64(38);
+        for (ty, scales) in [
+            (GgmlType::Q4_0, vec![0]),
+            (GgmlType::Q4_1, vec![0, 2]),
+            (GgmlType::Q8_0, vec![0]),
+        ] {
+            for (rows, cols) in [(37, 96), (1031, 2 * PER_THREAD / 1000 + 32)] {
+                let cols = cols / 32 * 32;
+                let w = blocks(ty, rows, cols, &scales, &mut rng);
+                let Storage::Blocks { bytes, .. } = &w.storage else {
+                    unreachable!()
+                };
+                let mut dense = vec![0f32; rows * cols];
+                dequant::dequantize(ty, bytes, &mut dense);
+                for m in 1..=FEW_ROWS {
+                    let x: Vec<f32> = (0..m * cols).map(|_| rng.random_range(-1.0..1.0)).collect();
+                    let mut y = vec![f32::NAN; m * rows];
+                    dot_rows_avx2(ty, bytes, cols, &x, m, &mut y);
+                    for (i, got) in y.iter().enumerate() {
+                        let (r, c) = (i / rows, i % rows);
+                        let terms =
+                            (0..cols).map(|j| x[r * cols + j] as f64 * dense[c * cols + j] as f64);
+                        let exact: f64 = terms.clone().sum();
+                        // f32 rounding grows with the terms' sizes, not with their sum's
+                        let size: f64 = terms.map(f64::abs).sum();
+                        assert!(
+                            (*got as f64 - exact).abs() <= 1e-6 * size,
+                            "{} {rows}×{cols} m={m}: [{i}] {got} vs {exact} (Σ|terms| {size})",
+                            ty.name()
+                        );
+                    }
+                }
             }
         }
     }
