@@ -313,19 +313,7 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     // the selected head after the keystroke, its maps grown by the worker from the ones it
     // sent before (the shared rows moved, the new ones computed): the new last row and a
     // moved row, the CLI's
-    const t2 = typed.tokens;
-    const cli2 = JSON.parse(
-      execFileSync(CLI, ['--model', GGUF, 'trace', `${long} The`, '--layer', '18', '--head', '6', '--format', 'json'], { encoding: 'utf8', maxBuffer: 1 << 30 }),
-    ).heads[0];
-    assert.equal(cli2.weights.length, t2, 'the CLI ran the same tokens');
-    const last2 = cli2.weights[t2 - 1];
-    for (const [i, j] of [[t2 - 1, 0], [t2 - 1, last2.indexOf(Math.max(...last2))], [t2 - 5, strongest]]) {
-      await reachCell(page, t2, i, j);
-      for (const [field, want] of [['score', cli2.scores[i][j]], ['scaled', cli2.scaled[i][j]], ['weight', cli2.weights[i][j]]]) {
-        const got = parseShown(await page.locator(`#cell-readout [data-field=${field}]`).textContent());
-        assert.ok(Math.abs(got - want) <= 2e-4 + 1e-3 * Math.abs(want), `typed, [${i},${j}] ${field}: page ${got}, CLI ${want}`);
-      }
-    }
+    await assertTypedRowsAreCli(page, `${long} The`, typed.tokens, strongest, 'typed');
     await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-long.png'));
   });
 
@@ -468,8 +456,29 @@ describe('SmolLM2 on WebGPU (chosen)', { skip: !fs.existsSync(GGUF) && `${GGUF} 
     assert.ok(typed.tokens > t && typed.incremental && typed.backend === 'webgpu', JSON.stringify(typed));
     console.log(`SmolLM2 on WebGPU (SwiftShader), one token typed at ${typed.tokens}: forward ${typed.forwardMs.toFixed(0)} ms`);
     await assertThumbnailIsCli(page, `${long} The`, 'one token typed, WebGPU');
+    // L18H6's maps grown on the page from the result before (the shared rows kept, the new
+    // ones computed from the GPU's q and k): the new last row and a kept row, the CLI's
+    await assertTypedRowsAreCli(page, `${long} The`, typed.tokens, strongest, 'typed, WebGPU');
   });
 });
+
+/** After a token typed at the end of a long text, the selected L18H6's cells that its maps
+ * grown from the result before hold — the new last row (key 0 and its strongest) and a row
+ * kept from before (key `strongest`) — equal `attnlab trace`'s for `text` (`t` tokens). */
+async function assertTypedRowsAreCli(page, text, t, strongest, label) {
+  const cli = JSON.parse(
+    execFileSync(CLI, ['--model', GGUF, 'trace', text, '--layer', '18', '--head', '6', '--format', 'json'], { encoding: 'utf8', maxBuffer: 1 << 30 }),
+  ).heads[0];
+  assert.equal(cli.weights.length, t, 'the CLI ran the same tokens');
+  const last = cli.weights[t - 1];
+  for (const [i, j] of [[t - 1, 0], [t - 1, last.indexOf(Math.max(...last))], [t - 5, strongest]]) {
+    await reachCell(page, t, i, j);
+    for (const [field, want] of [['score', cli.scores[i][j]], ['scaled', cli.scaled[i][j]], ['weight', cli.weights[i][j]]]) {
+      const got = parseShown(await page.locator(`#cell-readout [data-field=${field}]`).textContent());
+      assert.ok(Math.abs(got - want) <= 2e-4 + 1e-3 * Math.abs(want), `${label}, [${i},${j}] ${field}: page ${got}, CLI ${want}`);
+    }
+  }
+}
 
 /** A safetensors file's F32/I64 tensors as JS arrays (its header, then its bytes). */
 function readSafetensors(file) {

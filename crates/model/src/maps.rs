@@ -147,18 +147,9 @@ impl Trace {
     /// bit; in wasm a few new rows take another product kernel than T rows do, and round
     /// apart by an ulp.
     pub fn slim_after(&self, heads: &[(usize, usize)], mut earlier: Trace) -> Result<Trace> {
-        let d = self.dims;
+        let meta = (&self.tokens[..], self.dropped, &self.options);
+        let shared = kept_rows(&earlier, &self.dims, meta);
         let e = earlier.dims;
-        let same_shape = (e.n_layer, e.n_head, e.d_k) == (d.n_layer, d.n_head, d.d_k);
-        let shared = crate::forward::reusable_prefix(
-            &earlier.tokens,
-            &earlier.options,
-            &self.tokens,
-            self.dropped,
-            &self.options,
-        )
-        .filter(|_| same_shape && earlier.dropped == 0)
-        .map_or(0, |s| s.min(e.t.min(d.t).saturating_sub(3)));
         self.slim_with(heads, |l, h| {
             let at = earlier
                 .heads
@@ -177,41 +168,9 @@ impl Trace {
     /// `old`'s maps (over `old_t` positions) with its first `s` rows kept and laid out for
     /// this trace's length, their new keys computed, and the rows from `s` on computed.
     fn grown_maps(&self, old: HeadMaps, old_t: usize, s: usize) -> Result<HeadMaps> {
-        let (layer, head) = (old.layer, old.head);
+        let vectors = self.head_vectors(old.layer, old.head)?;
         let (t, dk) = (self.dims.t, self.dims.d_k);
-        let HeadVectors {
-            q, k, v, head_out, ..
-        } = self.head_vectors(layer, head)?;
-        let rows = self.head_rows(layer, head, s..t)?;
-        // the kept rows against the keys from s on: after every kept query, so masked
-        let n = t - s;
-        let (mut raw, mut scaled) = (vec![0f32; s * n], vec![0f32; s * n]);
-        cpu::qk_scores(&q[..s * dk], &k[s * dk..], s, n, dk, &mut raw);
-        cpu::scale_scores(&raw, self.options.scale_factor(dk), &mut scaled);
-        let grow = |mut map: Vec<f32>, after: Option<&[f32]>, fill: f32, new: &[f32]| {
-            restride(&mut map, (old_t, t), s);
-            for i in 0..s {
-                let tail = &mut map[i * t + s..(i + 1) * t];
-                match after {
-                    Some(x) => tail.copy_from_slice(&x[i * n..(i + 1) * n]),
-                    None => tail.fill(fill),
-                }
-            }
-            map[s * t..].copy_from_slice(new);
-            map
-        };
-        Ok(HeadMaps {
-            layer,
-            head,
-            scores: grow(old.scores, Some(&raw), 0.0, &rows.scores),
-            scaled: grow(old.scaled, Some(&scaled), 0.0, &rows.scaled),
-            masked: grow(old.masked, None, cpu::MASKED, &rows.masked),
-            weights: grow(old.weights, None, 0.0, &rows.weights),
-            q,
-            k,
-            v,
-            head_out,
-        })
+        Ok(grow_maps(old, (old_t, s), vectors, (t, dk), &self.options))
     }
 
     /// Head `head` of block `layer`, query rows `rows`: read from the trace when it kept the
@@ -286,13 +245,17 @@ impl Trace {
     /// What a page needs to show `heads` of a long text whose forward ran elsewhere (the GPU
     /// engine, which read back only these heads' q, k, v and outputs): the trace `slim`
     /// gives, its maps computed here from q and k. `logits` and `probs`: the last
-    /// position's.
+    /// position's. `earlier`: the slim trace of the run this one's forward went on from
+    /// (it reused that run's rows), whose heads' shared rows are kept as `slim_after` keeps
+    /// them (copied: the page still shows it); only the rows after them are computed.
     pub fn slim_from(
         dims: Dims,
         (tokens, dropped, options): (&[u32], usize, &AttentionOptions),
         (logits, probs): (Vec<f32>, Vec<f32>),
         heads: Vec<HeadVectors>,
+        earlier: Option<&Trace>,
     ) -> Result<Trace> {
+        let shared = earlier.map_or(0, |e| kept_rows(e, &dims, (tokens, dropped, options)));
         let (t, dk) = (dims.t, dims.d_k);
         let mut kept: Vec<HeadMaps> = Vec::new();
         for h in heads {
@@ -312,6 +275,27 @@ impl Trace {
                 )));
             }
             if kept.iter().any(|m| (m.layer, m.head) == (h.layer, h.head)) {
+                continue;
+            }
+            let old = earlier
+                .filter(|_| shared > 0)
+                .and_then(|e| Some((e.held(h.layer, h.head)?, e.dims.t)));
+            if let Some((old, old_t)) = old {
+                // copied with room for this length, so that growing moves it no more
+                let copy = |m: &[f32]| {
+                    let mut c = Vec::with_capacity(m.len().max(t * t));
+                    c.extend_from_slice(m);
+                    c
+                };
+                let old = HeadMaps {
+                    scores: copy(&old.scores),
+                    scaled: copy(&old.scaled),
+                    masked: copy(&old.masked),
+                    weights: copy(&old.weights),
+                    ..HeadMaps::default()
+                };
+                let grown = grow_maps(old, (old_t, shared), h, (t, dk), options);
+                kept.push(grown);
                 continue;
             }
             let mut rows = HeadRows {
@@ -356,6 +340,82 @@ impl Trace {
             Ok(rows) => Cow::Owned(rows.weights),
             Err(e) => panic!("{e}"),
         }
+    }
+}
+
+/// How many rows of `earlier`'s maps (a slim trace) a run over `tokens` (with `dropped` and
+/// `options`) of `dims` keeps: the positions the two runs share at the start
+/// (`forward::reusable_prefix`), less the rows without three masked keys after them at either
+/// length (see `Trace::slim_after`); 0 for another model's trace.
+fn kept_rows(
+    earlier: &Trace,
+    dims: &Dims,
+    (tokens, dropped, options): (&[u32], usize, &AttentionOptions),
+) -> usize {
+    let e = earlier.dims;
+    let same_shape = (e.n_layer, e.n_head, e.d_k) == (dims.n_layer, dims.n_head, dims.d_k);
+    crate::forward::reusable_prefix(&earlier.tokens, &earlier.options, tokens, dropped, options)
+        .filter(|_| same_shape && earlier.dropped == 0)
+        .map_or(0, |s| s.min(e.t.min(dims.t).saturating_sub(3)))
+}
+
+/// `old`'s maps (over `old_t` positions) with their first `s` rows kept and laid out for `t`
+/// positions, the kept rows' new keys computed (q·k and the scale; masked, weight 0), and the
+/// rows from `s` on computed from the head's `vectors` (each (t, d_k)) with `options`.
+fn grow_maps(
+    old: HeadMaps,
+    (old_t, s): (usize, usize),
+    vectors: HeadVectors,
+    (t, dk): (usize, usize),
+    options: &AttentionOptions,
+) -> HeadMaps {
+    let HeadVectors {
+        layer,
+        head,
+        q,
+        k,
+        v,
+        head_out,
+    } = vectors;
+    let n = t - s;
+    let mut rows = HeadRows {
+        layer,
+        head,
+        rows: s..t,
+        t,
+        scores: vec![0.0; n * t],
+        scaled: vec![0.0; n * t],
+        masked: vec![0.0; n * t],
+        weights: vec![0.0; n * t],
+    };
+    stages(&q, &k, dk, options, &mut rows);
+    // the kept rows against the keys from s on: after every kept query, so masked
+    let (mut raw, mut scaled) = (vec![0f32; s * n], vec![0f32; s * n]);
+    cpu::qk_scores(&q[..s * dk], &k[s * dk..], s, n, dk, &mut raw);
+    cpu::scale_scores(&raw, options.scale_factor(dk), &mut scaled);
+    let grow = |mut map: Vec<f32>, after: Option<&[f32]>, fill: f32, new: &[f32]| {
+        restride(&mut map, (old_t, t), s);
+        for i in 0..s {
+            let tail = &mut map[i * t + s..(i + 1) * t];
+            match after {
+                Some(x) => tail.copy_from_slice(&x[i * n..(i + 1) * n]),
+                None => tail.fill(fill),
+            }
+        }
+        map[s * t..].copy_from_slice(new);
+        map
+    };
+    HeadMaps {
+        layer,
+        head,
+        scores: grow(old.scores, Some(&raw), 0.0, &rows.scores),
+        scaled: grow(old.scaled, Some(&scaled), 0.0, &rows.scaled),
+        masked: grow(old.masked, None, cpu::MASKED, &rows.masked),
+        weights: grow(old.weights, None, 0.0, &rows.weights),
+        q,
+        k,
+        v,
+        head_out,
     }
 }
 

@@ -277,7 +277,8 @@ fn a_slim_trace_holds_its_heads_exactly_and_nothing_else() {
 /// an edit in the middle, tokens deleted (12 → 11 → 10: rows kept at a shorter length), another
 /// head asked, other options and the mask off
 /// (nothing shared: all computed) — on both forwards. Whether the rows were taken from the
-/// earlier trace is seen through a mark put in its first row.
+/// earlier trace is seen through a mark put in its first row. The same for a slim trace made
+/// from the heads' vectors (`slim_from`, the GPU engine's path) given the earlier one.
 #[test]
 fn a_slim_trace_grown_from_the_previous_one_equals_one_computed_whole() {
     const MARK: f32 = 42.0;
@@ -368,6 +369,32 @@ fn a_slim_trace_grown_from_the_previous_one_equals_one_computed_whole() {
                     "{what}: a head the earlier trace lacks is computed"
                 );
             }
+            // from the heads' vectors, as the page makes the GPU engine's result
+            let from_vectors = |earlier: Option<&Trace>| {
+                let vectors = asked
+                    .iter()
+                    .map(|&(l, h)| next.head_vectors(l, h).unwrap())
+                    .collect();
+                let meta = (&next.tokens[..], next.dropped, &next.options);
+                let preds = (want.logits.clone(), want.probs.clone());
+                Trace::slim_from(next.dims, meta, preds, vectors, earlier).unwrap()
+            };
+            assert_eq!(from_vectors(None), want, "{what}: from the vectors, whole");
+            assert_eq!(
+                from_vectors(Some(&slim)),
+                want,
+                "{what}: from the vectors, grown"
+            );
+            let mut marked = slim.clone();
+            for m in &mut marked.heads {
+                m.weights[0] = MARK;
+            }
+            let got = from_vectors(Some(&marked));
+            assert_eq!(
+                got.head(main.0, main.1).weights[0] == MARK,
+                *shared,
+                "{what}: from the vectors, the first row taken from the earlier trace"
+            );
             (lean, slim) = (next, want);
         }
     }

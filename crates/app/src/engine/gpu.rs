@@ -20,6 +20,9 @@ pub struct Gpu {
     lose: Cell<bool>,
     /// A long text's rows pooled for the heads grid (slim results), grown with the engine's.
     pooled: RefCell<Pooled>,
+    /// The last forward's result when it was slim (shared with the page): the next slim
+    /// result keeps its heads' shared rows when that forward went on from it.
+    slim_prev: RefCell<Option<Rc<Trace>>>,
 }
 
 impl Gpu {
@@ -53,6 +56,7 @@ impl Gpu {
                 engine: RefCell::new(Some(engine)),
                 lose: Cell::new(false),
                 pooled: RefCell::new(Pooled::new(THUMBNAIL_SIDE)),
+                slim_prev: RefCell::new(None),
             },
             adapter,
             software,
@@ -89,8 +93,10 @@ impl Gpu {
 }
 
 impl Gpu {
-    /// A long text's slim result (`Trace::slim_from`): `heads`' maps from their vectors, the
-    /// heads grid's thumbnails and roles from the rows the engine pooled (only those the
+    /// A long text's slim result (`Trace::slim_from`): `heads`' maps from their vectors (the
+    /// rows shared with `earlier`, the last slim result, kept from it when the forward went
+    /// on from that run: a keystroke at the end computes the head's last rows, not T × T),
+    /// the heads grid's thumbnails and roles from the rows the engine pooled (only those the
     /// pooled rows lack: a keystroke at the end pools one row of every head).
     async fn slim(
         &self,
@@ -98,6 +104,7 @@ impl Gpu {
         ids: &[u32],
         opts: &AttentionOptions,
         heads: &[(usize, usize)],
+        earlier: Option<Rc<Trace>>,
     ) -> Result<Trace, GpuError> {
         let dims = engine.dims(ids.len());
         let shape = (dims.n_layer, dims.n_head);
@@ -113,7 +120,9 @@ impl Gpu {
         let mut pooled = self.pooled.borrow_mut();
         pooled.update_pooled(ids, opts, shape, &read.pooled)?;
         let meta = (ids, 0, opts);
-        let mut trace = Trace::slim_from(dims, meta, (read.logits, read.probs), read.heads)?;
+        let earlier = earlier.filter(|_| engine.last_was_incremental());
+        let preds = (read.logits, read.probs);
+        let mut trace = Trace::slim_from(dims, meta, preds, read.heads, earlier.as_deref())?;
         trace.thumbnails = Some(pooled.thumbnails());
         Ok(trace)
     }
@@ -133,6 +142,8 @@ impl Compute for Gpu {
             engine.gpu().device.destroy();
         }
         let started = now();
+        // whatever this run gives, the earlier slim result is no longer the last one
+        let earlier = self.slim_prev.take();
         // a long text's engine keeps no maps (and holds far more positions); a short text's
         // keeps them all: the buffers are made again when the text crosses over
         let (keep, budget) = if slim.is_some() {
@@ -148,7 +159,7 @@ impl Compute for Gpu {
             *self.pooled.borrow_mut() = Pooled::new(THUMBNAIL_SIDE);
         }
         let result = match slim {
-            Some(heads) => self.slim(&mut engine, ids, opts, heads).await,
+            Some(heads) => self.slim(&mut engine, ids, opts, heads, earlier).await,
             None => engine.forward(ids, opts).await,
         };
         let ms = now() - started;
@@ -156,8 +167,12 @@ impl Compute for Gpu {
         match result {
             Ok(trace) => {
                 *self.engine.borrow_mut() = Some(engine);
+                let trace = Rc::new(trace);
+                if slim.is_some() {
+                    *self.slim_prev.borrow_mut() = Some(Rc::clone(&trace));
+                }
                 Ok(Computed {
-                    trace: Rc::new(trace),
+                    trace,
                     incremental,
                     ms,
                     engine_ms: None,

@@ -75,8 +75,9 @@ pub fn small_config(ln: LnPlacement) -> Config {
 /// computed from the heads' vectors (`Trace::slim_from`), the pooled rows brought in
 /// (`Pooled::update_pooled`) — and checks each against `cpu`'s whole trace of the same run:
 /// the prediction, every asked head's four maps and vectors, and the heads grid's thumbnails
-/// and text roles (as `Trace::thumbnails` pools the CPU's maps). Returns whether each run
-/// reused the engine's cached rows.
+/// and text roles (as `Trace::thumbnails` pools the CPU's maps); after a run that reused the
+/// engine's cached rows, the maps grown from the last result (`slim_from` given it) equal
+/// those computed whole. Returns whether each run reused the engine's cached rows.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn check_slim(
     e: &mut attnlab_gpu::AnyEngine,
@@ -89,6 +90,7 @@ pub fn check_slim(
     use attnlab_gpu::engine::SlimAsk;
     let mut pooled = attnlab_model::Pooled::new(side);
     let mut incremental = Vec::new();
+    let mut prev: Option<Trace> = None;
     for (n, (ids, opts)) in runs.iter().enumerate() {
         let want = cpu(ids, opts);
         let d = want.dims;
@@ -141,7 +143,19 @@ pub fn check_slim(
             1e-3,
         );
         let meta = (&ids[..], 0, opts);
-        let slim = Trace::slim_from(d, meta, (read.logits, read.probs), read.heads).unwrap();
+        let preds = (read.logits, read.probs);
+        let vectors = read.heads.clone();
+        let slim = Trace::slim_from(d, meta, preds.clone(), read.heads, None).unwrap();
+        // the page keeps the last slim result's shared rows when the forward went on from
+        // that run: the engine's reused rows read back as they were, the maps the same
+        if let Some(earlier) = prev.as_ref().filter(|_| e.last_was_incremental()) {
+            let grown = Trace::slim_from(d, meta, preds, vectors, Some(earlier)).unwrap();
+            assert!(
+                grown == slim,
+                "{what}: grown from the last result ≠ computed whole"
+            );
+        }
+        prev = Some(slim.clone());
         for &(l, h) in heads {
             let (g, c) = (slim.head(l, h), want.head(l, h));
             let named = [
