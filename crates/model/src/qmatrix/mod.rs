@@ -5,7 +5,8 @@
 //! with a few rows of x (one appended token) reads the blocks directly instead (`dot_rows`):
 //! nothing is dequantized to memory. That product has three forms: scalar, four lanes in
 //! wasm (`dot_rows_lanes`, WebAssembly SIMD) and, natively on x86-64 CPUs with AVX2, FMA and
-//! F16C, eight lanes (`avx2`), the largest matrices split over the threads.
+//! F16C, eight lanes (`avx2`), the largest matrices (the output head) split over the threads
+//! for one row of x.
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -140,7 +141,7 @@ impl QMatrix {
             return if !LANES {
                 #[cfg(target_arch = "x86_64")]
                 if avx2::takes(ty) && avx2::available() {
-                    return dot_rows_avx2(ty, bytes, k, x, m, y);
+                    return dot_rows_avx2(ty, bytes, k, x, m, y, threads());
                 }
                 dot_rows(ty, bytes, k, x, m, y)
             } else if in_lanes(ty) {
@@ -253,17 +254,28 @@ fn dot_rows_lanes(ty: GgmlType, bytes: &[u8], k: usize, x: &[f32], m: usize, y: 
     }
 }
 
-/// `dot_rows` with AVX2 (`avx2::dot_rows`), the weight rows split over
-/// `threads()` threads when the matrix is large enough to be worth them.
+/// `dot_rows` with AVX2 (`avx2::dot_rows`), on up to `threads` threads: for one row of x the
+/// weight rows are split so that each thread takes at least `PER_THREAD` weights (the output
+/// head of a model); a few rows of x, or a smaller matrix, run on this thread. Callers have
+/// checked `avx2::available()`.
 #[cfg(target_arch = "x86_64")]
-fn dot_rows_avx2(ty: GgmlType, bytes: &[u8], k: usize, x: &[f32], m: usize, y: &mut [f32]) {
+fn dot_rows_avx2(
+    ty: GgmlType,
+    bytes: &[u8],
+    k: usize,
+    x: &[f32],
+    m: usize,
+    y: &mut [f32],
+    threads: usize,
+) {
+    assert!(avx2::available(), "the caller checks the CPU");
     let n = y.len() / m;
     let sums: Vec<f32> = x.chunks_exact(32).map(|c| c.iter().sum()).collect();
-    // SAFETY (each call): `avx2::available()` said this CPU has what the kernel uses
+    // SAFETY (each call): `avx2::available()` holds (asserted above)
     let part = |rows: std::ops::Range<usize>, out: &mut [f32]| unsafe {
         avx2::dot_rows(ty, bytes, k, x, &sums, rows, out)
     };
-    let threads = threads().min(n * k / PER_THREAD).max(1);
+    let threads = threads.min(n * k / PER_THREAD).max(1);
     if threads == 1 || m > 1 {
         return part(0..n, y); // all rows: y is laid out as the kernel writes it
     }
@@ -421,8 +433,8 @@ mod tests {
 
     /// The AVX2 kernel (natively on x86-64 with AVX2, FMA and F16C): one to `FEW_ROWS` rows of
     /// x against Q4_0, Q4_1 and Q8_0 blocks equal to the dequantized matrix's product in f64,
-    /// on a matrix small enough for one thread and on one large enough to be split (1,031
-    /// rows: the threads' runs of unequal length).
+    /// on a matrix small enough for one thread and on one large enough to be split over one,
+    /// two or three threads (1,031 rows: the threads' runs of unequal length).
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_avx2_kernel_equals_the_dequantized_product() {
@@ -444,10 +456,10 @@ mod tests {
                 };
                 let mut dense = vec![0f32; rows * cols];
                 dequant::dequantize(ty, bytes, &mut dense);
-                for m in 1..=FEW_ROWS {
+                for (m, threads) in (1..=FEW_ROWS).map(|m| (m, 1)).chain([(1, 2), (1, 3)]) {
                     let x: Vec<f32> = (0..m * cols).map(|_| rng.random_range(-1.0..1.0)).collect();
                     let mut y = vec![f32::NAN; m * rows];
-                    dot_rows_avx2(ty, bytes, cols, &x, m, &mut y);
+                    dot_rows_avx2(ty, bytes, cols, &x, m, &mut y, threads);
                     for (i, got) in y.iter().enumerate() {
                         let (r, c) = (i / rows, i % rows);
                         let terms =
@@ -457,7 +469,7 @@ mod tests {
                         let size: f64 = terms.map(f64::abs).sum();
                         assert!(
                             (*got as f64 - exact).abs() <= 1e-6 * size,
-                            "{} {rows}×{cols} m={m}: [{i}] {got} vs {exact} (Σ|terms| {size})",
+                            "{} {rows}×{cols} m={m} on {threads}: [{i}] {got} vs {exact} (Σ|terms| {size})",
                             ty.name()
                         );
                     }
