@@ -70,18 +70,70 @@ pub fn variant_weights(
     tau: f32,
     causal_mask: bool,
 ) -> VariantWeights {
+    variant_weights_after(scores, t, d_k, variant, tau, causal_mask, None)
+}
+
+/// An earlier result of `variant_weights` with the same variant, τ and mask, and the raw
+/// scores (old T, old T) it was computed from.
+pub struct Earlier<'a> {
+    pub scores: &'a [f32],
+    pub t: usize,
+    pub weights: &'a VariantWeights,
+}
+
+/// `variant_weights`, taking from `earlier` the rows it can: with the causal mask on, a row
+/// whose unmasked scores (keys 0..=i) are the earlier run's, bit for bit, has the earlier
+/// row's weights, entropy and largest weight — from the first row on, while the rows match
+/// and at least three masked keys follow the row at both lengths (`cpu::softmax_rows` then
+/// sums its weights in the same lanes at either, so the kept row is the one computed whole).
+/// A keystroke at the end of a long text then computes its last rows only, not T × T.
+pub fn variant_weights_after(
+    scores: &[f32],
+    t: usize,
+    d_k: usize,
+    variant: Variant,
+    tau: f32,
+    causal_mask: bool,
+    earlier: Option<Earlier>,
+) -> VariantWeights {
     let opts = variant.options(tau, causal_mask);
-    let mut scaled = vec![0.0; scores.len()];
-    cpu::scale_scores(scores, opts.scale_factor(d_k), &mut scaled);
-    if causal_mask {
-        cpu::causal_mask(&mut scaled, t, 0);
-    }
+    let kept = match earlier {
+        Some(e) if causal_mask => {
+            let same = |i: usize| {
+                let (a, b) = (
+                    &scores[i * t..i * t + i + 1],
+                    &e.scores[i * e.t..i * e.t + i + 1],
+                );
+                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            };
+            let most = e.t.min(t).saturating_sub(3);
+            let n = (0..most).take_while(|&i| same(i)).count();
+            Some((e, n))
+        }
+        _ => None,
+    };
+    let s = kept.as_ref().map_or(0, |(_, n)| *n);
     let mut weights = vec![0.0; scores.len()];
-    cpu::softmax_rows(&scaled, t, opts.temperature, &mut weights);
-    let (entropy, max) = weights
-        .chunks(t.max(1))
-        .map(|row| (cpu::entropy(row), row.iter().copied().fold(0.0, f32::max)))
-        .unzip();
+    let (mut entropy, mut max) = (Vec::with_capacity(t), Vec::with_capacity(t));
+    if let Some((e, _)) = &kept {
+        for i in 0..s {
+            weights[i * t..i * t + i + 1]
+                .copy_from_slice(&e.weights.weights[i * e.t..i * e.t + i + 1]);
+        }
+        entropy.extend_from_slice(&e.weights.entropy[..s]);
+        max.extend_from_slice(&e.weights.max[..s]);
+    }
+    let rows = s * t..scores.len();
+    let mut scaled = vec![0.0; rows.len()];
+    cpu::scale_scores(&scores[rows.clone()], opts.scale_factor(d_k), &mut scaled);
+    if causal_mask {
+        cpu::causal_mask(&mut scaled, t, s);
+    }
+    cpu::softmax_rows(&scaled, t, opts.temperature, &mut weights[rows.clone()]);
+    for row in weights[rows].chunks(t.max(1)) {
+        entropy.push(cpu::entropy(row));
+        max.push(row.iter().copied().fold(0.0, f32::max));
+    }
     VariantWeights {
         weights,
         entropy,
@@ -199,6 +251,100 @@ mod tests {
             assert!(row[i + 1..].iter().all(|&x| x == 0.0));
         }
         assert_eq!(w.entropy[0], 0.0, "the first row attends only to itself");
+    }
+
+    /// Rows taken from an earlier result equal the rows computed whole, bit for bit, after
+    /// text typed at the end (1, 5 and 9 rows), an edit in the middle, rows deleted (a
+    /// shorter text), and a text that shares nothing; only the rows before the first changed
+    /// one, with three masked keys after them at both lengths, are taken (seen through a mark
+    /// put in the earlier weights); with the mask off nothing is taken.
+    #[test]
+    fn rows_taken_from_an_earlier_result_equal_rows_computed_whole() {
+        const MARK: f32 = 42.0;
+        let mut seed = 7u32;
+        let mut next = move || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1 << 24) as f32 * 8.0 - 4.0
+        };
+        // scores of `t` rows: the rows before `same` as `old`'s (over `old_t`), the rest new
+        let mut scores_like = |old: &[f32], old_t: usize, t: usize, same: usize| -> Vec<f32> {
+            let mut s: Vec<f32> = (0..t * t).map(|_| next()).collect();
+            for i in 0..same.min(old_t).min(t) {
+                for j in 0..old_t.min(t) {
+                    s[i * t + j] = old[i * old_t + j];
+                }
+            }
+            s
+        };
+        let base_t = 40;
+        let base = scores_like(&[], 0, base_t, 0);
+        // (new length, rows shared with the one before, rows expected taken)
+        let steps = [
+            (41, 40, 37),
+            (46, 41, 38),
+            (55, 46, 43),
+            (55, 20, 20),
+            (30, 55, 27),
+            (12, 0, 0),
+        ];
+        for variant in Variant::ALL {
+            let (mut old, mut old_t) = (base.clone(), base_t);
+            let mut before = variant_weights(&old, old_t, 64, variant, 0.7, true);
+            for (n, &(t, same, taken)) in steps.iter().enumerate() {
+                let what = format!("{variant:?}, step {n} ({old_t} → {t})");
+                let scores = scores_like(&old, old_t, t, same);
+                let whole = variant_weights(&scores, t, 64, variant, 0.7, true);
+                let earlier = |w| Earlier {
+                    scores: &old,
+                    t: old_t,
+                    weights: w,
+                };
+                let grown = variant_weights_after(
+                    &scores,
+                    t,
+                    64,
+                    variant,
+                    0.7,
+                    true,
+                    Some(earlier(&before)),
+                );
+                assert!(grown == whole, "{what}: taken rows ≠ rows computed whole");
+                // which rows were taken: the mark is in each earlier row's first weight
+                let mut marked = before.clone();
+                for i in 0..old_t {
+                    marked.weights[i * old_t] = MARK;
+                }
+                let got = variant_weights_after(
+                    &scores,
+                    t,
+                    64,
+                    variant,
+                    0.7,
+                    true,
+                    Some(earlier(&marked)),
+                );
+                let rows = (0..t).filter(|&i| got.weights[i * t] == MARK).count();
+                assert_eq!(rows, taken, "{what}: rows taken");
+                assert!(
+                    (0..taken).all(|i| got.weights[i * t] == MARK),
+                    "{what}: the first rows"
+                );
+                let open = variant_weights_after(
+                    &scores,
+                    t,
+                    64,
+                    variant,
+                    0.7,
+                    false,
+                    Some(earlier(&marked)),
+                );
+                assert!(
+                    open.weights.iter().all(|&w| w != MARK),
+                    "{what}: mask off, nothing taken"
+                );
+                (old, old_t, before) = (scores, t, whole);
+            }
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use yew::prelude::*;
 use super::matrix::MatrixCanvas;
 use super::steps::ROWS_SHOWN;
 use super::{on_checked, target_as, Floats, HeadSel};
-use crate::compare::{variant_weights, Variant};
+use crate::compare::{variant_weights_after, Earlier, Variant};
 use crate::draw::Scale;
 use crate::i18n::{Key, Lang};
 use crate::state::{TAU_MAX, TAU_MIN};
@@ -31,18 +31,46 @@ pub struct Props {
     pub on_mask: Callback<bool>,
 }
 
+/// What the comparison computed last: the head's raw scores (T × T), τ's bits, the mask and
+/// d_k, and each variant's weights (in `Variant::ALL`'s order).
+struct Last {
+    scores: Vec<f32>,
+    t: usize,
+    options: (u32, bool, usize),
+    results: [Rc<crate::compare::VariantWeights>; 3],
+}
+
 #[function_component]
 pub fn SoftmaxCompare(props: &Props) -> Html {
     let lang = props.lang;
     let t = |k: Key| k.text(lang);
+    // the last head's scores and weights: a keystroke at the end of a long text computes the
+    // rows whose scores changed, not all three T × T softmaxes again
+    let last = use_mut_ref(|| None::<Last>);
     let results = use_memo(
         (props.sel.clone(), props.tau.to_bits(), props.mask),
         |(sel, tau, mask)| {
             let hv = sel.view();
-            Variant::ALL.map(|v| {
-                let w = variant_weights(hv.scores, hv.t, hv.d_k, v, f32::from_bits(*tau), *mask);
+            let mut last = last.borrow_mut();
+            let now = (*tau, *mask, hv.d_k);
+            let prev = last.as_ref().filter(|l| l.options == now);
+            let results = Variant::ALL.map(|v| {
+                let earlier = prev.map(|l| Earlier {
+                    scores: &l.scores,
+                    t: l.t,
+                    weights: &l.results[v as usize],
+                });
+                let tau = f32::from_bits(*tau);
+                let w = variant_weights_after(hv.scores, hv.t, hv.d_k, v, tau, *mask, earlier);
                 (Floats(Rc::new(w.weights.clone())), Rc::new(w))
-            })
+            });
+            *last = Some(Last {
+                scores: hv.scores.to_vec(),
+                t: hv.t,
+                options: now,
+                results: results.each_ref().map(|(_, w)| Rc::clone(w)),
+            });
+            results
         },
     );
     let n = props.sel.trace.0.dims.t;
