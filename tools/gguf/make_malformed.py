@@ -218,8 +218,8 @@ def main():
     written("not-llama", ["general.architecture", "gpt2"], arch="gpt2")
     written("sentencepiece-tokenizer", ["tokenizer.ggml.model", "llama"],
             tokenizer=("llama", "default", tokens, types, merges))
-    written("unknown-pre-tokenizer", ["pre-tokenizer", "qwen2"],
-            tokenizer=("gpt2", "qwen2", tokens, types, merges))
+    written("unknown-pre-tokenizer", ["pre-tokenizer", "chatglm-bpe"],
+            tokenizer=("gpt2", "chatglm-bpe", tokens, types, merges))
     written("merge-of-unknown-tokens", ["tokenizer", "merge", "커피"],
             tokenizer=("gpt2", "smollm", tokens, types, merges + ["Ġ 커피"]))
     t_up = next(t for t in reader.tensors if t.name == "blk.0.ffn_up.weight")

@@ -317,7 +317,7 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-long.png'));
   });
 
-  test('every malformed GGUF file is refused with its reason, and SmolLM2 stays', async () => {
+  test('every malformed GGUF file is refused with its reason, and SmolLM2 stays; a valid llama and a qwen2 file open', async () => {
     const { page } = app;
     const text = 'The capital of France is';
     await setText(page, text);
@@ -344,6 +344,19 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     await setText(page, 'the cat is there');
     await assertTopFiveIsCli(page, '#next-last', cliTrace(valid, 'the cat is there').next, 'valid.gguf');
     assert.doesNotMatch(await currentHash(page), /model=/, 'a dropped file is not in the link');
+
+    // a qwen2 GGUF file (q, k and v biases, RoPE on Hugging Face's halves, the pre-tokenizer
+    // "qwen2"): the page's tokens are transformers' (tools/gguf/make_qwen2.py), its next
+    // tokens the CLI's (which the model's tests check against transformers' logits)
+    const dir = path.join(ROOT, 'crates/model/tests/data/gguf-qwen2');
+    const qwen2 = path.join(dir, 'qwen2-mqa.gguf');
+    const q = await loadFiles(page, '#own-files', [qwen2]);
+    assert.equal(q.state, 'loaded', q.text);
+    const tokenized = JSON.parse(fs.readFileSync(path.join(dir, 'tokenized.json'), 'utf8'));
+    await setText(page, tokenized.texts[0]);
+    const ids = await page.$$eval('#token-strip .tok', (els) => els.map((e) => Number(e.dataset.id)));
+    assert.deepEqual(ids, tokenized.ids['qwen2-mqa.gguf'][0], 'transformers’ tokens');
+    await assertTopFiveIsCli(page, '#next-last', cliTrace(qwen2, tokenized.texts[0]).next, 'qwen2-mqa.gguf');
   });
 
   test('a link with model=smollm2 opens SmolLM2', async () => {

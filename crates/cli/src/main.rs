@@ -24,7 +24,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 )]
 struct Cli {
     /// Folder with config.json, model.safetensors (or shards) and tokenizer.json — GPT-2
-    /// layout, or Llama, Mistral, Qwen2 — or a llama-architecture .gguf file
+    /// layout, or Llama, Mistral, Qwen2 — or a llama or qwen2 .gguf file
     /// [default: $ATTNLAB_MODEL, else the bundled model in assets/model]
     #[arg(long, global = true, value_name = "DIR|FILE.gguf")]
     model: Option<PathBuf>,

@@ -68,6 +68,31 @@ fn llama_family_models_match_transformers_and_the_cpu_on_the_gpu() {
     }
 }
 
+/// The same Qwen2 model read from a qwen2 GGUF file (tools/gguf/make_qwen2.py: q and k not
+/// permuted, the biases as `blk.N.attn_q.bias` …): transformers' logits and attention on
+/// the GPU.
+#[test]
+fn a_qwen2_gguf_file_matches_transformers_on_the_gpu() {
+    let path = fixture("../gguf-qwen2/qwen2-mqa.gguf");
+    let m = attnlab_model::llama::LlamaBundle::from_gguf_bytes(&std::fs::read(path).unwrap())
+        .unwrap()
+        .model;
+    let Some(mut e) = engine(&m) else { return };
+    let (ids, logits, attn) = expected(&fixture("qwen2-mqa"));
+    let tr = pollster::block_on(e.forward(&ids, &AttentionOptions::default())).unwrap();
+    assert_close("qwen2 GGUF logits", &tr.logits, &logits, 1e-4, 1e-3);
+    for (l, want) in attn.iter().enumerate() {
+        let got = &tr.layers[l].weights;
+        assert_close(
+            &format!("qwen2 GGUF layer {l} weights"),
+            got,
+            want,
+            1e-5,
+            1e-4,
+        );
+    }
+}
+
 /// Without the maps (`Keep::Streams`): no (H, P, P) buffer, the attention fused. The logits
 /// still equal transformers', each head's maps computed from the GPU's q and k equal
 /// transformers' attention, every kept field equals the CPU's trace kept the same way — under

@@ -153,12 +153,19 @@ fn a_tokenizer_llama_cpp_splits_otherwise_is_refused_by_name() {
     let mut g = g;
     g.metadata
         .insert("tokenizer.ggml.model".into(), Value::Str("gpt2".into()));
-    g.metadata
-        .insert("tokenizer.ggml.pre".into(), Value::Str("llama-bpe".into()));
+    g.metadata.insert(
+        "tokenizer.ggml.pre".into(),
+        Value::Str("chatglm-bpe".into()),
+    );
     let e = attnlab_model::gguf::tokenizer::tokenizer_json(&g)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("`llama-bpe` is not read yet"), "{e}");
+    assert!(e.contains("`chatglm-bpe` is not read yet"), "{e}");
+    // the message names what is read
+    assert!(
+        e.contains("smollm") && e.contains("llama-bpe") && e.contains("qwen2"),
+        "{e}"
+    );
 }
 
 /// A quantized matrix stays as small as its file and multiplies as its dequantized f32 copy

@@ -214,3 +214,82 @@ fn hugging_face_configs_that_are_not_read_are_refused_by_name() {
     let (c5, ..) = LlamaConfig::from_hf_json(base.to_string().as_bytes()).unwrap();
     assert_eq!(c4, c5);
 }
+
+fn gguf_qwen2(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/gguf-qwen2")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A qwen2 GGUF file (tools/gguf/make_qwen2.py: hf/qwen2-mqa's weights as llama.cpp's
+/// converter lays them out, q and k not permuted, with q, k and v biases) computes what
+/// transformers computes with the Hugging Face folder: RoPE on Hugging Face's halves, the
+/// biases read from `blk.N.attn_q.bias` …
+#[test]
+fn a_qwen2_gguf_file_computes_what_transformers_computes() {
+    let bundle = LlamaBundle::from_gguf_bytes(&gguf_qwen2("qwen2-mqa.gguf")).unwrap();
+    let m = &bundle.model;
+    assert_eq!(m.config.rope_pairs, attnlab_model::llama::RopePairs::Halves);
+    assert_eq!((m.config.n_head, m.config.n_kv_head), (4, 1));
+    assert!(m.layers.iter().all(|l| {
+        let b = &l.bias;
+        b.q.is_some() && b.k.is_some() && b.v.is_some() && b.o.is_none()
+    }));
+    let want = expected(&fixture("qwen2-mqa"));
+    let tr = m.trace(&want.ids, &AttentionOptions::default()).unwrap();
+    check("qwen2-mqa.gguf", &tr, &want);
+    // the keys are named after the architecture: the same file calling itself "llama" is
+    // refused for the missing llama.* keys (not read with a llama file's RoPE pairs)
+    let mut bytes = gguf_qwen2("qwen2-mqa.gguf");
+    let at = bytes.windows(5).position(|w| w == b"qwen2").unwrap();
+    bytes[at..at + 5].copy_from_slice(b"llama");
+    let err = LlamaBundle::from_gguf_bytes(&bytes)
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("llama.")),
+        "a qwen2 file's keys are not llama's: {err:?}"
+    );
+}
+
+/// The pre-tokenizers "qwen2" (every digit alone) and "llama-bpe" (Llama 3: up to three
+/// digits) split as transformers splits them, building its tokenizer from the same GGUF
+/// metadata (tokenized.json): numbers, contractions in either case, runs of spaces and line
+/// breaks, Korean, an emoji. The two files differ only in the name, and their ids differ.
+#[test]
+fn gguf_pre_tokenizers_split_as_transformers_does() {
+    let want: serde_json::Value = serde_json::from_slice(&gguf_qwen2("tokenized.json")).unwrap();
+    let texts: Vec<&str> = want["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let mut seen = Vec::new();
+    for (file, ids) in want["ids"].as_object().unwrap() {
+        let bytes = gguf_qwen2(file);
+        let g = attnlab_model::gguf::Gguf::parse(&bytes).unwrap();
+        let json = attnlab_model::gguf::tokenizer::tokenizer_json(&g).unwrap();
+        let tok = attnlab_model::Tokenizer::from_bytes(json.as_bytes()).unwrap();
+        let ids = ids.as_array().unwrap();
+        for (text, want) in texts.iter().zip(ids) {
+            let got: Vec<u64> = tok
+                .encode(text)
+                .unwrap()
+                .iter()
+                .map(|t| t.id as u64)
+                .collect();
+            let want: Vec<u64> = want
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .collect();
+            assert_eq!(got, want, "{file}: {text:?}");
+        }
+        seen.push(ids.clone());
+    }
+    assert_eq!(seen.len(), 3);
+    assert_ne!(seen[1], seen[2], "qwen2 and llama-bpe split numbers apart");
+}

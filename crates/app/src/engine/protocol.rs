@@ -19,7 +19,7 @@ use crate::dom::{self, get};
 pub enum Format {
     /// GPT-2 layout: config.json and model.safetensors.
     Gpt2,
-    /// A llama-architecture GGUF file (in `weights`; `config` is empty).
+    /// A llama or qwen2 GGUF file (in `weights`; `config` is empty).
     Gguf,
     /// A Hugging Face Llama, Mistral or Qwen2 folder: config.json and model.safetensors.
     HfLlama,

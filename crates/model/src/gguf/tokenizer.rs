@@ -4,9 +4,12 @@
 //! GGUF stores a byte-level BPE tokenizer (`tokenizer.ggml.model` = "gpt2") as its tokens (in
 //! the byte-level alphabet, "Ġ" for a space), their types and its merges in rank order; how a
 //! text is split before BPE is named by `tokenizer.ggml.pre`, whose meaning is llama.cpp's
-//! (src/llama-vocab.cpp). Read here: "gpt2"/"default" (GPT-2's split) and the StarCoder
-//! family, SmolLM's among them ("smollm": every digit alone, then GPT-2's split). Any other is
-//! refused by name rather than tokenized differently from llama.cpp.
+//! (src/llama-vocab.cpp). Read here: "gpt2"/"default" (GPT-2's split), the StarCoder
+//! family, SmolLM's among them ("smollm": every digit alone, then GPT-2's split), and the
+//! regular-expression splits of Llama 3 ("llama-bpe": numbers in runs of up to three digits)
+//! and Qwen2 ("qwen2": every digit alone), each followed by the byte-level mapping without
+//! GPT-2's own split. Any other is refused by name rather than tokenized differently from
+//! llama.cpp.
 
 use serde_json::{json, Value as Json};
 
@@ -26,6 +29,29 @@ const DIGITS_THEN_GPT2: &[&str] = &[
     "codeshell",
     "command-r",
     "exaone",
+];
+
+/// Llama 3's split: English contractions in any case, a letter run with at most one other
+/// character before it, numbers of one to three digits, punctuation runs with the line breaks
+/// after them, line breaks, and spaces (all but the last before a word).
+const LLAMA3_SPLIT: &str = concat!(
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+);
+
+/// Qwen2's split: Llama 3's with every digit alone.
+const QWEN2_SPLIT: &str = concat!(
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+);
+
+/// The pre-tokenizers that are one regular-expression split (llama.cpp's names for them).
+const SPLITS: &[(&str, &str)] = &[
+    ("llama3", LLAMA3_SPLIT),
+    ("llama-v3", LLAMA3_SPLIT),
+    ("llama-bpe", LLAMA3_SPLIT),
+    ("qwen2", QWEN2_SPLIT),
+    ("deepseek-r1-qwen", QWEN2_SPLIT),
 ];
 
 fn bad(message: String) -> Error {
@@ -75,12 +101,27 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
             "type": "Sequence",
             "pretokenizers": [{"type": "Digits", "individual_digits": true}, byte_level.clone()]
         }),
-        p => {
-            return Err(bad(format!(
-                "the pre-tokenizer `{p}` is not read yet (read: default, gpt2, {})",
-                DIGITS_THEN_GPT2.join(", ")
-            )))
-        }
+        p => match SPLITS.iter().find(|(name, _)| *name == p) {
+            // the pieces the expression matches, each mapped to the byte-level alphabet
+            Some((_, split)) => json!({
+                "type": "Sequence",
+                "pretokenizers": [
+                    {"type": "Split", "pattern": {"Regex": split}, "behavior": "Isolated", "invert": false},
+                    {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}
+                ]
+            }),
+            None => {
+                return Err(bad(format!(
+                    "the pre-tokenizer `{p}` is not read yet (read: default, gpt2, {}, {})",
+                    DIGITS_THEN_GPT2.join(", "),
+                    SPLITS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )))
+            }
+        },
     };
     let tokens = strings(g, "tokenizer.ggml.tokens")?;
     let merges = strings(g, "tokenizer.ggml.merges")?;

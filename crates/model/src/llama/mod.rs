@@ -127,6 +127,13 @@ impl LlamaModel {
     }
 }
 
+/// The GGUF architectures read, and how their RoPE pairs dimensions: llama.cpp's converter
+/// permutes a llama file's q and k rows so that rotated pairs are adjacent; a qwen2 file keeps
+/// Hugging Face's order (llama.cpp rotates it as "NeoX": dimension i with i + d/2). A qwen2
+/// block has q, k and v biases. (Mistral's files are "llama".)
+pub const GGUF_ARCHITECTURES: [(&str, RopePairs); 2] =
+    [("llama", RopePairs::Adjacent), ("qwen2", RopePairs::Halves)];
+
 fn need_u(g: &Gguf, key: &str) -> Result<usize> {
     g.get(key)
         .and_then(Value::as_u64)
@@ -146,22 +153,31 @@ fn bad(message: String) -> Error {
 }
 
 impl LlamaConfig {
-    /// The hyperparameters of a llama-architecture GGUF file, checked for consistency.
+    /// The hyperparameters of a GGUF file of one of `GGUF_ARCHITECTURES`, checked for
+    /// consistency (the keys are named after the architecture: `llama.block_count`,
+    /// `qwen2.block_count`).
     pub fn from_gguf(g: &Gguf) -> Result<LlamaConfig> {
         let arch = g.get("general.architecture").and_then(Value::as_str);
-        if arch != Some("llama") {
+        let Some(&(arch, rope_pairs)) = GGUF_ARCHITECTURES.iter().find(|(a, _)| Some(*a) == arch)
+        else {
             return Err(bad(format!(
-                "general.architecture is {}; this reads \"llama\"",
-                arch.map_or("missing".into(), |a| format!("\"{a}\""))
+                "general.architecture is {}; read: {}",
+                arch.map_or("missing".into(), |a| format!("\"{a}\"")),
+                GGUF_ARCHITECTURES
+                    .map(|(a, _)| format!("\"{a}\""))
+                    .join(", ")
             )));
-        }
-        let n_embd = need_u(g, "llama.embedding_length")?;
-        let n_head = need_u(g, "llama.attention.head_count")?;
-        let n_kv_head = need_u(g, "llama.attention.head_count_kv")?;
-        let n_layer = need_u(g, "llama.block_count")?;
+        };
+        let key = |k: &str| format!("{arch}.{k}");
+        let need_u = |k: &str| need_u(g, &key(k));
+        let need_f = |k: &str| need_f(g, &key(k));
+        let n_embd = need_u("embedding_length")?;
+        let n_head = need_u("attention.head_count")?;
+        let n_kv_head = need_u("attention.head_count_kv")?;
+        let n_layer = need_u("block_count")?;
         if n_layer == 0 || n_embd == 0 || n_head == 0 || n_kv_head == 0 {
             return Err(bad(format!(
-                "a block count, width or head count of 0 (llama.block_count {n_layer}, llama.embedding_length {n_embd}, llama.attention.head_count {n_head}, llama.attention.head_count_kv {n_kv_head})"
+                "a block count, width or head count of 0 ({arch}.block_count {n_layer}, {arch}.embedding_length {n_embd}, {arch}.attention.head_count {n_head}, {arch}.attention.head_count_kv {n_kv_head})"
             )));
         }
         if !n_embd.is_multiple_of(n_head) || !n_head.is_multiple_of(n_kv_head) {
@@ -170,8 +186,8 @@ impl LlamaConfig {
             )));
         }
         let head_dim = n_embd / n_head;
-        for key in ["llama.attention.key_length", "llama.attention.value_length"] {
-            if let Some(n) = g.get(key).and_then(Value::as_u64) {
+        for key in [key("attention.key_length"), key("attention.value_length")] {
+            if let Some(n) = g.get(&key).and_then(Value::as_u64) {
                 if n != head_dim as u64 {
                     return Err(bad(format!(
                         "`{key}` is {n}; heads of another size than width / heads ({head_dim}) are not read yet"
@@ -184,22 +200,22 @@ impl LlamaConfig {
                 "heads of {head_dim} dimensions: RoPE rotates pairs, an even size is needed"
             )));
         }
-        if g.get("llama.rope.scaling.type").is_some() || g.tensor("rope_freqs.weight").is_some() {
+        if g.get(&key("rope.scaling.type")).is_some() || g.tensor("rope_freqs.weight").is_some() {
             return Err(bad("RoPE scaling is not read yet".into()));
         }
-        let rope_theta = match g.get("llama.rope.freq_base") {
+        let rope_theta = match g.get(&key("rope.freq_base")) {
             None => 10_000.0,
-            Some(_) => need_f(g, "llama.rope.freq_base")?,
+            Some(_) => need_f("rope.freq_base")?,
         };
-        let rms_eps = need_f(g, "llama.attention.layer_norm_rms_epsilon")?;
+        let rms_eps = need_f("attention.layer_norm_rms_epsilon")?;
         if !(rope_theta.is_finite() && rope_theta > 1.0 && rms_eps.is_finite() && rms_eps > 0.0) {
             return Err(bad(format!(
-                "llama.rope.freq_base {rope_theta} or llama.attention.layer_norm_rms_epsilon {rms_eps} is out of range"
+                "{arch}.rope.freq_base {rope_theta} or {arch}.attention.layer_norm_rms_epsilon {rms_eps} is out of range"
             )));
         }
-        let context = need_u(g, "llama.context_length")?;
+        let context = need_u("context_length")?;
         if context == 0 {
-            return Err(bad("llama.context_length is 0".into()));
+            return Err(bad(format!("{arch}.context_length is 0")));
         }
         let embed = g
             .tensor("token_embd.weight")
@@ -213,16 +229,16 @@ impl LlamaConfig {
                 )))
             }
         };
-        if let Some(v) = g.get("llama.vocab_size").and_then(Value::as_u64) {
+        if let Some(v) = g.get(&key("vocab_size")).and_then(Value::as_u64) {
             if v != vocab_size as u64 {
                 return Err(bad(format!(
-                    "llama.vocab_size is {v}, but `token_embd.weight` has {vocab_size} rows"
+                    "{arch}.vocab_size is {v}, but `token_embd.weight` has {vocab_size} rows"
                 )));
             }
         }
-        let n_ff = need_u(g, "llama.feed_forward_length")?;
+        let n_ff = need_u("feed_forward_length")?;
         if n_ff == 0 {
-            return Err(bad("llama.feed_forward_length is 0".into()));
+            return Err(bad(format!("{arch}.feed_forward_length is 0")));
         }
         Ok(LlamaConfig {
             n_layer,
@@ -234,7 +250,7 @@ impl LlamaConfig {
             vocab_size,
             context,
             rope_theta,
-            rope_pairs: RopePairs::Adjacent,
+            rope_pairs,
             rope_scaling: None,
             rms_eps,
             sliding_window: None,
@@ -277,7 +293,7 @@ impl LlamaBundle {
 }
 
 impl LlamaModel {
-    /// A llama-architecture GGUF file's model. Every tensor's shape is checked against the
+    /// A llama or qwen2 GGUF file's model. Every tensor's shape is checked against the
     /// metadata before its bytes are copied; the bytes come from the whole file or any other
     /// `TensorBytes` (the page's worker copies them one tensor at a time out of what it was
     /// sent).
@@ -309,9 +325,18 @@ impl LlamaModel {
         };
         let vector = |name: &str| g.read(bytes, tensor(name, &[c.n_embd])?);
         let (d, q_w, kv_w) = (c.n_embd, c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
+        // a qwen2 block has q, k and v biases; a llama one may have them, and o's (as
+        // llama.cpp reads them: when the file has them)
+        let qwen2 = g.get("general.architecture").and_then(Value::as_str) == Some("qwen2");
+        let bias = |name: &str, len: usize, needed: bool| match g.tensor(name) {
+            None if needed => Err(bad(format!("tensor `{name}` is missing"))),
+            None => Ok(None),
+            Some(_) => g.read(bytes, tensor(name, &[len])?).map(Some),
+        };
         let layers = (0..c.n_layer)
             .map(|l| {
                 let n = |s: &str| format!("blk.{l}.{s}.weight");
+                let b = |s: &str| format!("blk.{l}.{s}.bias");
                 Ok(LlamaLayer {
                     attn_norm: vector(&n("attn_norm"))?,
                     q: matrix(&n("attn_q"), q_w, d)?,
@@ -322,7 +347,12 @@ impl LlamaModel {
                     gate: matrix(&n("ffn_gate"), c.n_ff, d)?,
                     up: matrix(&n("ffn_up"), c.n_ff, d)?,
                     down: matrix(&n("ffn_down"), d, c.n_ff)?,
-                    bias: Biases::default(),
+                    bias: Biases {
+                        q: bias(&b("attn_q"), q_w, qwen2)?,
+                        k: bias(&b("attn_k"), kv_w, qwen2)?,
+                        v: bias(&b("attn_v"), kv_w, qwen2)?,
+                        o: bias(&b("attn_output"), d, false)?,
+                    },
                 })
             })
             .collect::<Result<Vec<_>>>()?;

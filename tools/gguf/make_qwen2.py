@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Writes crates/model/tests/data/gguf-qwen2/: the references for attnlab's reading of qwen2
+GGUF files and of the pre-tokenizers named "qwen2" and "llama-bpe".
+
+- qwen2-mqa.gguf: the weights of tests/data/hf/qwen2-mqa (a random Qwen2: q, k and v biases,
+  4 query heads on 1 key/value head, tied head) as llama.cpp's converter names and lays them
+  out for a qwen2 file (F32; q and k rows in Hugging Face's order, not permuted as for a
+  llama file), with qwen2.* metadata and a byte-level BPE tokenizer of at most 96 tokens.
+  What it must compute is hf/qwen2-mqa/expected.safetensors: transformers' logits and
+  attention on those weights (tools/hf/make_fixtures.py).
+- tokenizer-qwen2.gguf, tokenizer-llama-bpe.gguf: metadata only, one byte-level BPE
+  vocabulary (the 256 bytes and merges learned from tools/long/long-en.txt and a few lines
+  with numbers, contractions, line breaks and Korean, by GPT-2's split, so that it holds
+  merges of digits and across the places the two splits cut) under either pre-tokenizer name.
+- tokenized.json: transformers' tokenization of TEXTS with each of the three files.
+  transformers builds the tokenizer from the GGUF metadata itself
+  (transformers.integrations.gguf: its own table of each pre-tokenizer's split), an
+  implementation independent of attnlab's.
+
+    python3 -m venv target/gguf-venv
+    target/gguf-venv/bin/pip install gguf==0.19.0 numpy safetensors tokenizers transformers==5.25.0
+    target/gguf-venv/bin/python tools/gguf/make_qwen2.py
+
+(transformers here needs no torch: only its code that builds a tokenizer from GGUF metadata
+is used, the metadata read by gguf-py.)
+"""
+
+import json
+import os
+
+import gguf
+import numpy as np
+from safetensors.numpy import load_file
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+from transformers.integrations.gguf.gguf_tokenizer_mapping import (
+    GGUF_TOKENIZER_MAPPING,
+    convert_gguf_tokenizer,
+)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DATA = os.path.join(ROOT, "crates", "model", "tests", "data")
+HF = os.path.join(DATA, "hf", "qwen2-mqa")
+OUT = os.path.join(DATA, "gguf-qwen2")
+
+# what each tokenizer is checked on: numbers (one digit a token, or up to three), English
+# contractions in either case, runs of spaces and line breaks, punctuation, Korean, an emoji
+TEXTS = [
+    "Which do you like better, coffee or tea?",
+    "In 2024 we paid 12345 won, then 3.14 and 1,000,000 more.",
+    "I'LL go, you'd stay; we've DONE it, haven't we?",
+    "line one\n\n   indented\tand  two spaces  \n\n end ",
+    "나는 어제 산 커피를 오늘 마셨다. 커피 123잔",
+    "emoji 🙂 and ‘quotes’ — and $5",
+]
+
+# learned from these besides long-en.txt: every kind of piece the texts have
+EXTRA = [
+    "Which do you like better, coffee or tea? I like coffee better than tea.",
+    "In 2024 there were 12345 cups, 3.14 of them, 1,000,000 in all; 999 and 2048.",
+    "I'll, I'LL, you'd, we've, haven't, she's, they're, I'm DONE.",
+    "line one\n\n   indented\tand  two spaces  \n\n end ",
+    "나는 어제 산 커피를 오늘 마셨다. 우리는 커피 123잔을 마셨다.",
+    "emoji 🙂 and ‘quotes’ — and $5",
+]
+
+TOKEN_NORMAL, TOKEN_CONTROL = 1, 3
+
+
+def train(corpus, vocab_size, alphabet):
+    """A byte-level BPE learned by GPT-2's split: its tokens in id order and its merges."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        initial_alphabet=alphabet,
+        special_tokens=["<|endoftext|>"],
+        show_progress=False,
+    )
+    tok.train_from_iterator(corpus, trainer)
+    model = json.loads(tok.to_str())["model"]
+    vocab = sorted(model["vocab"].items(), key=lambda kv: kv[1])
+    assert [i for _, i in vocab] == list(range(len(vocab)))
+    merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
+    return [t for t, _ in vocab], merges
+
+
+def add_tokenizer(w, tokens, merges, pre):
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre(pre)
+    w.add_token_list(tokens)
+    w.add_token_types([TOKEN_CONTROL if t == "<|endoftext|>" else TOKEN_NORMAL for t in tokens])
+    w.add_token_merges(merges)
+    w.add_eos_token_id(tokens.index("<|endoftext|>"))
+    w.add_add_bos_token(False)
+
+
+def write_model(path):
+    config = json.load(open(os.path.join(HF, "config.json")))
+    weights = load_file(os.path.join(HF, "model.safetensors"))
+    assert config["tie_word_embeddings"] and config["model_type"] == "qwen2"
+    # the lesson's sentence's own characters, merged up to the model's vocabulary
+    tokens, merges = train([TEXTS[0]] * 4, config["vocab_size"], [])
+    assert len(tokens) <= config["vocab_size"]
+    w = gguf.GGUFWriter(path, arch="qwen2")
+    w.add_name("qwen2-mqa (random, attnlab fixture)")
+    w.add_block_count(config["num_hidden_layers"])
+    w.add_context_length(config["max_position_embeddings"])
+    w.add_embedding_length(config["hidden_size"])
+    w.add_feed_forward_length(config["intermediate_size"])
+    w.add_head_count(config["num_attention_heads"])
+    w.add_head_count_kv(config["num_key_value_heads"])
+    w.add_rope_freq_base(config["rope_parameters"]["rope_theta"])
+    w.add_layer_norm_rms_eps(config["rms_norm_eps"])
+    w.add_file_type(gguf.LlamaFileType.ALL_F32)
+    add_tokenizer(w, tokens, merges, "qwen2")
+    names = {
+        "input_layernorm.weight": "attn_norm.weight",
+        "self_attn.q_proj.weight": "attn_q.weight",
+        "self_attn.q_proj.bias": "attn_q.bias",
+        "self_attn.k_proj.weight": "attn_k.weight",
+        "self_attn.k_proj.bias": "attn_k.bias",
+        "self_attn.v_proj.weight": "attn_v.weight",
+        "self_attn.v_proj.bias": "attn_v.bias",
+        "self_attn.o_proj.weight": "attn_output.weight",
+        "post_attention_layernorm.weight": "ffn_norm.weight",
+        "mlp.gate_proj.weight": "ffn_gate.weight",
+        "mlp.up_proj.weight": "ffn_up.weight",
+        "mlp.down_proj.weight": "ffn_down.weight",
+    }
+    w.add_tensor("token_embd.weight", weights["model.embed_tokens.weight"].astype(np.float32))
+    for l in range(config["num_hidden_layers"]):
+        for hf_name, gguf_name in names.items():
+            w.add_tensor(f"blk.{l}.{gguf_name}", weights[f"model.layers.{l}.{hf_name}"].astype(np.float32))
+    w.add_tensor("output_norm.weight", weights["model.norm.weight"].astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_tokenizer(path, arch, pre, tokens, merges):
+    w = gguf.GGUFWriter(path, arch=arch)
+    add_tokenizer(w, tokens, merges, pre)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def tokenizer_dict(path):
+    """The file's tokenizer metadata as transformers' `get_gguf_tokenizer` hands it on (read
+    here with gguf-py, llama.cpp's reader: transformers' own imports torch)."""
+    r = gguf.GGUFReader(path)
+    fields = {name: f.contents() for name, f in r.fields.items()}
+    renames = GGUF_TOKENIZER_MAPPING["tokenizer"]
+    out = {name: fields[f"tokenizer.{key}"] for key, name in renames.items() if f"tokenizer.{key}" in fields}
+    return fields["general.architecture"], out
+
+
+def tokenized(path):
+    """transformers' ids for TEXTS, its tokenizer built from the file's metadata."""
+    arch, tdict = tokenizer_dict(path)
+    backend, _ = convert_gguf_tokenizer(arch, tdict)
+    return [backend.encode(t, add_special_tokens=False).ids for t in TEXTS]
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    model = os.path.join(OUT, "qwen2-mqa.gguf")
+    write_model(model)
+    corpus = [open(os.path.join(ROOT, "tools", "long", "long-en.txt"), encoding="utf-8").read()] + EXTRA * 3
+    tokens, merges = train(corpus, 700, pre_tokenizers.ByteLevel.alphabet())
+    files = {"qwen2-mqa.gguf": model}
+    for arch, pre in [("qwen2", "qwen2"), ("llama", "llama-bpe")]:
+        path = os.path.join(OUT, f"tokenizer-{pre}.gguf")
+        write_tokenizer(path, arch, pre, tokens, merges)
+        files[os.path.basename(path)] = path
+    out = {
+        "texts": TEXTS,
+        # the model's own tokenizer knows the first text's characters only
+        "ids": {name: tokenized(p)[:1] if name == "qwen2-mqa.gguf" else tokenized(p) for name, p in files.items()},
+    }
+    with open(os.path.join(OUT, "tokenized.json"), "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    for name, p in files.items():
+        print(f"{name}: {os.path.getsize(p)} bytes")
+
+
+if __name__ == "__main__":
+    main()
