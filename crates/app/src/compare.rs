@@ -1,6 +1,8 @@
 //! The numbers behind the softmax-comparison and weighted-sum views, computed from a head's
 //! raw scores with the same CPU reference functions the model uses.
 
+use std::rc::Rc;
+
 use attnlab_model::cpu::{self, MASKED};
 use attnlab_model::AttentionOptions;
 
@@ -42,12 +44,13 @@ impl Variant {
     }
 }
 
-/// One head's weights under a variant, with each row's entropy (nats) and largest weight.
+/// One head's weights under a variant, with each row's entropy (nats) and largest weight
+/// (the weights shared, so the view and the next keystroke's comparison hold one copy).
 #[derive(Clone, Debug, PartialEq)]
 pub struct VariantWeights {
-    pub weights: Vec<f32>, // (T, T)
-    pub entropy: Vec<f32>, // (T)
-    pub max: Vec<f32>,     // (T)
+    pub weights: Rc<Vec<f32>>, // (T, T)
+    pub entropy: Vec<f32>,     // (T)
+    pub max: Vec<f32>,         // (T)
 }
 
 impl VariantWeights {
@@ -73,20 +76,34 @@ pub fn variant_weights(
     variant_weights_after(scores, t, d_k, variant, tau, causal_mask, None)
 }
 
-/// An earlier result of `variant_weights` with the same variant, τ and mask, and the raw
-/// scores (old T, old T) it was computed from.
+/// An earlier result of `variant_weights` with the same variant, τ and mask, over `t`
+/// tokens, and how many of its first rows to take (`rows_unchanged`).
 pub struct Earlier<'a> {
-    pub scores: &'a [f32],
-    pub t: usize,
     pub weights: &'a VariantWeights,
+    pub t: usize,
+    pub rows: usize,
 }
 
-/// `variant_weights`, taking from `earlier` the rows it can: with the causal mask on, a row
-/// whose unmasked scores (keys 0..=i) are the earlier run's, bit for bit, has the earlier
-/// row's weights, entropy and largest weight — from the first row on, while the rows match
-/// and at least three masked keys follow the row at both lengths (`cpu::softmax_rows` then
-/// sums its weights in the same lanes at either, so the kept row is the one computed whole).
-/// A keystroke at the end of a long text then computes its last rows only, not T × T.
+/// How many first rows of an earlier result over scores `old` (old T, old T) a result over
+/// `scores` (T, T) may take, with the causal mask on: while a row's unmasked scores (keys
+/// 0..=i) are the earlier ones, bit for bit, and at least three masked keys follow the row at
+/// both lengths (`cpu::softmax_rows` then sums its weights in the same lanes at either, so
+/// the kept row is the one computed whole). The same for every variant: counted once.
+pub fn rows_unchanged(scores: &[f32], t: usize, old: &[f32], old_t: usize) -> usize {
+    let same = |i: usize| {
+        let (a, b) = (
+            &scores[i * t..i * t + i + 1],
+            &old[i * old_t..i * old_t + i + 1],
+        );
+        a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+    };
+    let most = old_t.min(t).saturating_sub(3);
+    (0..most).take_while(|&i| same(i)).count()
+}
+
+/// `variant_weights`, taking `earlier.rows` first rows (weights, entropy and largest weight)
+/// from `earlier` when the causal mask is on: a keystroke at the end of a long text then
+/// computes its last rows only, not T × T.
 pub fn variant_weights_after(
     scores: &[f32],
     t: usize,
@@ -97,25 +114,11 @@ pub fn variant_weights_after(
     earlier: Option<Earlier>,
 ) -> VariantWeights {
     let opts = variant.options(tau, causal_mask);
-    let kept = match earlier {
-        Some(e) if causal_mask => {
-            let same = |i: usize| {
-                let (a, b) = (
-                    &scores[i * t..i * t + i + 1],
-                    &e.scores[i * e.t..i * e.t + i + 1],
-                );
-                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-            };
-            let most = e.t.min(t).saturating_sub(3);
-            let n = (0..most).take_while(|&i| same(i)).count();
-            Some((e, n))
-        }
-        _ => None,
-    };
-    let s = kept.as_ref().map_or(0, |(_, n)| *n);
+    let kept = earlier.filter(|e| causal_mask && e.rows <= e.t.min(t));
+    let s = kept.as_ref().map_or(0, |e| e.rows);
     let mut weights = vec![0.0; scores.len()];
     let (mut entropy, mut max) = (Vec::with_capacity(t), Vec::with_capacity(t));
-    if let Some((e, _)) = &kept {
+    if let Some(e) = &kept {
         for i in 0..s {
             weights[i * t..i * t + i + 1]
                 .copy_from_slice(&e.weights.weights[i * e.t..i * e.t + i + 1]);
@@ -135,7 +138,7 @@ pub fn variant_weights_after(
         max.push(row.iter().copied().fold(0.0, f32::max));
     }
     VariantWeights {
-        weights,
+        weights: Rc::new(weights),
         entropy,
         max,
     }
@@ -220,7 +223,11 @@ mod tests {
                 for h in 0..4 {
                     let hv = trace.head(l, h);
                     let got = variant_weights(hv.scores, hv.t, hv.d_k, variant, tau, true);
-                    assert_eq!(got.weights, hv.weights, "{variant:?} τ={tau} head {l}.{h}");
+                    assert_eq!(
+                        got.weights.as_slice(),
+                        hv.weights,
+                        "{variant:?} τ={tau} head {l}.{h}"
+                    );
                 }
             }
         }
@@ -294,10 +301,11 @@ mod tests {
                 let what = format!("{variant:?}, step {n} ({old_t} → {t})");
                 let scores = scores_like(&old, old_t, t, same);
                 let whole = variant_weights(&scores, t, 64, variant, 0.7, true);
+                let unchanged = rows_unchanged(&scores, t, &old, old_t);
                 let earlier = |w| Earlier {
-                    scores: &old,
-                    t: old_t,
                     weights: w,
+                    t: old_t,
+                    rows: unchanged,
                 };
                 let grown = variant_weights_after(
                     &scores,
@@ -312,7 +320,7 @@ mod tests {
                 // which rows were taken: the mark is in each earlier row's first weight
                 let mut marked = before.clone();
                 for i in 0..old_t {
-                    marked.weights[i * old_t] = MARK;
+                    Rc::make_mut(&mut marked.weights)[i * old_t] = MARK;
                 }
                 let got = variant_weights_after(
                     &scores,

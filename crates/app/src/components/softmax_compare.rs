@@ -10,7 +10,7 @@ use yew::prelude::*;
 use super::matrix::MatrixCanvas;
 use super::steps::ROWS_SHOWN;
 use super::{on_checked, target_as, Floats, HeadSel};
-use crate::compare::{variant_weights_after, Earlier, Variant};
+use crate::compare::{rows_unchanged, variant_weights_after, Earlier, Variant};
 use crate::draw::Scale;
 use crate::i18n::{Key, Lang};
 use crate::state::{TAU_MAX, TAU_MIN};
@@ -53,19 +53,28 @@ pub fn SoftmaxCompare(props: &Props) -> Html {
             let hv = sel.view();
             let mut last = last.borrow_mut();
             let now = (*tau, *mask, hv.d_k);
-            let prev = last.as_ref().filter(|l| l.options == now);
+            // the rows whose scores did not change, counted once for the three variants
+            let prev = last.take();
+            let kept = prev.as_ref().filter(|l| l.options == now).map(|l| {
+                let rows = rows_unchanged(hv.scores, hv.t, &l.scores, l.t);
+                (l, rows)
+            });
             let results = Variant::ALL.map(|v| {
-                let earlier = prev.map(|l| Earlier {
-                    scores: &l.scores,
-                    t: l.t,
+                let earlier = kept.map(|(l, rows)| Earlier {
                     weights: &l.results[v as usize],
+                    t: l.t,
+                    rows,
                 });
                 let tau = f32::from_bits(*tau);
                 let w = variant_weights_after(hv.scores, hv.t, hv.d_k, v, tau, *mask, earlier);
-                (Floats(Rc::new(w.weights.clone())), Rc::new(w))
+                (Floats(Rc::clone(&w.weights)), Rc::new(w))
             });
+            // the scores kept for the next keystroke, in the last ones' allocation
+            let mut scores = prev.map(|l| l.scores).unwrap_or_default();
+            scores.clear();
+            scores.extend_from_slice(hv.scores);
             *last = Some(Last {
-                scores: hv.scores.to_vec(),
+                scores,
                 t: hv.t,
                 options: now,
                 results: results.each_ref().map(|(_, w)| Rc::clone(w)),
