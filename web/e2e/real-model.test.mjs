@@ -317,7 +317,7 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-long.png'));
   });
 
-  test('every malformed GGUF file is refused with its reason, and SmolLM2 stays; a valid llama and a qwen2 file open', async () => {
+  test('every malformed GGUF file is refused with its reason, and SmolLM2 stays; a tiny llama, a qwen2 and a Llama 3 file open', async () => {
     const { page } = app;
     const text = 'The capital of France is';
     await setText(page, text);
@@ -346,17 +346,22 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     assert.doesNotMatch(await currentHash(page), /model=/, 'a dropped file is not in the link');
 
     // a qwen2 GGUF file (q, k and v biases, RoPE on Hugging Face's halves, the pre-tokenizer
-    // "qwen2"): the page's tokens are transformers' (tools/gguf/make_qwen2.py), its next
-    // tokens the CLI's (which the model's tests check against transformers' logits)
-    const dir = path.join(ROOT, 'crates/model/tests/data/gguf-qwen2');
-    const qwen2 = path.join(dir, 'qwen2-mqa.gguf');
-    const q = await loadFiles(page, '#own-files', [qwen2]);
-    assert.equal(q.state, 'loaded', q.text);
+    // "qwen2") and a Llama 3 one (rope_freqs.weight, q/k/v/o biases, an untied head,
+    // "llama-bpe"): the page's tokens are transformers' (tools/gguf/make_models.py), its
+    // next tokens the CLI's (which the model's tests check against transformers' logits)
+    const dir = path.join(ROOT, 'crates/model/tests/data/gguf-models');
     const tokenized = JSON.parse(fs.readFileSync(path.join(dir, 'tokenized.json'), 'utf8'));
-    await setText(page, tokenized.texts[0]);
-    const ids = await page.$$eval('#token-strip .tok', (els) => els.map((e) => Number(e.dataset.id)));
-    assert.deepEqual(ids, tokenized.ids['qwen2-mqa.gguf'][0], 'transformers’ tokens');
-    await assertTopFiveIsCli(page, '#next-last', cliTrace(qwen2, tokenized.texts[0]).next, 'qwen2-mqa.gguf');
+    for (const name of ['qwen2-mqa.gguf', 'llama3-untied-bias.gguf']) {
+      const file = path.join(dir, name);
+      // (a shorter text first, so that the sentence below is a new input for this model)
+      await setText(page, tokenized.texts[0].slice(0, 8));
+      const got = await loadFiles(page, '#own-files', [file]);
+      assert.equal(got.state, 'loaded', `${name}: ${got.text}`);
+      await setText(page, tokenized.texts[0]);
+      const ids = await page.$$eval('#token-strip .tok', (els) => els.map((e) => Number(e.dataset.id)));
+      assert.deepEqual(ids, tokenized.ids[name][0], `${name}: transformers’ tokens`);
+      await assertTopFiveIsCli(page, '#next-last', cliTrace(file, tokenized.texts[0]).next, name);
+    }
   });
 
   test('a link with model=smollm2 opens SmolLM2', async () => {

@@ -68,28 +68,36 @@ fn llama_family_models_match_transformers_and_the_cpu_on_the_gpu() {
     }
 }
 
-/// The same Qwen2 model read from a qwen2 GGUF file (tools/gguf/make_qwen2.py: q and k not
-/// permuted, the biases as `blk.N.attn_q.bias` …): transformers' logits and attention on
-/// the GPU.
+/// The same Qwen2 and Llama 3 models read from GGUF files (tools/gguf/make_models.py: a qwen2
+/// file's q and k not permuted, its biases as `blk.N.attn_q.bias` …; a llama file's permuted,
+/// Llama 3's scaling as `rope_freqs.weight`): transformers' logits and attention on the GPU.
 #[test]
-fn a_qwen2_gguf_file_matches_transformers_on_the_gpu() {
-    let path = fixture("../gguf-qwen2/qwen2-mqa.gguf");
-    let m = attnlab_model::llama::LlamaBundle::from_gguf_bytes(&std::fs::read(path).unwrap())
-        .unwrap()
-        .model;
-    let Some(mut e) = engine(&m) else { return };
-    let (ids, logits, attn) = expected(&fixture("qwen2-mqa"));
-    let tr = pollster::block_on(e.forward(&ids, &AttentionOptions::default())).unwrap();
-    assert_close("qwen2 GGUF logits", &tr.logits, &logits, 1e-4, 1e-3);
-    for (l, want) in attn.iter().enumerate() {
-        let got = &tr.layers[l].weights;
+fn qwen2_and_llama3_gguf_files_match_transformers_on_the_gpu() {
+    for name in ["qwen2-mqa", "llama3-untied-bias"] {
+        let path = fixture(&format!("../gguf-models/{name}.gguf"));
+        let m = attnlab_model::llama::LlamaBundle::from_gguf_bytes(&std::fs::read(path).unwrap())
+            .unwrap()
+            .model;
+        let Some(mut e) = engine(&m) else { return };
+        let (ids, logits, attn) = expected(&fixture(name));
+        let tr = pollster::block_on(e.forward(&ids, &AttentionOptions::default())).unwrap();
         assert_close(
-            &format!("qwen2 GGUF layer {l} weights"),
-            got,
-            want,
-            1e-5,
+            &format!("{name}.gguf logits"),
+            &tr.logits,
+            &logits,
             1e-4,
+            1e-3,
         );
+        for (l, want) in attn.iter().enumerate() {
+            let got = &tr.layers[l].weights;
+            assert_close(
+                &format!("{name}.gguf layer {l} weights"),
+                got,
+                want,
+                1e-5,
+                1e-4,
+            );
+        }
     }
 }
 

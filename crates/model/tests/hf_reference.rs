@@ -215,20 +215,20 @@ fn hugging_face_configs_that_are_not_read_are_refused_by_name() {
     assert_eq!(c4, c5);
 }
 
-fn gguf_qwen2(name: &str) -> Vec<u8> {
+fn gguf_models(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/gguf-qwen2")
+        .join("tests/data/gguf-models")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A qwen2 GGUF file (tools/gguf/make_qwen2.py: hf/qwen2-mqa's weights as llama.cpp's
+/// A qwen2 GGUF file (tools/gguf/make_models.py: hf/qwen2-mqa's weights as llama.cpp's
 /// converter lays them out, q and k not permuted, with q, k and v biases) computes what
 /// transformers computes with the Hugging Face folder: RoPE on Hugging Face's halves, the
 /// biases read from `blk.N.attn_q.bias` …
 #[test]
 fn a_qwen2_gguf_file_computes_what_transformers_computes() {
-    let bundle = LlamaBundle::from_gguf_bytes(&gguf_qwen2("qwen2-mqa.gguf")).unwrap();
+    let bundle = LlamaBundle::from_gguf_bytes(&gguf_models("qwen2-mqa.gguf")).unwrap();
     let m = &bundle.model;
     assert_eq!(m.config.rope_pairs, attnlab_model::llama::RopePairs::Halves);
     assert_eq!((m.config.n_head, m.config.n_kv_head), (4, 1));
@@ -241,7 +241,7 @@ fn a_qwen2_gguf_file_computes_what_transformers_computes() {
     check("qwen2-mqa.gguf", &tr, &want);
     // the keys are named after the architecture: the same file calling itself "llama" is
     // refused for the missing llama.* keys (not read with a llama file's RoPE pairs)
-    let mut bytes = gguf_qwen2("qwen2-mqa.gguf");
+    let mut bytes = gguf_models("qwen2-mqa.gguf");
     let at = bytes.windows(5).position(|w| w == b"qwen2").unwrap();
     bytes[at..at + 5].copy_from_slice(b"llama");
     let err = LlamaBundle::from_gguf_bytes(&bytes)
@@ -253,13 +253,38 @@ fn a_qwen2_gguf_file_computes_what_transformers_computes() {
     );
 }
 
+/// A llama GGUF file of a Llama 3 model (tools/gguf/make_models.py: hf/llama3-untied-bias's
+/// weights with q and k rows permuted as llama.cpp's converter permutes them, q, k, v and o
+/// biases, an untied head, and its rope_scaling as the converter writes it: the tensor
+/// `rope_freqs.weight`, one factor per dimension pair) computes what transformers computes.
+#[test]
+fn a_llama3_gguf_file_with_rope_factors_computes_what_transformers_computes() {
+    let bytes = gguf_models("llama3-untied-bias.gguf");
+    let m = LlamaBundle::from_gguf_bytes(&bytes).unwrap().model;
+    let c = &m.config;
+    assert_eq!(c.rope_pairs, attnlab_model::llama::RopePairs::Adjacent);
+    assert!(c.rope_scaling.is_none() && m.output.is_some());
+    // the factors blend the highest frequency, stretch the lowest by 8
+    let f = c.rope_factors.as_deref().unwrap();
+    assert!(f.len() == 4 && f[0] > 1.0 && f[0] < 8.0 && f[3] == 8.0, "{f:?}");
+    assert!(m.layers[1].bias.o.is_some() && m.layers[1].bias.k.is_some());
+    let want = expected(&fixture("llama3-untied-bias"));
+    let tr = m.trace(&want.ids, &AttentionOptions::default()).unwrap();
+    check("llama3-untied-bias.gguf", &tr, &want);
+    // the frequencies are the Hugging Face folder's (its config's rope_scaling)
+    let hf = LlamaModel::load_hf_dir(&fixture("llama3-untied-bias")).unwrap();
+    for (a, b) in c.inv_freq().iter().zip(hf.config.inv_freq()) {
+        assert!((a - b).abs() <= 1e-6 * b, "{a} against {b}");
+    }
+}
+
 /// The pre-tokenizers "qwen2" (every digit alone) and "llama-bpe" (Llama 3: up to three
 /// digits) split as transformers splits them, building its tokenizer from the same GGUF
 /// metadata (tokenized.json): numbers, contractions in either case, runs of spaces and line
 /// breaks, Korean, an emoji. The two files differ only in the name, and their ids differ.
 #[test]
 fn gguf_pre_tokenizers_split_as_transformers_does() {
-    let want: serde_json::Value = serde_json::from_slice(&gguf_qwen2("tokenized.json")).unwrap();
+    let want: serde_json::Value = serde_json::from_slice(&gguf_models("tokenized.json")).unwrap();
     let texts: Vec<&str> = want["texts"]
         .as_array()
         .unwrap()
@@ -268,7 +293,7 @@ fn gguf_pre_tokenizers_split_as_transformers_does() {
         .collect();
     let mut seen = Vec::new();
     for (file, ids) in want["ids"].as_object().unwrap() {
-        let bytes = gguf_qwen2(file);
+        let bytes = gguf_models(file);
         let g = attnlab_model::gguf::Gguf::parse(&bytes).unwrap();
         let json = attnlab_model::gguf::tokenizer::tokenizer_json(&g).unwrap();
         let tok = attnlab_model::Tokenizer::from_bytes(json.as_bytes()).unwrap();
@@ -290,6 +315,6 @@ fn gguf_pre_tokenizers_split_as_transformers_does() {
         }
         seen.push(ids.clone());
     }
-    assert_eq!(seen.len(), 3);
-    assert_ne!(seen[1], seen[2], "qwen2 and llama-bpe split numbers apart");
+    assert_eq!(seen.len(), 4);
+    assert_ne!(seen[2], seen[3], "qwen2 and llama-bpe split numbers apart");
 }

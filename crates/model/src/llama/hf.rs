@@ -158,6 +158,7 @@ impl LlamaConfig {
             rope_theta,
             rope_pairs: RopePairs::Halves,
             rope_scaling,
+            rope_factors: None,
             rms_eps: number("rms_norm_eps", 1e-6)?,
             sliding_window,
         };

@@ -32,6 +32,9 @@ pub struct LlamaConfig {
     pub rope_pairs: RopePairs,
     /// Llama 3's stretch of RoPE's low frequencies (`rope_scaling` type "llama3").
     pub rope_scaling: Option<RopeScaling>,
+    /// The same stretch as a GGUF file stores it (`rope_freqs.weight`): per dimension pair, the
+    /// factor its frequency is divided by.
+    pub rope_factors: Option<Vec<f32>>,
     pub rms_eps: f32,
     /// Mistral's sliding window: a query sees at most this many keys (longer runs are refused).
     pub sliding_window: Option<usize>,
@@ -48,13 +51,15 @@ impl LlamaConfig {
         v * d + self.n_layer * block + d + if tied { 0 } else { v * d }
     }
 
-    /// RoPE's frequency of each dimension pair, θ^(−2i/d), with Llama 3's scaling applied.
+    /// RoPE's frequency of each dimension pair, θ^(−2i/d), with Llama 3's scaling applied
+    /// (from the config's parameters, or a GGUF file's factors).
     pub fn inv_freq(&self) -> Vec<f32> {
         let hd = self.head_dim;
         (0..hd / 2)
             .map(|i| {
                 let f = self.rope_theta.powf(-2.0 * i as f32 / hd as f32);
-                self.rope_scaling.map_or(f, |s| s.apply(f))
+                let f = self.rope_scaling.map_or(f, |s| s.apply(f));
+                self.rope_factors.as_ref().map_or(f, |r| f / r[i])
             })
             .collect()
     }
@@ -200,8 +205,11 @@ impl LlamaConfig {
                 "heads of {head_dim} dimensions: RoPE rotates pairs, an even size is needed"
             )));
         }
-        if g.get(&key("rope.scaling.type")).is_some() || g.tensor("rope_freqs.weight").is_some() {
-            return Err(bad("RoPE scaling is not read yet".into()));
+        if let Some(t) = g.get(&key("rope.scaling.type")) {
+            return Err(bad(format!(
+                "RoPE scaling {} ({arch}.rope.scaling.type) is not read yet (read: Llama 3's, as the tensor `rope_freqs.weight`)",
+                t.as_str().unwrap_or("of another kind")
+            )));
         }
         let rope_theta = match g.get(&key("rope.freq_base")) {
             None => 10_000.0,
@@ -252,6 +260,8 @@ impl LlamaConfig {
             rope_theta,
             rope_pairs,
             rope_scaling: None,
+            // read with the weights (`rope_freqs.weight` is a tensor)
+            rope_factors: None,
             rms_eps,
             sliding_window: None,
         })
@@ -303,10 +313,27 @@ impl LlamaModel {
 
     /// `from_gguf` with the file's config already read.
     fn with_config(
-        config: LlamaConfig,
+        mut config: LlamaConfig,
         g: &Gguf,
         bytes: &(impl TensorBytes + ?Sized),
     ) -> Result<LlamaModel> {
+        // Llama 3's RoPE scaling, as llama.cpp's converter writes it: one factor a pair
+        if let Some(t) = g.tensor("rope_freqs.weight") {
+            let pairs = config.head_dim / 2;
+            if t.shape != [pairs] {
+                return Err(bad(format!(
+                    "tensor `rope_freqs.weight` has shape {:?}; the metadata asks for [{pairs}] (one factor per dimension pair)",
+                    t.shape
+                )));
+            }
+            let factors = g.read(bytes, t)?;
+            if let Some(f) = factors.iter().find(|f| !(f.is_finite() && **f > 0.0)) {
+                return Err(bad(format!(
+                    "tensor `rope_freqs.weight` holds {f}; RoPE's factors are positive numbers"
+                )));
+            }
+            config.rope_factors = Some(factors);
+        }
         let c = &config;
         let tensor = |name: &str, shape: &[usize]| -> Result<&TensorInfo> {
             let t = g

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes crates/model/tests/data/gguf-qwen2/: the references for attnlab's reading of qwen2
-GGUF files and of the pre-tokenizers named "qwen2" and "llama-bpe".
+"""Writes crates/model/tests/data/gguf-models/: the references for attnlab's reading of qwen2
+and Llama 3 GGUF files and of the pre-tokenizers named "qwen2" and "llama-bpe".
 
 - qwen2-mqa.gguf: the weights of tests/data/hf/qwen2-mqa (a random Qwen2: q, k and v biases,
   4 query heads on 1 key/value head, tied head) as llama.cpp's converter names and lays them
@@ -8,18 +8,23 @@ GGUF files and of the pre-tokenizers named "qwen2" and "llama-bpe".
   llama file), with qwen2.* metadata and a byte-level BPE tokenizer of at most 96 tokens.
   What it must compute is hf/qwen2-mqa/expected.safetensors: transformers' logits and
   attention on those weights (tools/hf/make_fixtures.py).
+- llama3-untied-bias.gguf: tests/data/hf/llama3-untied-bias (q, k, v and o biases, an
+  untied head, Llama 3's rope_scaling) as a llama file: q and k rows (and biases) permuted
+  so that RoPE's pairs are adjacent, and the scaling as llama.cpp's converter writes it, a
+  `rope_freqs.weight` tensor of one factor per dimension pair that divides the pair's
+  frequency. Expected: hf/llama3-untied-bias/expected.safetensors.
 - tokenizer-qwen2.gguf, tokenizer-llama-bpe.gguf: metadata only, one byte-level BPE
   vocabulary (the 256 bytes and merges learned from tools/long/long-en.txt and a few lines
   with numbers, contractions, line breaks and Korean, by GPT-2's split, so that it holds
   merges of digits and across the places the two splits cut) under either pre-tokenizer name.
-- tokenized.json: transformers' tokenization of TEXTS with each of the three files.
-  transformers builds the tokenizer from the GGUF metadata itself
-  (transformers.integrations.gguf: its own table of each pre-tokenizer's split), an
+- tokenized.json: transformers' tokenization of TEXTS with each of the tokenizer files and
+  the first text with the models'. transformers builds the tokenizer from the GGUF metadata
+  itself (transformers.integrations.gguf: its own table of each pre-tokenizer's split), an
   implementation independent of attnlab's.
 
     python3 -m venv target/gguf-venv
     target/gguf-venv/bin/pip install gguf==0.19.0 numpy safetensors tokenizers transformers==5.25.0
-    target/gguf-venv/bin/python tools/gguf/make_qwen2.py
+    target/gguf-venv/bin/python tools/gguf/make_models.py
 
 (transformers here needs no torch: only its code that builds a tokenizer from GGUF metadata
 is used, the metadata read by gguf-py.)
@@ -40,7 +45,7 @@ from transformers.integrations.gguf.gguf_tokenizer_mapping import (
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "crates", "model", "tests", "data")
 HF = os.path.join(DATA, "hf", "qwen2-mqa")
-OUT = os.path.join(DATA, "gguf-qwen2")
+OUT = os.path.join(DATA, "gguf-models")
 
 # what each tokenizer is checked on: numbers (one digit a token, or up to three), English
 # contractions in either case, runs of spaces and line breaks, punctuation, Korean, an emoji
@@ -94,44 +99,91 @@ def add_tokenizer(w, tokens, merges, pre):
     w.add_add_bos_token(False)
 
 
-def write_model(path):
-    config = json.load(open(os.path.join(HF, "config.json")))
-    weights = load_file(os.path.join(HF, "model.safetensors"))
-    assert config["tie_word_embeddings"] and config["model_type"] == "qwen2"
+NAMES = {
+    "input_layernorm.weight": "attn_norm.weight",
+    "self_attn.q_proj.weight": "attn_q.weight",
+    "self_attn.q_proj.bias": "attn_q.bias",
+    "self_attn.k_proj.weight": "attn_k.weight",
+    "self_attn.k_proj.bias": "attn_k.bias",
+    "self_attn.v_proj.weight": "attn_v.weight",
+    "self_attn.v_proj.bias": "attn_v.bias",
+    "self_attn.o_proj.weight": "attn_output.weight",
+    "self_attn.o_proj.bias": "attn_output.bias",
+    "post_attention_layernorm.weight": "ffn_norm.weight",
+    "mlp.gate_proj.weight": "ffn_gate.weight",
+    "mlp.up_proj.weight": "ffn_up.weight",
+    "mlp.down_proj.weight": "ffn_down.weight",
+}
+
+
+def pairs_adjacent(w, n_head):
+    """llama.cpp's permutation of a llama file's q or k rows (or bias): within each head, the
+    two halves that Hugging Face's rotate_half pairs are interleaved, so that RoPE rotates
+    adjacent dimensions."""
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def rope_factors(config):
+    """Llama 3's rope_scaling as llama.cpp's converter stores it: per dimension pair, the
+    factor its frequency is divided by (1 for short wavelengths, `factor` for long ones, a
+    blend between)."""
+    p = config["rope_parameters"]
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    freqs = 1.0 / p["rope_theta"] ** (np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+    old = p["original_max_position_embeddings"]
+    low, high = old / p["low_freq_factor"], old / p["high_freq_factor"]
+    out = []
+    for f in freqs:
+        wavelen = 2 * np.pi / f
+        if wavelen < high:
+            out.append(1.0)
+        elif wavelen > low:
+            out.append(p["factor"])
+        else:
+            smooth = (old / wavelen - p["low_freq_factor"]) / (p["high_freq_factor"] - p["low_freq_factor"])
+            out.append(1.0 / ((1 - smooth) / p["factor"] + smooth))
+    return np.array(out, dtype=np.float32)
+
+
+def write_model(path, hf_name, arch, pre):
+    hf = os.path.join(DATA, "hf", hf_name)
+    config = json.load(open(os.path.join(hf, "config.json")))
+    weights = load_file(os.path.join(hf, "model.safetensors"))
+    llama = arch == "llama"
+    assert config["model_type"] == ("llama" if llama else "qwen2")
     # the lesson's sentence's own characters, merged up to the model's vocabulary
     tokens, merges = train([TEXTS[0]] * 4, config["vocab_size"], [])
     assert len(tokens) <= config["vocab_size"]
-    w = gguf.GGUFWriter(path, arch="qwen2")
-    w.add_name("qwen2-mqa (random, attnlab fixture)")
+    n_head, n_kv = config["num_attention_heads"], config["num_key_value_heads"]
+    w = gguf.GGUFWriter(path, arch=arch)
+    w.add_name(f"{hf_name} (random, attnlab fixture)")
     w.add_block_count(config["num_hidden_layers"])
     w.add_context_length(config["max_position_embeddings"])
     w.add_embedding_length(config["hidden_size"])
     w.add_feed_forward_length(config["intermediate_size"])
-    w.add_head_count(config["num_attention_heads"])
-    w.add_head_count_kv(config["num_key_value_heads"])
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_kv)
     w.add_rope_freq_base(config["rope_parameters"]["rope_theta"])
     w.add_layer_norm_rms_eps(config["rms_norm_eps"])
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
-    add_tokenizer(w, tokens, merges, "qwen2")
-    names = {
-        "input_layernorm.weight": "attn_norm.weight",
-        "self_attn.q_proj.weight": "attn_q.weight",
-        "self_attn.q_proj.bias": "attn_q.bias",
-        "self_attn.k_proj.weight": "attn_k.weight",
-        "self_attn.k_proj.bias": "attn_k.bias",
-        "self_attn.v_proj.weight": "attn_v.weight",
-        "self_attn.v_proj.bias": "attn_v.bias",
-        "self_attn.o_proj.weight": "attn_output.weight",
-        "post_attention_layernorm.weight": "ffn_norm.weight",
-        "mlp.gate_proj.weight": "ffn_gate.weight",
-        "mlp.up_proj.weight": "ffn_up.weight",
-        "mlp.down_proj.weight": "ffn_down.weight",
-    }
+    add_tokenizer(w, tokens, merges, pre)
     w.add_tensor("token_embd.weight", weights["model.embed_tokens.weight"].astype(np.float32))
     for l in range(config["num_hidden_layers"]):
-        for hf_name, gguf_name in names.items():
-            w.add_tensor(f"blk.{l}.{gguf_name}", weights[f"model.layers.{l}.{hf_name}"].astype(np.float32))
+        for hf_part, gguf_name in NAMES.items():
+            key = f"model.layers.{l}.{hf_part}"
+            if key not in weights:
+                continue
+            x = weights[key].astype(np.float32)
+            if llama and hf_part.startswith("self_attn.q_proj"):
+                x = pairs_adjacent(x, n_head)
+            elif llama and hf_part.startswith("self_attn.k_proj"):
+                x = pairs_adjacent(x, n_kv)
+            w.add_tensor(f"blk.{l}.{gguf_name}", x)
     w.add_tensor("output_norm.weight", weights["model.norm.weight"].astype(np.float32))
+    if not config["tie_word_embeddings"]:
+        w.add_tensor("output.weight", weights["lm_head.weight"].astype(np.float32))
+    if config["rope_parameters"].get("rope_type") == "llama3":
+        w.add_tensor("rope_freqs.weight", rope_factors(config))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -166,19 +218,22 @@ def tokenized(path):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    model = os.path.join(OUT, "qwen2-mqa.gguf")
-    write_model(model)
+    model_files = {}
+    for hf_name, arch, pre in [("qwen2-mqa", "qwen2", "qwen2"), ("llama3-untied-bias", "llama", "llama-bpe")]:
+        path = os.path.join(OUT, f"{hf_name}.gguf")
+        write_model(path, hf_name, arch, pre)
+        model_files[os.path.basename(path)] = path
     corpus = [open(os.path.join(ROOT, "tools", "long", "long-en.txt"), encoding="utf-8").read()] + EXTRA * 3
     tokens, merges = train(corpus, 700, pre_tokenizers.ByteLevel.alphabet())
-    files = {"qwen2-mqa.gguf": model}
+    files = dict(model_files)
     for arch, pre in [("qwen2", "qwen2"), ("llama", "llama-bpe")]:
         path = os.path.join(OUT, f"tokenizer-{pre}.gguf")
         write_tokenizer(path, arch, pre, tokens, merges)
         files[os.path.basename(path)] = path
     out = {
         "texts": TEXTS,
-        # the model's own tokenizer knows the first text's characters only
-        "ids": {name: tokenized(p)[:1] if name == "qwen2-mqa.gguf" else tokenized(p) for name, p in files.items()},
+        # a model's own tokenizer knows the first text's characters only
+        "ids": {name: tokenized(p)[:1] if name in model_files else tokenized(p) for name, p in files.items()},
     }
     with open(os.path.join(OUT, "tokenized.json"), "w", encoding="utf-8") as f:
         json.dump(out, f, ensure_ascii=False, indent=1)
