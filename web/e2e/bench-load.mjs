@@ -4,10 +4,11 @@
 // big model, the longest main-thread task (PerformanceObserver 'longtask') and keystroke
 // latency.
 //   cargo run --release -p attnlab-model --example random_model -- /tmp/big-model
-//   node web/e2e/bench-load.mjs /tmp/big-model [--cpu] [--paste FILE]
-// `--paste FILE`: then FILE's text pasted at once (cut to the model's context): its tokens, the
-// time to its painted result, whether the result is slim (the page's heads grid says so), and
-// five characters typed after it.
+//   node web/e2e/bench-load.mjs /tmp/big-model [--cpu] [--paste FILE [--words N]]
+// `--paste FILE`: then FILE's text pasted at once (its first N words with `--words`; past the
+// model's context the page drops its start): its tokens, the time to its painted result,
+// whether the result is slim (the page's heads grid says so), and six characters typed after
+// it.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -82,8 +83,12 @@ try {
   let pasted = null;
   const pasteAt = process.argv.indexOf('--paste');
   if (pasteAt > 0) {
-    await page.locator('#text').fill(fs.readFileSync(process.argv[pasteAt + 1], 'utf8'));
-    const p = await settled(page, 900_000);
+    const wordsAt = process.argv.indexOf('--words');
+    let text = fs.readFileSync(process.argv[pasteAt + 1], 'utf8');
+    if (wordsAt > 0) text = text.split(' ').slice(0, Number(process.argv[wordsAt + 1])).join(' ');
+    await page.locator('#text').fill(text);
+    // (a software GPU takes twenty minutes over ≈ 1,000 tokens)
+    const p = await settled(page, 1_800_000);
     const slim = await page.evaluate(() => document.querySelector('#heads-slim')?.dataset.span ?? null);
     await page.locator('#text').press('End');
     const after = [];
