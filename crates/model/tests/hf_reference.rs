@@ -266,7 +266,10 @@ fn a_llama3_gguf_file_with_rope_factors_computes_what_transformers_computes() {
     assert!(c.rope_scaling.is_none() && m.output.is_some());
     // the factors blend the highest frequency, stretch the lowest by 8
     let f = c.rope_factors.as_deref().unwrap();
-    assert!(f.len() == 4 && f[0] > 1.0 && f[0] < 8.0 && f[3] == 8.0, "{f:?}");
+    assert!(
+        f.len() == 4 && f[0] > 1.0 && f[0] < 8.0 && f[3] == 8.0,
+        "{f:?}"
+    );
     assert!(m.layers[1].bias.o.is_some() && m.layers[1].bias.k.is_some());
     let want = expected(&fixture("llama3-untied-bias"));
     let tr = m.trace(&want.ids, &AttentionOptions::default()).unwrap();
