@@ -114,7 +114,8 @@ pub fn variant_weights_after(
     earlier: Option<Earlier>,
 ) -> VariantWeights {
     let opts = variant.options(tau, causal_mask);
-    let kept = earlier.filter(|e| causal_mask && e.rows <= e.t.min(t));
+    // (never more rows than `rows_unchanged` would take)
+    let kept = earlier.filter(|e| causal_mask && e.rows <= e.t.min(t).saturating_sub(3));
     let s = kept.as_ref().map_or(0, |e| e.rows);
     let mut weights = vec![0.0; scores.len()];
     let (mut entropy, mut max) = (Vec::with_capacity(t), Vec::with_capacity(t));

@@ -161,15 +161,20 @@ pub enum Prepared {
 /// Reads a GGUF file's hyperparameters and tokenizer from its head (checked against each
 /// other and the file's length); the weights stay where they are, for the worker.
 pub fn prepare_gguf(bytes: Uint8Array) -> Result<Prepared, String> {
-    let (g, config, tokenizer) = read_gguf_head(&bytes, LlamaBundle::read_head)?;
+    let (g, mut config, tokenizer) = read_gguf_head(&bytes, LlamaBundle::read_head)?;
+    // Llama 3's RoPE scaling is a tensor: the angles the views show need it
+    config
+        .read_rope_factors(&g, &crate::engine::protocol::JsTensors(&bytes))
+        .map_err(|e| e.to_string())?;
     let tied = g.tensor("output.weight").is_none();
+    let qkv_bias = g.tensor("blk.0.attn_q.bias").is_some();
     let name = g
         .get("general.architecture")
         .and_then(|v| v.as_str())
         .unwrap_or("llama")
         .to_string();
     Ok(Prepared::Llama {
-        n_params: config.n_params(tied, false),
+        n_params: config.n_params(tied, qkv_bias),
         config,
         name,
         tokenizer,

@@ -271,6 +271,12 @@ fn a_llama3_gguf_file_with_rope_factors_computes_what_transformers_computes() {
         "{f:?}"
     );
     assert!(m.layers[1].bias.o.is_some() && m.layers[1].bias.k.is_some());
+    // the config the page reads from the file's head has no factors (a tensor's data) until
+    // it reads them from the bytes, as the page does for the angles it shows
+    let (g, mut head, _) = LlamaBundle::read_head(&bytes, bytes.len()).unwrap();
+    assert!(head.rope_factors.is_none());
+    head.read_rope_factors(&g, &bytes[..]).unwrap();
+    assert_eq!(&head, c);
     let want = expected(&fixture("llama3-untied-bias"));
     let tr = m.trace(&want.ids, &AttentionOptions::default()).unwrap();
     check("llama3-untied-bias.gguf", &tr, &want);

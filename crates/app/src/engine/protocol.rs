@@ -85,7 +85,7 @@ impl Files {
 }
 
 /// A GGUF file's tensors read one at a time from its bytes outside wasm memory.
-struct JsTensors<'a>(&'a Uint8Array);
+pub(crate) struct JsTensors<'a>(pub &'a Uint8Array);
 
 impl TensorBytes for JsTensors<'_> {
     fn tensor_bytes(&self, t: &TensorInfo) -> Option<std::borrow::Cow<'_, [u8]>> {

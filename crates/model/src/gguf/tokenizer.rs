@@ -95,6 +95,11 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
         .and_then(Value::as_str)
         .unwrap_or("default");
     let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true});
+    // llama.cpp keeps a Llama 3 piece that is a token whole, without its merges (as Meta's
+    // tokenizer.json says: "ignore_merges")
+    let ignore_merges = SPLITS
+        .iter()
+        .any(|(name, split)| *name == pre && *split == LLAMA3_SPLIT);
     let pre_tokenizer = match pre {
         "default" | "gpt2" => byte_level.clone(),
         p if DIGITS_THEN_GPT2.contains(&p) => json!({
@@ -177,7 +182,7 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
         "model": {
             "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
             "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
-            "ignore_merges": false, "vocab": vocab, "merges": merges
+            "ignore_merges": ignore_merges, "vocab": vocab, "merges": merges
         }
     });
     Ok(tokenizer.to_string())

@@ -268,6 +268,37 @@ impl LlamaConfig {
     }
 }
 
+impl LlamaConfig {
+    /// Llama 3's RoPE scaling as llama.cpp's converter writes it, the tensor
+    /// `rope_freqs.weight` (one factor per dimension pair), into `rope_factors`, checked: its
+    /// shape, and every factor a positive number. `from_gguf` reads the metadata only; the
+    /// page, which shows the rotation's angles, reads this from the file's bytes too.
+    pub fn read_rope_factors(
+        &mut self,
+        g: &Gguf,
+        bytes: &(impl TensorBytes + ?Sized),
+    ) -> Result<()> {
+        let Some(t) = g.tensor("rope_freqs.weight") else {
+            return Ok(());
+        };
+        let pairs = self.head_dim / 2;
+        if t.shape != [pairs] {
+            return Err(bad(format!(
+                "tensor `rope_freqs.weight` has shape {:?}; the metadata asks for [{pairs}] (one factor per dimension pair)",
+                t.shape
+            )));
+        }
+        let factors = g.read(bytes, t)?;
+        if let Some(f) = factors.iter().find(|f| !(f.is_finite() && **f > 0.0)) {
+            return Err(bad(format!(
+                "tensor `rope_freqs.weight` holds {f}; RoPE's factors are positive numbers"
+            )));
+        }
+        self.rope_factors = Some(factors);
+        Ok(())
+    }
+}
+
 /// A GGUF file's model with the tokenizer its metadata describes.
 pub struct LlamaBundle {
     pub model: LlamaModel,
@@ -317,23 +348,7 @@ impl LlamaModel {
         g: &Gguf,
         bytes: &(impl TensorBytes + ?Sized),
     ) -> Result<LlamaModel> {
-        // Llama 3's RoPE scaling, as llama.cpp's converter writes it: one factor a pair
-        if let Some(t) = g.tensor("rope_freqs.weight") {
-            let pairs = config.head_dim / 2;
-            if t.shape != [pairs] {
-                return Err(bad(format!(
-                    "tensor `rope_freqs.weight` has shape {:?}; the metadata asks for [{pairs}] (one factor per dimension pair)",
-                    t.shape
-                )));
-            }
-            let factors = g.read(bytes, t)?;
-            if let Some(f) = factors.iter().find(|f| !(f.is_finite() && **f > 0.0)) {
-                return Err(bad(format!(
-                    "tensor `rope_freqs.weight` holds {f}; RoPE's factors are positive numbers"
-                )));
-            }
-            config.rope_factors = Some(factors);
-        }
+        config.read_rope_factors(g, bytes)?;
         let c = &config;
         let tensor = |name: &str, shape: &[usize]| -> Result<&TensorInfo> {
             let t = g
