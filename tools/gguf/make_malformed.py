@@ -192,6 +192,15 @@ def main():
             tens={**tens, "blk.0.attn_k.weight": (rng.normal(size=(D, D)).astype(np.float32), Q.Q4_0)})
     written("embedding-width-disagrees", ["token_embd.weight", "shape"],
             tens={**tens, "token_embd.weight": (rng.normal(size=(len(tokens), 64)).astype(np.float32), Q.Q8_0)})
+    # Llama 3's RoPE scaling as a tensor: one positive factor per dimension pair
+    pairs = D // HEADS // 2
+    written("rope-freqs-shape", ["rope_freqs.weight", "shape", f"[{pairs}]"],
+            tens={**tens, "rope_freqs.weight": (np.ones(pairs + 1, dtype=np.float32), Q.F32)})
+    written("rope-freqs-not-positive", ["rope_freqs.weight", "positive"],
+            tens={**tens, "rope_freqs.weight": (np.array([1.0] * (pairs - 1) + [0.0], dtype=np.float32), Q.F32)})
+    # a qwen2 file: its keys are qwen2.*, and its q, k and v biases are required
+    written("qwen2-without-biases", ["blk.0.attn_q.bias", "missing"], arch="qwen2",
+            meta={k.replace("llama.", "qwen2.", 1): v for k, v in base["meta"].items()})
     more = tokens + ["Ġa", "Ġb"]
     written("vocabulary-disagrees", ["tokenizer", "263 tokens", "261 rows"],
             tokenizer=("gpt2", "smollm", more, [1] * len(more), merges),
