@@ -45,13 +45,15 @@ const QWEN2_SPLIT: &str = concat!(
     r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 );
 
-/// The pre-tokenizers that are one regular-expression split (llama.cpp's names for them).
-const SPLITS: &[(&str, &str)] = &[
-    ("llama3", LLAMA3_SPLIT),
-    ("llama-v3", LLAMA3_SPLIT),
-    ("llama-bpe", LLAMA3_SPLIT),
-    ("qwen2", QWEN2_SPLIT),
-    ("deepseek-r1-qwen", QWEN2_SPLIT),
+/// The pre-tokenizers that are one regular-expression split (llama.cpp's names for them),
+/// and whether llama.cpp keeps a piece that is a token whole, without its merges (Llama 3's,
+/// as Meta's tokenizer.json says: "ignore_merges").
+const SPLITS: &[(&str, &str, bool)] = &[
+    ("llama3", LLAMA3_SPLIT, true),
+    ("llama-v3", LLAMA3_SPLIT, true),
+    ("llama-bpe", LLAMA3_SPLIT, true),
+    ("qwen2", QWEN2_SPLIT, false),
+    ("deepseek-r1-qwen", QWEN2_SPLIT, false),
 ];
 
 fn bad(message: String) -> Error {
@@ -95,20 +97,17 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
         .and_then(Value::as_str)
         .unwrap_or("default");
     let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true});
-    // llama.cpp keeps a Llama 3 piece that is a token whole, without its merges (as Meta's
-    // tokenizer.json says: "ignore_merges")
-    let ignore_merges = SPLITS
-        .iter()
-        .any(|(name, split)| *name == pre && *split == LLAMA3_SPLIT);
+    let split = SPLITS.iter().find(|(name, ..)| *name == pre);
+    let ignore_merges = split.is_some_and(|&(.., ignore)| ignore);
     let pre_tokenizer = match pre {
         "default" | "gpt2" => byte_level.clone(),
         p if DIGITS_THEN_GPT2.contains(&p) => json!({
             "type": "Sequence",
             "pretokenizers": [{"type": "Digits", "individual_digits": true}, byte_level.clone()]
         }),
-        p => match SPLITS.iter().find(|(name, _)| *name == p) {
+        p => match split {
             // the pieces the expression matches, each mapped to the byte-level alphabet
-            Some((_, split)) => json!({
+            Some((_, split, _)) => json!({
                 "type": "Sequence",
                 "pretokenizers": [
                     {"type": "Split", "pattern": {"Regex": split}, "behavior": "Isolated", "invert": false},
@@ -121,7 +120,7 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
                     DIGITS_THEN_GPT2.join(", "),
                     SPLITS
                         .iter()
-                        .map(|(n, _)| *n)
+                        .map(|(n, ..)| *n)
                         .collect::<Vec<_>>()
                         .join(", ")
                 )))
