@@ -1,7 +1,9 @@
 # Shared helpers for attnlab's scripts: idempotent installs of what the build needs.
 # Sourced, not run.
 
-log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# Each line says the time and the minutes since the script began ($SECONDS), so a slow
+# stage of a long run (CI's, the test command's) can be found in its log.
+log() { printf '\033[1m==> [%s +%dm%02ds] %s\033[0m\n' "$(date +%H:%M:%S)" $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 # as_root CMD…: run as root (directly, or through sudo when available).
 as_root() {
