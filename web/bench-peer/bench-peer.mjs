@@ -544,7 +544,7 @@ async function runEngineAlone(context) {
                   worker.postMessage(msg, spare ? [spare] : []);
                   spare = null;
                 });
-              await call({ kind: 'load', format: load.format, config: await bytes(load.config), weights: await bytes(load.weights) });
+              await call({ kind: 'load', format: load.format, config: await bytes(load.config), weights: [await bytes(load.weights)] });
               const opts = JSON.stringify({ scale: true, temperature: 1, causal_mask: true, ablate: [] });
               const forward = async (run) => {
                 const t0 = performance.now();

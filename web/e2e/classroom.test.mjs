@@ -326,6 +326,29 @@ describe('in the classroom (CPU path)', () => {
     await page.locator('#kept-forget').click();
     await page.waitForFunction(() => !document.querySelector('#kept'));
     assert.equal(await kept(), false, 'forgotten');
+
+    // a model kept by an earlier version of the page (three files, its name and size; no
+    // manifest) is still offered and loads
+    const legacy = files.map((f) => [...fs.readFileSync(f)]);
+    await page.evaluate(async ([cfg, weights, tok, size]) => {
+      const c = await caches.open('attnlab-kept-model');
+      const put = (k, b) => c.put(k, new Response(new Uint8Array(b)));
+      await put('kept-model/config.json', cfg);
+      await put('kept-model/model.safetensors', weights);
+      await put('kept-model/tokenizer.json', tok);
+      await c.put('kept-model/size', new Response(String(size)));
+      await c.put('kept-model/name', new Response('old.json + old.safetensors'));
+    }, [...legacy, bytes]);
+    await page.reload();
+    await page.waitForFunction(() => window.__attnlab?.painted, null, { timeout: 120_000 });
+    await page.locator('#kept').waitFor();
+    assert.ok((await page.locator('#kept').textContent()).includes(`old.json + old.safetensors (${size})`));
+    await page.locator('#kept-load').click();
+    await page.waitForFunction(() => document.querySelector('#own-status')?.dataset.state === 'loaded', null, { timeout: 60_000 });
+    await settled(page);
+    assert.notEqual(await page.locator('#model-sizes').textContent(), bundled);
+    await page.locator('#kept-forget').click();
+    await page.waitForFunction(() => !document.querySelector('#kept'));
     await page.reload();
     await page.waitForFunction(() => window.__attnlab?.painted, null, { timeout: 120_000 });
   });

@@ -4,7 +4,8 @@
 // page says why), and on WebGPU when chosen; on both its next tokens and attention equal the
 // CLI's on the same file; every file of the malformed-GGUF corpus is refused with its reason
 // while SmolLM2 stays; a link with `model=smollm2` opens it again. A Hugging Face id opens from
-// a local mirror of the Hub, on both engines, with transformers' numbers.
+// a local mirror of the Hub, on both engines, with transformers' numbers; a sharded model opens
+// from the mirror and from its folder, with the CLI's numbers.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -372,6 +373,21 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     assert.equal(status.state, 'loaded', status.text);
     await page.waitForFunction(() => /Paris/.test(document.querySelector('#next-last li')?.textContent ?? ''), null, { timeout: 120_000 });
     assert.ok((await page.locator('#model-sizes').textContent()).includes('layers30'));
+
+    // kept on this device when asked: the link opens the kept copy, with no download
+    await page.locator('#keep-model').check();
+    await page.locator('.model-choice[data-model=smollm2]').click();
+    await page.waitForFunction(() => /SmolLM2-135M-Instruct/.test(document.querySelector('#kept')?.textContent ?? ''), null, { timeout: 180_000 });
+    const mb = (fs.statSync(GGUF).size / 1e6).toFixed(1);
+    assert.ok((await page.locator('#kept').textContent()).includes(`(${mb} MB)`), await page.locator('#kept').textContent());
+    const before = srv.requests.length;
+    await page.reload();
+    const again = await modelStatus(page);
+    assert.equal(again.state, 'loaded', again.text);
+    await page.waitForFunction(() => /Paris/.test(document.querySelector('#next-last li')?.textContent ?? ''), null, { timeout: 120_000 });
+    assert.deepEqual(requestsSince(srv, before).filter((r) => r.endsWith('.gguf')), [], 'the kept copy, not a download');
+    await page.locator('#kept-forget').click();
+    await page.waitForFunction(() => !document.querySelector('#kept'));
   });
 });
 
@@ -515,6 +531,8 @@ function readSafetensors(file) {
 }
 
 const HF = path.join(ROOT, 'crates/model/tests/data/hf');
+/** The lesson's English sentence. */
+const SENTENCE = 'Which do you like better, coffee or tea? I like coffee better than tea, but my friend likes tea.';
 
 /** Opens Hugging Face id `id` from the model card; resolves to the new final status. */
 async function openHub(page, id) {
@@ -537,8 +555,7 @@ async function openHub(page, id) {
  * distribution at the last position, and every head of layer 0 as the table view prints it. */
 async function assertTransformers(page, name) {
   const want = readSafetensors(path.join(HF, name, 'expected.safetensors'));
-  const sentence = 'Which do you like better, coffee or tea? I like coffee better than tea, but my friend likes tea.';
-  const p = await setText(page, sentence);
+  const p = await setText(page, SENTENCE);
   const [t, v] = want.logits.shape;
   assert.equal(p.tokens, t, 'the tokenizer gives transformers’ token count');
   const last = want.logits.data.slice((t - 1) * v, t * v);
@@ -554,20 +571,44 @@ async function assertTransformers(page, name) {
   }
 }
 
+/** The transformers fixtures as a Hub mirror's folder, the sharded Mistral with the Llama
+ * fixture's tokenizer.json beside its shards (transformers' fixture has none: its ids were
+ * random; the same vocabulary size). */
+function hubMirror() {
+  const dir = path.join(ARTIFACTS, 'hub-mirror');
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.cpSync(HF, dir, { recursive: true });
+  fs.copyFileSync(path.join(HF, 'llama-gqa-tied', 'tokenizer.json'), path.join(dir, SHARDED, 'tokenizer.json'));
+  return dir;
+}
+const SHARDED = 'mistral-bf16-sharded';
+
+/** The open model's next tokens and every layer-0 head (as the table view prints them) on the
+ * lesson's sentence equal the CLI's on the folder `dir`. */
+async function assertCliFolder(page, dir, heads) {
+  await setText(page, SENTENCE);
+  const traces = [...Array(heads).keys()].map((h) => cliTrace(dir, SENTENCE, 0, h));
+  await assertTopFiveIsCli(page, '#next-last', traces[0].next, `${path.basename(dir)}: the CLI`);
+  for (const [h, trace] of traces.entries()) {
+    const w = trace.heads[0].weights;
+    assertTable(await headTable(page, `0.${h}`), w.length, (i, j) => w[i][j], `L0H${h}`);
+  }
+}
+
 describe('a Hugging Face model id, from a local mirror laid out as the Hub', () => {
   // the Hub's resolve URLs served from the transformers fixtures (`hub=./hub`)
-  const app = suiteApp({ webgpu: false, query: '#lang=en&backend=cpu&hub=./hub', mounts: { '/hub/': { dir: HF, hub: true } } });
+  const mirror = hubMirror();
+  const app = suiteApp({ webgpu: false, query: '#lang=en&backend=cpu&hub=./hub', mounts: { '/hub/': { dir: mirror, hub: true } } });
 
   test('an id opens the model from the resolve URLs; its next tokens and attention equal transformers', async () => {
     const { page, srv } = app;
-    // the browser reports each 404 of the missing and the sharded model
+    // the browser reports each 404: of the missing model, of the sharded one's model.safetensors
     allowErrors(app, /Failed to load resource: the server responded with a status of 404/);
     const sizes = await page.locator('#model-sizes').textContent();
-    // not ids, a missing model, a sharded one: refused by name, the bundled model stays
+    // not ids, a missing model: refused by name, the bundled model stays
     for (const [id, words] of [
       ['not an id', 'is not a Hugging Face model id'],
       ['attnlab/missing', 'HTTP 404'],
-      ['attnlab/mistral-bf16-sharded', 'is sharded'],
     ]) {
       const got = await openHub(page, id);
       assert.equal(got.state, 'failed', `${id}: ${got.text}`);
@@ -586,6 +627,48 @@ describe('a Hugging Face model id, from a local mirror laid out as the Hub', () 
     assert.match(decodeURIComponent(await currentHash(page)), /&model=hf:attnlab\/llama-gqa-tied&hub=\.\/hub/);
 
     await assertTransformers(page, 'llama-gqa-tied');
+
+    // a sharded model: its index, then the three shards it names
+    const before = srv.requests.length;
+    const sharded = await openHub(page, `attnlab/${SHARDED}`);
+    assert.equal(sharded.state, 'loaded', sharded.text);
+    const hub = (f) => `/hub/attnlab/${SHARDED}/resolve/main/${f}`;
+    assert.deepEqual(
+      requestsSince(srv, before).sort(),
+      ['config.json', 'model-00001-of-00003.safetensors', 'model-00002-of-00003.safetensors', 'model-00003-of-00003.safetensors', 'model.safetensors', 'model.safetensors.index.json', 'tokenizer.json'].map(hub),
+    );
+    await assertCliFolder(page, path.join(mirror, SHARDED), 4);
+
+    // kept on this device when asked (its index and shards): the link opens the kept copy,
+    // with no request to the Hub
+    await page.locator('#keep-model').check();
+    await page.locator('#hub-id').fill('attnlab/llama-gqa-tied');
+    await page.locator('#hub-open').click();
+    await page.waitForFunction(() => document.querySelector('#own-status')?.textContent.includes('llama-gqa-tied'), null, { timeout: 120_000 });
+    const kept = await openHub(page, `attnlab/${SHARDED}`);
+    assert.equal(kept.state, 'loaded', kept.text);
+    await page.waitForFunction((n) => document.querySelector('#kept')?.textContent.includes(n), `attnlab/${SHARDED}`, { timeout: 60_000 });
+    const reloaded = srv.requests.length;
+    await page.reload();
+    await page.waitForFunction((n) => document.querySelector('#own-status[data-state=loaded]')?.textContent.includes(n), SHARDED, { timeout: 120_000 });
+    assert.deepEqual(requestsSince(srv, reloaded).filter((r) => r.startsWith('/hub/')), [], 'the kept copy, not a download');
+    await assertCliFolder(page, path.join(mirror, SHARDED), 4);
+    await page.locator('#kept-forget').click();
+    await page.waitForFunction(() => !document.querySelector('#kept'));
+  });
+
+  test('a sharded folder opens from its index and shards; a shard left out is named', async () => {
+    const { page } = app;
+    const dir = path.join(mirror, SHARDED);
+    const all = fs.readdirSync(dir).filter((f) => f !== 'expected.safetensors');
+    const without = all.filter((f) => f !== 'model-00002-of-00003.safetensors').map((f) => path.join(dir, f));
+    const missing = await loadFiles(page, '#own-files', without);
+    assert.equal(missing.state, 'failed', missing.text);
+    assert.match(missing.text, /model-00002-of-00003\.safetensors/);
+    const got = await loadFiles(page, '#own-files', all.map((f) => path.join(dir, f)));
+    assert.equal(got.state, 'loaded', got.text);
+    assert.match(got.text, /model\.safetensors\.index\.json \(3 shards\)/);
+    await assertCliFolder(page, dir, 4);
   });
 });
 

@@ -10,13 +10,15 @@
 //!
 //! What runs the model afterwards is `use_engine`'s business.
 
+use attnlab_model::llama::hf::shard_names;
 use attnlab_model::llama::{LlamaBundle, LlamaConfig};
 use attnlab_model::{Bundle, Tokenizer};
 use js_sys::Uint8Array;
 
 use crate::dom::{self, now};
 use crate::engine::protocol::{read_gguf_head, Files, Format};
-use crate::model_files;
+use crate::kept::KeepFile;
+use crate::model_files::{self, Weights};
 
 /// A real model the serve command puts beside the app (`scripts/serve.sh`): its id in the
 /// URL (`model=`), its file, and how the menu names it.
@@ -24,6 +26,13 @@ pub struct Served {
     pub id: &'static str,
     pub url: &'static str,
     pub label: &'static str,
+}
+
+impl Served {
+    /// Its file's name.
+    pub fn file_name(&self) -> &'static str {
+        self.url.rsplit('/').next().unwrap_or(self.url)
+    }
 }
 
 pub const SMOLLM2: Served = Served {
@@ -75,64 +84,93 @@ pub fn hub_url(base: &str, id: &str, file: &str) -> String {
     format!("{base}/{id}/resolve/main/{file}")
 }
 
-/// Fetches a Hugging Face model's config.json, tokenizer.json and model.safetensors from the
-/// Hub's resolve URLs, reporting (bytes so far, total); the weights of a Llama-family model
-/// stay outside wasm memory. A sharded model is refused by name.
+/// A sharded model's list of shards, beside them.
+const INDEX: &str = "model.safetensors.index.json";
+
+/// The page reads a GPT-2-layout model from one file.
+fn gpt2_sharded(n: usize) -> String {
+    format!(
+        "a GPT-2-layout model in {n} shards is not read: give its weights as one model.safetensors"
+    )
+}
+
+/// Fetches a Hugging Face model's config.json, tokenizer.json and weights (model.safetensors,
+/// or the shards its model.safetensors.index.json names) from the Hub's resolve URLs,
+/// reporting (bytes so far, total); the weights of a Llama-family model stay outside wasm
+/// memory. With `keep`, also the files to keep on this device once the model runs.
 pub async fn fetch_hub(
     base: &str,
     id: &str,
+    keep: bool,
     progress: impl Fn(u64, Option<u64>),
-) -> Result<Own, String> {
+) -> Result<(Own, Option<Vec<KeepFile>>), String> {
     let url = |f: &str| hub_url(base, id, f);
-    let (config_url, tokenizer_url, weights_url) = (
-        url("config.json"),
-        url("tokenizer.json"),
-        url("model.safetensors"),
-    );
-    let weights = dom::open(&weights_url).await;
-    let weights = match weights {
-        Ok(w) => w,
+    let (config_url, tokenizer_url) = (url("config.json"), url("tokenizer.json"));
+    let mut kept = Vec::new();
+    let (names, weights) = match dom::open(&url("model.safetensors")).await {
+        Ok(w) => (vec!["model.safetensors".to_string()], vec![w]),
         Err(e) => {
-            let sharded = dom::open(&url("model.safetensors.index.json"))
-                .await
-                .is_ok();
-            return Err(if sharded {
-                format!("{id} is sharded (model.safetensors.index.json); the page reads one model.safetensors so far — the CLI reads shards")
-            } else {
-                e
-            });
+            // no model.safetensors: a sharded model has an index naming its shards
+            let Ok((index, _)) = dom::open(&url(INDEX)).await else {
+                return Err(e);
+            };
+            let index = dom::read_body(&url(INDEX), index, |_| {}).await?;
+            let shards = shard_names(&index).map_err(|e| format!("{id}: {e}"))?;
+            if keep {
+                kept.push(KeepFile::from_bytes(INDEX, &index)?);
+            }
+            let mut opened = Vec::new();
+            for s in &shards {
+                opened.push(dom::open(&url(s)).await?);
+            }
+            (shards, opened)
         }
     };
     let config = dom::open(&config_url).await?;
     let tokenizer = dom::open(&tokenizer_url).await?;
-    let total = [config.1, tokenizer.1, weights.1]
+    let total = [config.1, tokenizer.1]
         .into_iter()
+        .chain(weights.iter().map(|w| w.1))
         .sum::<Option<u64>>();
     let config = dom::read_body(&config_url, config.0, |n| progress(n, total)).await?;
     let base_t = config.len() as u64;
     let tokenizer =
         dom::read_body(&tokenizer_url, tokenizer.0, |n| progress(base_t + n, total)).await?;
-    let base_w = base_t + tokenizer.len() as u64;
+    let mut done = base_t + tokenizer.len() as u64;
+    if keep {
+        kept.push(KeepFile::from_bytes("config.json", &config)?);
+        kept.push(KeepFile::from_bytes("tokenizer.json", &tokenizer)?);
+    }
     let llama = model_type(&config).is_some_and(|t| LlamaConfig::reads_model_type(&t));
     if llama {
-        let size = weights
-            .1
-            .ok_or_else(|| format!("{weights_url}: the server did not say its size"))?;
-        let bytes = dom::read_body_js(&weights_url, weights.0, size, |n| {
-            progress(base_w + n, total)
-        })
-        .await?;
+        let mut files = Vec::new();
+        for (name, (resp, size)) in names.iter().zip(weights) {
+            let u = url(name);
+            let size = size.ok_or_else(|| format!("{u}: the server did not say its size"))?;
+            let bytes = dom::read_body_js(&u, resp, size, |n| progress(done + n, total)).await?;
+            done += size;
+            if keep {
+                kept.push(KeepFile::from_js(name, &bytes)?);
+            }
+            files.push(bytes);
+        }
         dom::next_task().await;
-        return Ok(Own::Llama(Box::new(prepare_hf_llama(
-            &config, &tokenizer, bytes,
-        )?)));
+        let prepared = prepare_hf_llama(&config, &tokenizer, files)?;
+        return Ok((Own::Llama(Box::new(prepared)), keep.then_some(kept)));
     }
-    let weights = dom::read_body(&weights_url, weights.0, |n| progress(base_w + n, total)).await?;
-    Ok(Own::Gpt2(ModelBytes {
+    let [(resp, _)]: [_; 1] = weights
+        .try_into()
+        .map_err(|w: Vec<_>| format!("{id}: {}", gpt2_sharded(w.len())))?;
+    let weights = dom::read_body(&url(&names[0]), resp, |n| progress(done + n, total)).await?;
+    if keep {
+        kept.push(KeepFile::from_bytes(&names[0], &weights)?);
+    }
+    let own = Own::Gpt2(ModelBytes {
         config,
         weights,
         tokenizer,
-    }))
+    });
+    Ok((own, keep.then_some(kept)))
 }
 
 /// The served models, by id.
@@ -158,6 +196,19 @@ pub enum Prepared {
     },
 }
 
+impl Prepared {
+    /// A served model's file (its GGUF file) to keep on this device, named `name`: a copy,
+    /// since the file goes to the worker.
+    pub fn keep_files(&self, name: &str) -> Result<Vec<KeepFile>, String> {
+        match self {
+            Prepared::Llama { files, .. } if files.format == Format::Gguf => {
+                Ok(vec![KeepFile::from_js(name, files.one()?)?])
+            }
+            _ => Err("only a GGUF file is kept this way".into()),
+        }
+    }
+}
+
 /// Reads a GGUF file's hyperparameters and tokenizer from its head (checked against each
 /// other and the file's length); the weights stay where they are, for the worker.
 pub fn prepare_gguf(bytes: Uint8Array) -> Result<Prepared, String> {
@@ -181,17 +232,17 @@ pub fn prepare_gguf(bytes: Uint8Array) -> Result<Prepared, String> {
         files: Files {
             format: Format::Gguf,
             config: Uint8Array::new_with_length(0),
-            weights: bytes,
+            weights: vec![bytes],
         },
     })
 }
 
 /// A Hugging Face Llama-family folder's config.json and tokenizer.json, checked against
-/// each other; the safetensors' bytes go to the worker.
+/// each other; the safetensors' bytes (one file, or the shards) go to the worker.
 pub fn prepare_hf_llama(
     config_json: &[u8],
     tokenizer_json: &[u8],
-    weights: Uint8Array,
+    weights: Vec<Uint8Array>,
 ) -> Result<Prepared, String> {
     let err = |e: attnlab_model::Error| e.to_string();
     let (config, qkv_bias, _, tied) = LlamaConfig::from_hf_json(config_json).map_err(err)?;
@@ -281,12 +332,12 @@ pub enum Own {
 }
 
 /// Reads the model files among `files` (reporting progress as `OwnLoad`s): one `.gguf` file,
-/// or config.json, the safetensors weights and tokenizer.json. Returns what they hold and
-/// the names of the files used.
+/// or config.json, the safetensors weights (one file, or a sharded model's index and shards)
+/// and tokenizer.json. Returns what they hold, the names of the files used, and those files.
 pub async fn read_own(
     files: &[web_sys::File],
     status: &impl Fn(OwnLoad),
-) -> Result<(Own, String), OwnLoad> {
+) -> Result<(Own, String, Vec<web_sys::File>), OwnLoad> {
     let names: Vec<String> = files.iter().map(|f| f.name()).collect();
     let reading = |base: u64, total: u64| {
         move |n: u64| {
@@ -305,35 +356,62 @@ pub async fn read_own(
         status(OwnLoad::Checking { done: 0, total: 0 });
         dom::next_task().await;
         let prepared = prepare_gguf(bytes).map_err(OwnLoad::Failed)?;
-        return Ok((Own::Llama(Box::new(prepared)), names[g].clone()));
+        let used = vec![files[g].clone()];
+        return Ok((Own::Llama(Box::new(prepared)), names[g].clone(), used));
     }
-    let [c, w, t] = model_files::pick(&names).map_err(|missing| OwnLoad::Missing {
+    let missing = |missing| OwnLoad::Missing {
         missing,
         got: names.clone(),
-    })?;
-    let total: u64 = [c, w, t].iter().map(|&i| files[i].size() as u64).sum();
-    let name = [c, w, t].map(|i| names[i].clone()).join(" + ");
+    };
+    let picked = model_files::pick(&names).map_err(missing)?;
+    let (c, t) = (picked.config, picked.tokenizer);
+    // a sharded model's index (small) says which of the files are its shards
+    let mut used = vec![files[c].clone(), files[t].clone()];
+    let (weights, weights_name) = match picked.weights {
+        Weights::One(w) => (vec![w], names[w].clone()),
+        Weights::Sharded { index } => {
+            let bytes = dom::read_file(&files[index], |_| {})
+                .await
+                .map_err(OwnLoad::Failed)?;
+            let shards = shard_names(&bytes).map_err(|e| OwnLoad::Failed(e.to_string()))?;
+            let found = model_files::shards_among(&shards, &names).map_err(missing)?;
+            let name = format!("{} ({} shards)", names[index], found.len());
+            used.push(files[index].clone());
+            (found, name)
+        }
+    };
+    used.extend(weights.iter().map(|&w| files[w].clone()));
+    let size = |i: usize| files[i].size() as u64;
+    let total: u64 = size(c) + size(t) + weights.iter().map(|&w| size(w)).sum::<u64>();
+    let name = [names[c].clone(), weights_name, names[t].clone()].join(" + ");
     // the small files first: config.json says which kind of model the weights are
-    let (c_len, t_len) = (files[c].size() as u64, files[t].size() as u64);
     status(OwnLoad::Reading { loaded: 0, total });
     let config = dom::read_file(&files[c], reading(0, total))
         .await
         .map_err(OwnLoad::Failed)?;
-    let tokenizer = dom::read_file(&files[t], reading(c_len, total))
+    let tokenizer = dom::read_file(&files[t], reading(size(c), total))
         .await
         .map_err(OwnLoad::Failed)?;
-    let base = c_len + t_len;
+    let mut done = size(c) + size(t);
     let llama = model_type(&config).is_some_and(|t| LlamaConfig::reads_model_type(&t));
     if llama {
-        let weights = dom::read_file_js(&files[w], reading(base, total))
-            .await
-            .map_err(OwnLoad::Failed)?;
+        let mut shards = Vec::new();
+        for &w in &weights {
+            let bytes = dom::read_file_js(&files[w], reading(done, total))
+                .await
+                .map_err(OwnLoad::Failed)?;
+            done += size(w);
+            shards.push(bytes);
+        }
         status(OwnLoad::Checking { done: 0, total: 0 });
         dom::next_task().await;
-        let prepared = prepare_hf_llama(&config, &tokenizer, weights).map_err(OwnLoad::Failed)?;
-        return Ok((Own::Llama(Box::new(prepared)), name));
+        let prepared = prepare_hf_llama(&config, &tokenizer, shards).map_err(OwnLoad::Failed)?;
+        return Ok((Own::Llama(Box::new(prepared)), name, used));
     }
-    let weights = dom::read_file(&files[w], reading(base, total))
+    let [w] = weights[..] else {
+        return Err(OwnLoad::Failed(gpt2_sharded(weights.len())));
+    };
+    let weights = dom::read_file(&files[w], reading(done, total))
         .await
         .map_err(OwnLoad::Failed)?;
     Ok((
@@ -343,6 +421,7 @@ pub async fn read_own(
             tokenizer,
         }),
         name,
+        used,
     ))
 }
 
@@ -391,6 +470,8 @@ pub enum OwnLoad {
         done: usize,
         total: usize,
     },
+    /// Writing the files of a model that runs to this device, as the user asked.
+    Keeping,
     /// The files given do not hold all three model files.
     Missing {
         missing: Vec<String>,

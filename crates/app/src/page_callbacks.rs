@@ -118,10 +118,11 @@ pub struct PageCallbacks {
     pub on_files: Rc<Callback<(Vec<web_sys::File>, bool)>>,
     /// load the kept model, forget it
     pub on_kept: Rc<(Callback<()>, Callback<()>)>,
-    /// the model menu's choice: a served model's id, or None for the bundled one
-    pub on_model: Rc<Callback<Option<&'static str>>>,
-    /// a Hugging Face model id to open
-    pub on_hub: Rc<Callback<String>>,
+    /// the model menu's choice (a served model's id, or None for the bundled one), and
+    /// whether to keep it on this device
+    pub on_model: Rc<Callback<(Option<&'static str>, bool)>>,
+    /// a Hugging Face model id to open, and whether to keep it on this device
+    pub on_hub: Rc<Callback<(String, bool)>>,
     /// the selected head switched off or on
     pub on_ablate: Rc<Callback<bool>>,
 }
@@ -196,10 +197,10 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
     let on_model = use_memo(state.model.preference, {
         let engine = engine.clone();
         move |&p| {
-            Callback::from(move |id: Option<&'static str>| {
+            Callback::from(move |(id, keep): (Option<&'static str>, bool)| {
                 let e = engine.clone();
                 match id.and_then(crate::loader::served) {
-                    Some(s) => wasm_bindgen_futures::spawn_local(e.load_served(s, p)),
+                    Some(s) => wasm_bindgen_futures::spawn_local(e.load_served(s, keep, p)),
                     None => wasm_bindgen_futures::spawn_local(e.load_bundled(p)),
                 }
             })
@@ -209,8 +210,9 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         let engine = engine.clone();
         move |(p, base)| {
             let (p, base) = (*p, base.clone());
-            Callback::from(move |id: String| {
-                wasm_bindgen_futures::spawn_local(engine.clone().load_hub(base.clone(), id, p))
+            Callback::from(move |(id, keep): (String, bool)| {
+                let e = engine.clone();
+                wasm_bindgen_futures::spawn_local(e.load_hub(base.clone(), id, keep, p))
             })
         }
     });

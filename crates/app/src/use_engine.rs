@@ -20,6 +20,7 @@ use crate::engine::protocol::{Files, Format};
 use crate::engine::worker_client::{js_bytes, CpuWorker};
 use crate::engine::LensOf;
 use crate::engine::{CpuWhy, Engine, Preference};
+use crate::kept::KeepFile;
 use crate::loader::{self, ModelBytes, Own, OwnLoad, Prepared, Served};
 use crate::runner::Runner;
 use crate::state::{plan, Action, Arch, ModelAction, ModelInfo, ModelSource, Plan, Request, State};
@@ -137,7 +138,7 @@ impl EngineHandle {
                 let files = Files {
                     format: Format::Gpt2,
                     config: js_bytes(&config).await,
-                    weights: js_bytes(&weights).await,
+                    weights: vec![js_bytes(&weights).await],
                 };
                 (tokenizer, context, gpu, load(files).await)
             }
@@ -276,11 +277,20 @@ impl EngineHandle {
     }
 
     /// Reads the user's files, validates them as a model and, only if that succeeds, replaces
-    /// the current model. The current model keeps running meanwhile and after any error.
+    /// the current model (and keeps the files it was read from on this device, when asked).
+    /// The current model keeps running meanwhile and after any error.
     pub async fn load_own(self, files: Vec<web_sys::File>, keep: bool, preference: Preference) {
         let status = self.own_status();
         match loader::read_own(&files, &status).await {
-            Ok((own, name)) => {
+            Ok((own, name, used)) => {
+                let keep = keep.then(|| {
+                    used.into_iter()
+                        .map(|f| KeepFile {
+                            name: f.name(),
+                            blob: f.into(),
+                        })
+                        .collect()
+                });
                 self.load_read(own, ModelSource::Own(name), keep, preference)
                     .await
             }
@@ -288,54 +298,72 @@ impl EngineHandle {
         }
     }
 
-    /// Checks and installs a model read from files or the Hub (kept on this device first
-    /// when asked, GPT-2 layout only).
-    async fn load_read(self, own: Own, source: ModelSource, keep: bool, preference: Preference) {
+    /// Checks and installs a model read from files or the Hub; then keeps `keep` on this
+    /// device, if given.
+    async fn load_read(
+        self,
+        own: Own,
+        source: ModelSource,
+        keep: Option<Vec<KeepFile>>,
+        preference: Preference,
+    ) {
         match own {
             Own::Gpt2(bytes) => self.load_bytes(bytes, source, keep, preference).await,
             Own::Llama(prepared) => {
-                if keep {
-                    let why = "keeping a model on this device is for GPT-2-layout models so far; this one was loaded, not kept";
-                    self.0
-                        .dispatch
-                        .dispatch(Action::Model(ModelAction::Kept(Some(Err(why.into())))));
-                }
-                self.load_prepared(*prepared, source, preference).await
+                self.load_prepared(*prepared, source, keep, preference)
+                    .await
             }
         }
     }
 
     /// Fetches a Hugging Face model by id from `base`'s resolve URLs (with progress) and
-    /// loads it.
-    pub async fn load_hub(self, base: String, id: String, preference: Preference) {
+    /// loads it (keeping its files on this device, when asked); a copy kept earlier is
+    /// loaded instead of downloading it again.
+    pub async fn load_hub(self, base: String, id: String, keep: bool, preference: Preference) {
         let status = self.own_status();
         let id = match loader::hub_id(&id) {
             Ok(id) => id,
             Err(e) => return status(OwnLoad::Failed(e)),
         };
+        if self.kept_is(ModelSource::Hub(id.clone())).await {
+            return self.load_kept(preference).await;
+        }
         let progress = self.fetching();
         progress(0, None);
-        match loader::fetch_hub(&base, &id, progress).await {
-            Ok(own) => {
-                self.load_read(own, ModelSource::Hub(id), false, preference)
+        match loader::fetch_hub(&base, &id, keep, progress).await {
+            Ok((own, files)) => {
+                self.load_read(own, ModelSource::Hub(id), files, preference)
                     .await
             }
             Err(e) => status(OwnLoad::Failed(e)),
         }
     }
 
-    /// Downloads a model the serve command put beside the app (with progress) and loads it.
-    pub async fn load_served(self, served: &'static Served, preference: Preference) {
+    /// Downloads a model the serve command put beside the app (with progress) and loads it,
+    /// keeping it on this device when asked; a copy kept earlier is loaded instead of
+    /// downloading it again.
+    pub async fn load_served(self, served: &'static Served, keep: bool, preference: Preference) {
+        if self.kept_is(ModelSource::Served(served.id)).await {
+            return self.load_kept(preference).await;
+        }
         let status = self.own_status();
         let progress = self.fetching();
         progress(0, None);
-        match loader::fetch_served(served, progress).await {
-            Ok(prepared) => {
-                self.load_prepared(prepared, ModelSource::Served(served.id), preference)
-                    .await
+        let prepared = match loader::fetch_served(served, progress).await {
+            Ok(p) => p,
+            Err(e) => return status(OwnLoad::Failed(e)),
+        };
+        let keep = match keep.then(|| prepared.keep_files(served.file_name())) {
+            Some(Ok(files)) => Some(files),
+            Some(Err(e)) => {
+                let d = &self.0.dispatch;
+                d.dispatch(Action::Model(ModelAction::Kept(Some(Err(e)))));
+                None
             }
-            Err(e) => status(OwnLoad::Failed(e)),
-        }
+            None => None,
+        };
+        self.load_prepared(prepared, ModelSource::Served(served.id), keep, preference)
+            .await
     }
 
     /// Loads the bundled model again, in place of the current one.
@@ -353,19 +381,35 @@ impl EngineHandle {
         self.load_prepared(
             Prepared::Gpt2 { bundle, bytes },
             ModelSource::Bundled,
+            None,
             preference,
         )
         .await
     }
 
-    /// Loads the model kept on this device (`kept`).
+    /// Whether the model kept on this device is `source` (a served or Hub model).
+    async fn kept_is(&self, source: ModelSource) -> bool {
+        let code = source.code();
+        code.is_some() && crate::kept::info().await.is_some_and(|k| k.source == code)
+    }
+
+    /// Loads the model kept on this device (`kept`): its files, read as the user's are; a
+    /// served or Hub model is named as it was when kept.
     pub async fn load_kept(self, preference: Preference) {
         let d = self.0.dispatch.clone();
+        let status = self.own_status();
         match crate::kept::load().await {
-            Ok(Some((bytes, name))) => {
-                self.load_bytes(bytes, ModelSource::Own(name), false, preference)
-                    .await
-            }
+            Ok(Some((files, info))) => match loader::read_own(&files, &status).await {
+                Ok((own, name, _)) => {
+                    let source = info
+                        .source
+                        .as_deref()
+                        .and_then(ModelSource::from_code)
+                        .unwrap_or(ModelSource::Own(name));
+                    self.load_read(own, source, None, preference).await
+                }
+                Err(o) => status(o),
+            },
             Ok(None) => d.dispatch(Action::Model(ModelAction::Kept(None))),
             Err(e) => d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Failed(e)))),
         }
@@ -381,13 +425,13 @@ impl EngineHandle {
         d.dispatch(Action::Model(ModelAction::Kept(k)));
     }
 
-    /// Validates and installs a GPT-2-layout model's files; keeps them on this device first
-    /// when asked (a bundle that fails to validate is never kept).
+    /// Validates and installs a GPT-2-layout model's files; then keeps `keep` on this device,
+    /// if given (a model that fails to load is never kept).
     async fn load_bytes(
         self,
         bytes: loader::ModelBytes,
         source: ModelSource,
-        keep: bool,
+        keep: Option<Vec<KeepFile>>,
         preference: Preference,
     ) {
         let status = self.own_status();
@@ -399,19 +443,19 @@ impl EngineHandle {
             Ok(b) => b,
             Err(e) => return status(OwnLoad::Failed(e)),
         };
-        if keep {
-            let k = crate::kept::keep(&source.name(), &bytes).await;
-            self.0
-                .dispatch
-                .dispatch(Action::Model(ModelAction::Kept(Some(k))));
-        }
-        self.load_prepared(Prepared::Gpt2 { bundle, bytes }, source, preference)
+        self.load_prepared(Prepared::Gpt2 { bundle, bytes }, source, keep, preference)
             .await
     }
 
     /// Installs a model the page has read and checked, in place of the current one (which
-    /// stays on any error).
-    async fn load_prepared(self, prepared: Prepared, source: ModelSource, preference: Preference) {
+    /// stays on any error); once it runs, keeps `keep` on this device, if given.
+    async fn load_prepared(
+        self,
+        prepared: Prepared,
+        source: ModelSource,
+        keep: Option<Vec<KeepFile>>,
+        preference: Preference,
+    ) {
         let d = self.0.dispatch.clone();
         let info = info(&prepared);
         d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Checking {
@@ -420,6 +464,12 @@ impl EngineHandle {
         })));
         if let Err(e) = self.install(prepared, preference).await {
             return d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Failed(e))));
+        }
+        // kept before the page says it is loaded: until then, no other model starts
+        if let Some(files) = keep {
+            d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Keeping)));
+            let k = crate::kept::keep(&source.name(), source.code(), &files).await;
+            d.dispatch(Action::Model(ModelAction::Kept(Some(k))));
         }
         d.dispatch(Action::Model(ModelAction::OwnLoaded(info, source)));
     }
@@ -490,10 +540,10 @@ async fn start(handle: EngineHandle, preference: Preference, asked: Option<(Mode
     match asked {
         Some((ModelSource::Served(id), _)) => {
             if let Some(s) = loader::served(id) {
-                handle.load_served(s, preference).await
+                handle.load_served(s, false, preference).await
             }
         }
-        Some((ModelSource::Hub(id), hub)) => handle.load_hub(hub, id, preference).await,
+        Some((ModelSource::Hub(id), hub)) => handle.load_hub(hub, id, false, preference).await,
         _ => {}
     }
 }

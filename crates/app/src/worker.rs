@@ -40,7 +40,7 @@ fn load(files: &Files) -> Result<Box<dyn Traced>, String> {
     let err = |e: attnlab_model::Error| e.to_string();
     Ok(match files.format {
         Format::Gpt2 => Box::new(
-            Model::from_bytes(&files.config.to_vec(), &files.weights.to_vec()).map_err(err)?,
+            Model::from_bytes(&files.config.to_vec(), &files.one()?.to_vec()).map_err(err)?,
         ),
         Format::Gguf | Format::HfLlama => Box::new(files.llama_model()?),
     })

@@ -24,13 +24,13 @@ pub struct Props {
     pub kept: Option<Result<KeptInfo, String>>,
     pub on_load_kept: Callback<()>,
     pub on_forget: Callback<()>,
-    /// The model running, and the menu's choice: a served model's id, or None for the
-    /// bundled one.
+    /// The model running, and the menu's choice (a served model's id, or None for the
+    /// bundled one) with whether to keep it on this device.
     pub source: ModelSource,
-    pub on_model: Callback<Option<&'static str>>,
-    /// Opens a Hugging Face model id (from `hub`, the Hub's address).
+    pub on_model: Callback<(Option<&'static str>, bool)>,
+    /// Opens a Hugging Face model id (from `hub`, the Hub's address), keeping it or not.
     pub hub: String,
-    pub on_hub: Callback<String>,
+    pub on_hub: Callback<(String, bool)>,
 }
 
 #[function_component]
@@ -38,7 +38,7 @@ pub fn ModelLoader(props: &Props) -> Html {
     let lang = props.lang;
     let t = |k: Key| k.text(lang);
     let over = use_state(|| false);
-    // "keep this model on this device": off unless the user asks
+    // "keep the model I open next on this device": off unless the user asks
     let keep = use_state(|| false);
     let on_files = {
         let (cb, keep) = (props.on_files.clone(), *keep);
@@ -59,7 +59,10 @@ pub fn ModelLoader(props: &Props) -> Html {
     // one model at a time: while one is read or checked, drops are refused
     let busy = matches!(
         props.own,
-        OwnLoad::Fetching { .. } | OwnLoad::Reading { .. } | OwnLoad::Checking { .. }
+        OwnLoad::Fetching { .. }
+            | OwnLoad::Reading { .. }
+            | OwnLoad::Checking { .. }
+            | OwnLoad::Keeping
     );
     let on_drop = {
         let (cb, over) = (on_files.clone(), over.clone());
@@ -113,6 +116,12 @@ pub fn ModelLoader(props: &Props) -> Html {
                 <progress id="own-progress" max={total.to_string()} value={loaded.to_string()} />
             </div>
         },
+        OwnLoad::Keeping => html! {
+            <div class="loading" role="status" id="own-status" data-state="keeping">
+                <label for="own-progress">{ format!("{}…", t(Key::Keeping)) }</label>
+                <progress id="own-progress" />
+            </div>
+        },
         OwnLoad::Checking { done, total } => html! {
             <div class="loading" role="status" id="own-status">
                 <label for="own-progress">{ format!("{}… {done} / {total}", t(Key::Checking)) }</label>
@@ -158,19 +167,19 @@ pub fn ModelLoader(props: &Props) -> Html {
             (ModelSource::Served(s), Some(i)) => *s == i,
             _ => false,
         };
-        let cb = props.on_model.clone();
+        let (cb, keep) = (props.on_model.clone(), *keep);
         html! {
             <button class="model-choice" data-model={id.unwrap_or("bundled")} aria-pressed={pressed.to_string()}
-                disabled={busy} onclick={Callback::from(move |_| cb.emit(id))}>{ label }</button>
+                disabled={busy} onclick={Callback::from(move |_| cb.emit((id, keep && id.is_some())))}>{ label }</button>
         }
     };
     let hub_id = use_state(String::new);
     let on_hub_submit = {
-        let (cb, id) = (props.on_hub.clone(), hub_id.clone());
+        let (cb, id, keep) = (props.on_hub.clone(), hub_id.clone(), *keep);
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             if !id.trim().is_empty() {
-                cb.emit((*id).clone());
+                cb.emit(((*id).clone(), keep));
             }
         })
     };
@@ -185,6 +194,13 @@ pub fn ModelLoader(props: &Props) -> Html {
     html! {
         <section class="card own-card" aria-labelledby="own-h">
             <h2 id="own-h">{ t(Key::OwnModel) }</h2>
+            <label class="check keep-check">
+                <input type="checkbox" id="keep-model" checked={*keep} onchange={{
+                    let keep = keep.clone();
+                    super::on_checked(&Callback::from(move |on: bool| keep.set(on)))
+                }} />
+                { t(Key::KeepModel) }
+            </label>
             <div class="model-menu" id="model-menu" role="group" aria-label={t(Key::ModelMenu)}>
                 { choice(None, t(Key::TeachingModel).to_string()) }
                 { for SERVED.iter().map(|s| choice(Some(s.id), s.label.to_string())) }
@@ -211,13 +227,6 @@ pub fn ModelLoader(props: &Props) -> Html {
                     <input type="file" id="own-folder" webkitdirectory=true disabled={busy} onchange={on_input} />
                 </label>
             </div>
-            <label class="check keep-check">
-                <input type="checkbox" id="keep-model" checked={*keep} onchange={{
-                    let keep = keep.clone();
-                    super::on_checked(&Callback::from(move |on: bool| keep.set(on)))
-                }} />
-                { t(Key::KeepModel) }
-            </label>
             { status }
             { kept }
         </section>

@@ -19,9 +19,10 @@ use crate::dom::{self, get};
 pub enum Format {
     /// GPT-2 layout: config.json and model.safetensors.
     Gpt2,
-    /// A llama or qwen2 GGUF file (in `weights`; `config` is empty).
+    /// A llama or qwen2 GGUF file (the one file of `weights`; `config` is empty).
     Gguf,
-    /// A Hugging Face Llama, Mistral or Qwen2 folder: config.json and model.safetensors.
+    /// A Hugging Face Llama, Mistral or Qwen2 folder: config.json and model.safetensors, or
+    /// the shards its index names.
     HfLlama,
 }
 
@@ -57,12 +58,13 @@ pub fn read_gguf_head<T>(
     .map_err(|e| e.to_string())
 }
 
-/// The model's files as the page read them: config.json and the weights' bytes.
+/// The model's files as the page read them: config.json and the weights' bytes (one file,
+/// or a sharded model's shards).
 #[derive(Clone)]
 pub struct Files {
     pub format: Format,
     pub config: Uint8Array,
-    pub weights: Uint8Array,
+    pub weights: Vec<Uint8Array>,
 }
 
 impl Files {
@@ -73,13 +75,28 @@ impl Files {
         let err = |e: attnlab_model::Error| e.to_string();
         match self.format {
             Format::Gguf => {
-                let g = read_gguf_head(&self.weights, Gguf::parse_head)?;
-                LlamaModel::from_gguf(&g, &JsTensors(&self.weights)).map_err(err)
+                let file = self.one()?;
+                let g = read_gguf_head(file, Gguf::parse_head)?;
+                LlamaModel::from_gguf(&g, &JsTensors(file)).map_err(err)
             }
             Format::HfLlama => {
-                LlamaModel::from_hf(&self.config.to_vec(), &[&self.weights.to_vec()]).map_err(err)
+                let shards: Vec<Vec<u8>> = self.weights.iter().map(Uint8Array::to_vec).collect();
+                let shards: Vec<&[u8]> = shards.iter().map(Vec::as_slice).collect();
+                LlamaModel::from_hf(&self.config.to_vec(), &shards).map_err(err)
             }
             Format::Gpt2 => Err("a GPT-2-layout model is not a Llama-family one".into()),
+        }
+    }
+
+    /// The weights of a format that has one file of them.
+    pub fn one(&self) -> Result<&Uint8Array, String> {
+        match self.weights.as_slice() {
+            [one] => Ok(one),
+            more => Err(format!(
+                "{} weight files for a model of one ({})",
+                more.len(),
+                self.format.code()
+            )),
         }
     }
 }
@@ -213,10 +230,18 @@ fn files(value: &JsValue) -> Result<Files, String> {
         .into_iter()
         .find(|f| f.code() == code)
         .ok_or_else(|| format!("the message names no model format it knows ({code:?})"))?;
+    let weights: Array = typed(value, WEIGHTS, "list of weight files")?;
+    let weights = weights
+        .iter()
+        .map(|w| {
+            w.dyn_into::<Uint8Array>()
+                .map_err(|_| "a weight file of the message is not bytes".to_string())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Files {
         format,
         config: typed(value, CONFIG, "config.json")?,
-        weights: typed(value, WEIGHTS, "weights")?,
+        weights,
     })
 }
 
@@ -225,12 +250,15 @@ impl Files {
         [
             (FORMAT, Some(self.format.code().into())),
             (CONFIG, Some(self.config.clone().into())),
-            (WEIGHTS, Some(self.weights.clone().into())),
+            (WEIGHTS, Some(self.weights.iter().collect::<Array>().into())),
         ]
     }
 
-    fn buffers(&self) -> [JsValue; 2] {
-        [self.config.buffer().into(), self.weights.buffer().into()]
+    fn buffers(&self) -> Vec<JsValue> {
+        std::iter::once(&self.config)
+            .chain(&self.weights)
+            .map(|b| b.buffer().into())
+            .collect()
     }
 }
 

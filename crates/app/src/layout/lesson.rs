@@ -15,7 +15,7 @@ pub fn lesson(c: &Ctx, section: usize) -> Html {
             <Lesson lang={state.lang} {section} on_section={cb.lesson.clone()}
                 sel={c.head_sel.clone()} query={state.query_index().unwrap_or(0)} info={state.model.info.clone()}
                 mask={state.interventions.mask} on_mask={cb.mask.clone()} on_preset={cb.preset.clone()}
-                roles={c.roles.clone()} source={state.model.source.clone()} on_model={(*c.pc.on_model).clone()} />
+                roles={c.roles.clone()} source={state.model.source.clone()} on_model={c.pc.on_model.reform(|id| (id, false))} />
         </Deferred>
     }
 }

@@ -317,6 +317,33 @@ impl LlamaModel {
     }
 }
 
+/// The shard files a `model.safetensors.index.json` lists (its `weight_map`'s values), each
+/// once, in name order; a name that is not a plain file name (a path, a hidden file) is
+/// refused.
+pub fn shard_names(index_json: &[u8]) -> Result<Vec<String>> {
+    let bad = |why: String| Error::Safetensors(format!("model.safetensors.index.json: {why}"));
+    let index: Json = serde_json::from_slice(index_json).map_err(|e| bad(e.to_string()))?;
+    let map = index["weight_map"]
+        .as_object()
+        .ok_or_else(|| bad("it has no weight_map".into()))?;
+    let mut names = std::collections::BTreeSet::new();
+    for (tensor, file) in map {
+        let name = file
+            .as_str()
+            .ok_or_else(|| bad(format!("the file of {tensor} is not a name")))?;
+        if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+            return Err(bad(format!(
+                "the shard {name:?} is not a file of the folder"
+            )));
+        }
+        names.insert(name.to_string());
+    }
+    if names.is_empty() {
+        return Err(bad("its weight_map lists no file".into()));
+    }
+    Ok(names.into_iter().collect())
+}
+
 impl LlamaModel {
     /// The model of a Hugging Face folder: config.json and model.safetensors, or the shards
     /// its model.safetensors.index.json lists.
@@ -325,28 +352,10 @@ impl LlamaModel {
         let files: Vec<Vec<u8>> = if dir.join("model.safetensors").is_file() {
             vec![read_in(dir, "model.safetensors")?]
         } else {
-            let index: Json =
-                serde_json::from_slice(&read_in(dir, "model.safetensors.index.json")?).map_err(
-                    |e| Error::Safetensors(format!("model.safetensors.index.json: {e}")),
-                )?;
-            let shards: std::collections::BTreeSet<&str> = index["weight_map"]
-                .as_object()
-                .ok_or_else(|| {
-                    Error::Safetensors("model.safetensors.index.json has no weight_map".into())
-                })?
-                .values()
-                .filter_map(Json::as_str)
-                .collect();
-            shards
-                .into_iter()
-                .map(|name| {
-                    if name.contains('/') || name.contains('\\') || name.starts_with('.') {
-                        return Err(Error::Safetensors(format!(
-                            "the shard {name:?} is not a file of the folder"
-                        )));
-                    }
-                    read_in(dir, name)
-                })
+            let index = read_in(dir, "model.safetensors.index.json")?;
+            shard_names(&index)?
+                .iter()
+                .map(|name| read_in(dir, name))
                 .collect::<Result<_>>()?
         };
         let refs: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
@@ -361,5 +370,42 @@ impl LlamaBundle {
         let tokenizer = Tokenizer::from_bytes(&read_in(dir, "tokenizer.json")?)?;
         fits(&tokenizer, model.config.vocab_size)?;
         Ok(LlamaBundle { model, tokenizer })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shard_names;
+
+    #[test]
+    fn an_index_names_each_shard_once_and_only_plain_file_names() {
+        let index = br#"{"metadata": {}, "weight_map": {
+            "b": "model-00002-of-00002.safetensors", "a": "model-00001-of-00002.safetensors",
+            "c": "model-00001-of-00002.safetensors"}}"#;
+        assert_eq!(
+            shard_names(index).unwrap(),
+            [
+                "model-00001-of-00002.safetensors",
+                "model-00002-of-00002.safetensors"
+            ]
+        );
+        for (bad, says) in [
+            (
+                &br#"{"weight_map": {"a": "../secret.safetensors"}}"#[..],
+                "is not a file",
+            ),
+            (
+                br#"{"weight_map": {"a": "x\\y.safetensors"}}"#,
+                "is not a file",
+            ),
+            (br#"{"weight_map": {"a": ".hidden"}}"#, "is not a file"),
+            (br#"{"weight_map": {"a": 3}}"#, "not a name"),
+            (br#"{"weight_map": {}}"#, "lists no file"),
+            (br#"{"metadata": {}}"#, "no weight_map"),
+            (b"not json", "index.json"),
+        ] {
+            let e = shard_names(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{e} should say {says}");
+        }
     }
 }

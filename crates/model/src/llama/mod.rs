@@ -5,7 +5,7 @@
 //! checks it against llama.cpp's logits.
 
 mod forward;
-mod hf;
+pub mod hf;
 mod ops;
 
 pub use ops::{rms_norm, rope, rope_table, rotated_pairs, swiglu, RopePairs, RotatedPair};
