@@ -12,14 +12,20 @@ and Llama 3 GGUF files and of the pre-tokenizers named "qwen2" and "llama-bpe".
   untied head, Llama 3's rope_scaling) as a llama file: q and k rows (and biases) permuted
   so that RoPE's pairs are adjacent, and the scaling as llama.cpp's converter writes it, a
   `rope_freqs.weight` tensor of one factor per dimension pair that divides the pair's
-  frequency. Expected: hf/llama3-untied-bias/expected.safetensors.
+  frequency; its tokenizer says add_bos_token, with a control token `<|begin_of_text|>`.
+  Expected: hf/llama3-untied-bias/expected.safetensors.
 - tokenizer-qwen2.gguf, tokenizer-llama-bpe.gguf: metadata only, one byte-level BPE
   vocabulary (the 256 bytes and merges learned from tools/long/long-en.txt and a few lines
   with numbers, contractions, line breaks and Korean, by GPT-2's split, so that it holds
   merges of digits and across the places the two splits cut) under either pre-tokenizer name.
+- tokenizer-llama-bpe-bos.gguf: the same "llama-bpe" vocabulary with one more token, a
+  control token `<|begin_of_text|>`, and `tokenizer.ggml.add_bos_token` true with it as
+  `bos_token_id`, as a Llama 3 file says it: every text begins with it.
 - tokenized.json: transformers' tokenization of TEXTS with each of the tokenizer files and
-  the first text with the models'. transformers builds the tokenizer from the GGUF metadata
-  itself (transformers.integrations.gguf: its own table of each pre-tokenizer's split), an
+  the first text with the models': `PreTrainedTokenizerFast.from_pretrained(folder,
+  gguf_file=…)(text)`, the way a user opens a GGUF file's tokenizer, special tokens added as
+  the file says. transformers builds the tokenizer from the GGUF metadata itself
+  (transformers.integrations.gguf: its own table of each pre-tokenizer's split), an
   implementation independent of attnlab's.
 
     python3 -m venv target/gguf-venv
@@ -27,7 +33,8 @@ and Llama 3 GGUF files and of the pre-tokenizers named "qwen2" and "llama-bpe".
     target/gguf-venv/bin/python tools/gguf/make_models.py
 
 (transformers here needs no torch: only its code that builds a tokenizer from GGUF metadata
-is used, the metadata read by gguf-py.)
+is used; its metadata reader, which imports torch, is replaced by one that reads the same
+metadata with gguf-py, llama.cpp's reader.)
 """
 
 import json
@@ -36,11 +43,10 @@ import os
 import gguf
 import numpy as np
 from safetensors.numpy import load_file
+import sys
+import types
+
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-from transformers.integrations.gguf.gguf_tokenizer_mapping import (
-    GGUF_TOKENIZER_MAPPING,
-    convert_gguf_tokenizer,
-)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "crates", "model", "tests", "data")
@@ -69,6 +75,7 @@ EXTRA = [
 ]
 
 TOKEN_NORMAL, TOKEN_CONTROL = 1, 3
+EOS, BOS = "<|endoftext|>", "<|begin_of_text|>"
 
 
 def train(corpus, vocab_size, alphabet):
@@ -89,14 +96,16 @@ def train(corpus, vocab_size, alphabet):
     return [t for t, _ in vocab], merges
 
 
-def add_tokenizer(w, tokens, merges, pre):
+def add_tokenizer(w, tokens, merges, pre, bos=False):
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
-    w.add_token_types([TOKEN_CONTROL if t == "<|endoftext|>" else TOKEN_NORMAL for t in tokens])
+    w.add_token_types([TOKEN_CONTROL if t in (EOS, BOS) else TOKEN_NORMAL for t in tokens])
     w.add_token_merges(merges)
-    w.add_eos_token_id(tokens.index("<|endoftext|>"))
-    w.add_add_bos_token(False)
+    w.add_eos_token_id(tokens.index(EOS))
+    if bos:
+        w.add_bos_token_id(tokens.index(BOS))
+    w.add_add_bos_token(bos)
 
 
 NAMES = {
@@ -152,7 +161,10 @@ def write_model(path, hf_name, arch, pre):
     llama = arch == "llama"
     assert config["model_type"] == ("llama" if llama else "qwen2")
     # the lesson's sentence's own characters, merged up to the model's vocabulary
-    tokens, merges = train([TEXTS[0]] * 4, config["vocab_size"], [])
+    tokens, merges = train([TEXTS[0]] * 4, config["vocab_size"] - 1, [])
+    # a Llama 3 file begins every text with its BOS token, as Meta's converted files say
+    if llama:
+        tokens.append(BOS)
     assert len(tokens) <= config["vocab_size"]
     n_head, n_kv = config["num_attention_heads"], config["num_key_value_heads"]
     w = gguf.GGUFWriter(path, arch=arch)
@@ -166,7 +178,7 @@ def write_model(path, hf_name, arch, pre):
     w.add_rope_freq_base(config["rope_parameters"]["rope_theta"])
     w.add_layer_norm_rms_eps(config["rms_norm_eps"])
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
-    add_tokenizer(w, tokens, merges, pre)
+    add_tokenizer(w, tokens, merges, pre, bos=llama)
     w.add_tensor("token_embd.weight", weights["model.embed_tokens.weight"].astype(np.float32))
     for l in range(config["num_hidden_layers"]):
         for hf_part, gguf_name in NAMES.items():
@@ -190,30 +202,37 @@ def write_model(path, hf_name, arch, pre):
     w.close()
 
 
-def write_tokenizer(path, arch, pre, tokens, merges):
+def write_tokenizer(path, arch, pre, tokens, merges, bos=False):
     w = gguf.GGUFWriter(path, arch=arch)
-    add_tokenizer(w, tokens, merges, pre)
+    add_tokenizer(w, tokens, merges, pre, bos)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
 
 
-def tokenizer_dict(path):
-    """The file's tokenizer metadata as transformers' `get_gguf_tokenizer` hands it on (read
-    here with gguf-py, llama.cpp's reader: transformers' own imports torch)."""
-    r = gguf.GGUFReader(path)
-    fields = {name: f.contents() for name, f in r.fields.items()}
-    renames = GGUF_TOKENIZER_MAPPING["tokenizer"]
-    out = {name: fields[f"tokenizer.{key}"] for key, name in renames.items() if f"tokenizer.{key}" in fields}
-    return fields["general.architecture"], out
+def read_gguf_metadata(path, full=()):
+    """transformers' GGUF metadata reader, done by gguf-py: every key, an array of strings
+    not named in `full` given as its length (as transformers' own reader gives it)."""
+    fields = {}
+    for name, f in gguf.GGUFReader(path).fields.items():
+        v = f.contents()
+        if isinstance(v, list) and v and isinstance(v[0], str) and name not in full:
+            v = len(v)
+        fields[name] = v
+    return fields, None
+
+
+reader = types.ModuleType("transformers.integrations.gguf.reader")
+reader.read_gguf_metadata = read_gguf_metadata
+sys.modules[reader.__name__] = reader
+from transformers import PreTrainedTokenizerFast  # noqa: E402 (after the reader is in place)
 
 
 def tokenized(path):
-    """transformers' ids for TEXTS, its tokenizer built from the file's metadata."""
-    arch, tdict = tokenizer_dict(path)
-    backend, _ = convert_gguf_tokenizer(arch, tdict)
-    return [backend.encode(t, add_special_tokens=False).ids for t in TEXTS]
+    """transformers' ids for TEXTS, its tokenizer opened from the file as a user opens it."""
+    tok = PreTrainedTokenizerFast.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path))
+    return [tok(t)["input_ids"] for t in TEXTS]
 
 
 def main():
@@ -226,9 +245,13 @@ def main():
     corpus = [open(os.path.join(ROOT, "tools", "long", "long-en.txt"), encoding="utf-8").read()] + EXTRA * 3
     tokens, merges = train(corpus, 700, pre_tokenizers.ByteLevel.alphabet())
     files = dict(model_files)
-    for arch, pre in [("qwen2", "qwen2"), ("llama", "llama-bpe")]:
-        path = os.path.join(OUT, f"tokenizer-{pre}.gguf")
-        write_tokenizer(path, arch, pre, tokens, merges)
+    for arch, pre, name, bos in [
+        ("qwen2", "qwen2", "tokenizer-qwen2", False),
+        ("llama", "llama-bpe", "tokenizer-llama-bpe", False),
+        ("llama", "llama-bpe", "tokenizer-llama-bpe-bos", True),
+    ]:
+        path = os.path.join(OUT, f"{name}.gguf")
+        write_tokenizer(path, arch, pre, tokens + [BOS] if bos else tokens, merges, bos)
         files[os.path.basename(path)] = path
     out = {
         "texts": TEXTS,

@@ -348,8 +348,9 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
 
     // a qwen2 GGUF file (q, k and v biases, RoPE on Hugging Face's halves, the pre-tokenizer
     // "qwen2") and a Llama 3 one (rope_freqs.weight, q/k/v/o biases, an untied head,
-    // "llama-bpe"): the page's tokens are transformers' (tools/gguf/make_models.py), its
-    // next tokens the CLI's (which the model's tests check against transformers' logits)
+    // "llama-bpe", add_bos_token): the page's tokens are transformers' (tools/gguf/make_models.py;
+    // the Llama 3 file's begin with its BOS token), its next tokens the CLI's (which the
+    // model's tests check against transformers' logits)
     const dir = path.join(ROOT, 'crates/model/tests/data/gguf-models');
     const tokenized = JSON.parse(fs.readFileSync(path.join(dir, 'tokenized.json'), 'utf8'));
     for (const name of ['qwen2-mqa.gguf', 'llama3-untied-bias.gguf']) {
@@ -361,6 +362,9 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
       await setText(page, tokenized.texts[0]);
       const ids = await page.$$eval('#token-strip .tok', (els) => els.map((e) => Number(e.dataset.id)));
       assert.deepEqual(ids, tokenized.ids[name][0], `${name}: transformers’ tokens`);
+      if (name.startsWith('llama3')) {
+        assert.equal(await page.locator('#token-strip .tok .piece').first().textContent(), '<|begin_of_text|>');
+      }
       await assertTopFiveIsCli(page, '#next-last', cliTrace(file, tokenized.texts[0]).next, name);
     }
   });

@@ -71,11 +71,13 @@ impl Tokenizer {
         &self.inner
     }
 
-    /// Tokenizes `text` (no special tokens added).
+    /// Tokenizes `text`, with the special tokens the tokenizer's template adds (a BOS token
+    /// first, for a Llama 3 tokenizer; its span is empty, at 0), as transformers' `tokenizer(text)`
+    /// and llama.cpp do.
     pub fn encode(&self, text: &str) -> Result<Vec<TokenInfo>> {
         let enc = self
             .inner
-            .encode_char_offsets(text, false)
+            .encode_char_offsets(text, true)
             .map_err(|e| Error::Tokenizer(e.to_string()))?;
         let pieces = enc.get_tokens();
         let bytes: Vec<Vec<u8>> = pieces.iter().map(|p| self.piece_bytes(p)).collect();

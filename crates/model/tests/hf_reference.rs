@@ -300,7 +300,7 @@ fn gguf_pre_tokenizers_split_as_transformers_does() {
         .iter()
         .map(|t| t.as_str().unwrap())
         .collect();
-    let mut seen = Vec::new();
+    let mut seen = std::collections::BTreeMap::new();
     for (file, ids) in want["ids"].as_object().unwrap() {
         let bytes = gguf_models(file);
         let g = attnlab_model::gguf::Gguf::parse(&bytes).unwrap();
@@ -322,8 +322,55 @@ fn gguf_pre_tokenizers_split_as_transformers_does() {
                 .collect();
             assert_eq!(got, want, "{file}: {text:?}");
         }
-        seen.push(ids.clone());
+        seen.insert(file.as_str(), ids.clone());
     }
-    assert_eq!(seen.len(), 4);
-    assert_ne!(seen[2], seen[3], "qwen2 and llama-bpe split numbers apart");
+    assert_eq!(seen.len(), 5);
+    let split = |f: &str| seen[f].clone();
+    assert_ne!(
+        split("tokenizer-qwen2.gguf"),
+        split("tokenizer-llama-bpe.gguf"),
+        "qwen2 and llama-bpe split numbers apart"
+    );
+    // a file that says add_bos_token: transformers begins every text with the BOS token
+    // (700, its last token), then the same ids
+    for (with, without) in split("tokenizer-llama-bpe-bos.gguf")
+        .iter()
+        .zip(split("tokenizer-llama-bpe.gguf").iter())
+    {
+        let (with, without) = (with.as_array().unwrap(), without.as_array().unwrap());
+        assert_eq!((with[0].as_u64(), &with[1..]), (Some(700), &without[..]));
+    }
+}
+
+/// The BOS token a GGUF file's tokenizer adds stands for no text: an empty span at 0, shown
+/// as its name; an empty text is that token alone. A file that asks for a BOS token it does
+/// not name, or names past its vocabulary, is refused.
+#[test]
+fn a_gguf_bos_token_spans_no_text() {
+    let bytes = gguf_models("tokenizer-llama-bpe-bos.gguf");
+    let g = attnlab_model::gguf::Gguf::parse(&bytes).unwrap();
+    let json = attnlab_model::gguf::tokenizer::tokenizer_json(&g).unwrap();
+    let tok = attnlab_model::Tokenizer::from_bytes(json.as_bytes()).unwrap();
+    let toks = tok.encode("Which do").unwrap();
+    assert_eq!((toks[0].id, toks[0].span), (700, (0, 0)));
+    assert_eq!(toks[0].display, "<|begin_of_text|>");
+    assert_eq!(toks[1].span.0, 0);
+    let empty = tok.encode("").unwrap();
+    assert_eq!(empty.iter().map(|t| t.id).collect::<Vec<_>>(), [700]);
+
+    use attnlab_model::gguf::Value;
+    for (id, says) in [
+        (None, "bos_token_id is missing"),
+        (Some(701), "701 is past the 701 tokens"),
+    ] {
+        let mut g = attnlab_model::gguf::Gguf::parse(&bytes).unwrap();
+        match id {
+            None => g.metadata.remove("tokenizer.ggml.bos_token_id"),
+            Some(id) => g
+                .metadata
+                .insert("tokenizer.ggml.bos_token_id".into(), Value::U32(id)),
+        };
+        let e = attnlab_model::gguf::tokenizer::tokenizer_json(&g).unwrap_err();
+        assert!(e.to_string().contains(says), "{e}");
+    }
 }

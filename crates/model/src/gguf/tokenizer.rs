@@ -9,7 +9,8 @@
 //! regular-expression splits of Llama 3 ("llama-bpe": numbers in runs of up to three digits)
 //! and Qwen2 ("qwen2": every digit alone), each followed by the byte-level mapping without
 //! GPT-2's own split. Any other is refused by name rather than tokenized differently from
-//! llama.cpp.
+//! llama.cpp. A file that says `tokenizer.ggml.add_bos_token` begins every text with its BOS
+//! token (a template of the post-processor).
 
 use serde_json::{json, Value as Json};
 
@@ -81,6 +82,37 @@ fn integer(v: &Value) -> Option<i64> {
         Value::I64(x) => Some(x),
         _ => v.as_u64().and_then(|x| i64::try_from(x).ok()),
     }
+}
+
+/// The BOS token every text begins with, when the file says so (`tokenizer.ggml.add_bos_token`
+/// true, as llama.cpp and transformers read it; a file that does not say adds none, as
+/// transformers reads a byte-level vocabulary), or why it cannot be.
+fn bos<'a>(g: &Gguf, tokens: &[&'a str]) -> Result<Option<(u64, &'a str)>> {
+    match g.get("tokenizer.ggml.add_bos_token") {
+        None | Some(Value::Bool(false)) => return Ok(None),
+        Some(Value::Bool(true)) => {}
+        Some(_) => {
+            return Err(bad(
+                "tokenizer.ggml.add_bos_token is not true or false".into()
+            ))
+        }
+    }
+    let id = g
+        .get("tokenizer.ggml.bos_token_id")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| {
+            bad("add_bos_token is true, but tokenizer.ggml.bos_token_id is missing".into())
+        })?;
+    let token = usize::try_from(id)
+        .ok()
+        .and_then(|i| tokens.get(i))
+        .ok_or_else(|| {
+            bad(format!(
+                "tokenizer.ggml.bos_token_id {id} is past the {} tokens",
+                tokens.len()
+            ))
+        })?;
+    Ok(Some((id, token)))
 }
 
 /// The `tokenizer.json` (as text) of the GGUF file's tokenizer.
@@ -169,6 +201,21 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
                    "rstrip": false, "normalized": false, "special": ty == CONTROL})
         })
         .collect();
+    let byte_level_post = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": true});
+    let post_processor = match bos(g, &tokens)? {
+        None => byte_level_post,
+        // every text begins with the BOS token (an encoding with special tokens)
+        Some((id, bos)) => {
+            let special = |type_id: u32| json!({"SpecialToken": {"id": bos, "type_id": type_id}});
+            let text = |id: &str, type_id: u32| json!({"Sequence": {"id": id, "type_id": type_id}});
+            json!({"type": "Sequence", "processors": [byte_level_post, {
+                "type": "TemplateProcessing",
+                "single": [special(0), text("A", 0)],
+                "pair": [special(0), text("A", 0), special(1), text("B", 1)],
+                "special_tokens": {bos: {"id": bos, "ids": [id], "tokens": [bos]}}
+            }]})
+        }
+    };
     let tokenizer = json!({
         "version": "1.0",
         "truncation": null,
@@ -176,7 +223,7 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
         "added_tokens": added,
         "normalizer": null,
         "pre_tokenizer": pre_tokenizer,
-        "post_processor": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": true},
+        "post_processor": post_processor,
         "decoder": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
         "model": {
             "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
