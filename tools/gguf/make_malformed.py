@@ -97,7 +97,8 @@ def write(path, arch="llama", meta=None, tokenizer=None, tens=None, extra=None):
     w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
     w.add_token_types(types)
-    w.add_token_merges(merges)
+    if merges is not None:
+        w.add_token_merges(merges)
     for add in extra or []:
         add(w)
     for name, (values, qtype) in tens.items():
@@ -225,8 +226,11 @@ def main():
     written("rope-scaling", ["RoPE scaling"],
             meta={**base["meta"], "llama.rope.scaling.type": ("str", "linear")})
     written("not-llama", ["general.architecture", "gpt2"], arch="gpt2")
-    written("sentencepiece-tokenizer", ["tokenizer.ggml.model", "llama"],
-            tokenizer=("llama", "default", tokens, types, merges))
+    # a SentencePiece vocabulary's merges come from its scores: neither is there
+    written("sentencepiece-without-scores", ["tokenizer.ggml.scores"],
+            tokenizer=("llama", "default", tokens, types, None))
+    written("unknown-tokenizer-model", ["tokenizer.ggml.model", "bert"],
+            tokenizer=("bert", "default", tokens, types, merges))
     written("unknown-pre-tokenizer", ["pre-tokenizer", "chatglm-bpe"],
             tokenizer=("gpt2", "chatglm-bpe", tokens, types, merges))
     written("merge-of-unknown-tokens", ["tokenizer", "merge", "커피"],

@@ -21,6 +21,12 @@ and Llama 3 GGUF files and of the pre-tokenizers named "qwen2" and "llama-bpe".
 - tokenizer-llama-bpe-bos.gguf: the same "llama-bpe" vocabulary with one more token, a
   control token `<|begin_of_text|>`, and `tokenizer.ggml.add_bos_token` true with it as
   `bos_token_id`, as a Llama 3 file says it: every text begins with it.
+- tokenizer-spm.gguf: metadata only, a SentencePiece vocabulary as Llama 2's, Mistral 7B's and
+  TinyLlama's files hold it (`tokenizer.ggml.model` "llama"): `<unk>`, `<s>`, `</s>`, the 256
+  byte tokens `<0x00>`…`<0xFF>`, then pieces learned from the same text with "▁" for a space
+  (characters past the 50 most common left to the byte tokens), each scored by when it was
+  learned; no merges (a reader recovers them from the scores), no add_bos_token (a
+  SentencePiece vocabulary adds its BOS unless it says otherwise).
 - tokenized.json: transformers' tokenization of TEXTS with each of the tokenizer files and
   the first text with the models': `PreTrainedTokenizerFast.from_pretrained(folder,
   gguf_file=…)(text)`, the way a user opens a GGUF file's tokenizer, special tokens added as
@@ -202,6 +208,37 @@ def write_model(path, hf_name, arch, pre):
     w.close()
 
 
+def train_spm(corpus, vocab_size):
+    """A SentencePiece-style vocabulary: its tokens, their scores and types."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=True)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, limit_alphabet=50, show_progress=False)
+    tok.train_from_iterator(corpus, trainer)
+    learned = [t for t, _ in sorted(json.loads(tok.to_str())["model"]["vocab"].items(), key=lambda kv: kv[1])]
+    special = ["<unk>", "<s>", "</s>"]
+    byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+    tokens = special + byte_tokens + learned
+    scores = [0.0] * len(special + byte_tokens) + [-float(i) for i in range(len(learned))]
+    types = [2, 3, 3] + [6] * 256 + [TOKEN_NORMAL] * len(learned)  # unknown, control, byte
+    return tokens, scores, types
+
+
+def write_spm(path, tokens, scores, types):
+    w = gguf.GGUFWriter(path, arch="llama")
+    w.add_tokenizer_model("llama")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_unk_token_id(0)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def write_tokenizer(path, arch, pre, tokens, merges, bos=False):
     w = gguf.GGUFWriter(path, arch=arch)
     add_tokenizer(w, tokens, merges, pre, bos)
@@ -253,6 +290,9 @@ def main():
         path = os.path.join(OUT, f"{name}.gguf")
         write_tokenizer(path, arch, pre, tokens + [BOS] if bos else tokens, merges, bos)
         files[os.path.basename(path)] = path
+    path = os.path.join(OUT, "tokenizer-spm.gguf")
+    write_spm(path, *train_spm(corpus, 600))
+    files[os.path.basename(path)] = path
     out = {
         "texts": TEXTS,
         # a model's own tokenizer knows the first text's characters only

@@ -324,7 +324,7 @@ fn gguf_pre_tokenizers_split_as_transformers_does() {
         }
         seen.insert(file.as_str(), ids.clone());
     }
-    assert_eq!(seen.len(), 5);
+    assert_eq!(seen.len(), 6);
     let split = |f: &str| seen[f].clone();
     assert_ne!(
         split("tokenizer-qwen2.gguf"),

@@ -9,8 +9,17 @@
 //! regular-expression splits of Llama 3 ("llama-bpe": numbers in runs of up to three digits)
 //! and Qwen2 ("qwen2": every digit alone), each followed by the byte-level mapping without
 //! GPT-2's own split. Any other is refused by name rather than tokenized differently from
-//! llama.cpp. A file that says `tokenizer.ggml.add_bos_token` begins every text with its BOS
-//! token (a template of the post-processor).
+//! llama.cpp.
+//!
+//! A SentencePiece vocabulary ("llama": Llama 2, Mistral 7B, TinyLlama) is its tokens ("▁" for
+//! a space, `<0xAB>` for each byte), their scores and types, and no merges: they are
+//! recovered from the scores as transformers recovers them, and the text is read as its
+//! `LlamaTokenizer` reads it ("▁" before the text, unknown characters as their bytes).
+//!
+//! A file that says `tokenizer.ggml.add_bos_token` (or a SentencePiece one that does not say
+//! otherwise) begins every text with its BOS token (a template of the post-processor).
+
+use std::collections::HashMap;
 
 use serde_json::{json, Value as Json};
 
@@ -85,17 +94,21 @@ fn integer(v: &Value) -> Option<i64> {
 }
 
 /// The BOS token every text begins with, when the file says so (`tokenizer.ggml.add_bos_token`
-/// true, as llama.cpp and transformers read it; a file that does not say adds none, as
-/// transformers reads a byte-level vocabulary), or why it cannot be.
-fn bos<'a>(g: &Gguf, tokens: &[&'a str]) -> Result<Option<(u64, &'a str)>> {
-    match g.get("tokenizer.ggml.add_bos_token") {
-        None | Some(Value::Bool(false)) => return Ok(None),
-        Some(Value::Bool(true)) => {}
+/// true, as llama.cpp and transformers read it; a file that does not say adds one to a
+/// SentencePiece vocabulary and none to a byte-level one, as transformers reads them), or why
+/// it cannot be.
+fn bos<'a>(g: &Gguf, tokens: &[&'a str], default: bool) -> Result<Option<(u64, &'a str)>> {
+    let add = match g.get("tokenizer.ggml.add_bos_token") {
+        None => default,
+        Some(Value::Bool(b)) => *b,
         Some(_) => {
             return Err(bad(
                 "tokenizer.ggml.add_bos_token is not true or false".into()
             ))
         }
+    };
+    if !add {
+        return Ok(None);
     }
     let id = g
         .get("tokenizer.ggml.bos_token_id")
@@ -115,15 +128,114 @@ fn bos<'a>(g: &Gguf, tokens: &[&'a str]) -> Result<Option<(u64, &'a str)>> {
     Ok(Some((id, token)))
 }
 
-/// The `tokenizer.json` (as text) of the GGUF file's tokenizer.
+/// The `tokenizer.json` (as text) of the GGUF file's tokenizer: byte-level BPE
+/// (`tokenizer.ggml.model` "gpt2") or SentencePiece's BPE ("llama": Llama 2, Mistral 7B,
+/// TinyLlama).
 pub fn tokenizer_json(g: &Gguf) -> Result<String> {
     let model = g.get("tokenizer.ggml.model").and_then(Value::as_str);
-    if model != Some("gpt2") {
-        return Err(bad(format!(
-            "tokenizer.ggml.model is {}; only byte-level BPE (\"gpt2\") is read",
-            model.map_or("missing".into(), |m| format!("\"{m}\""))
-        )));
+    let spm = match model {
+        Some("gpt2") => false,
+        Some("llama") => true,
+        _ => {
+            return Err(bad(format!(
+                "tokenizer.ggml.model is {}; read: byte-level BPE (\"gpt2\") and SentencePiece (\"llama\")",
+                model.map_or("missing".into(), |m| format!("\"{m}\""))
+            )))
+        }
+    };
+    let (pre_tokenizer, decoder, ignore_merges) = if spm {
+        spm_parts()
+    } else {
+        byte_level_parts(g)?
+    };
+    let tokens = strings(g, "tokenizer.ggml.tokens")?;
+    let types: Vec<i64> = match per_token(g, "tokenizer.ggml.token_type", tokens.len())? {
+        Some(t) => t.iter().map(|v| integer(v).unwrap_or(1)).collect(),
+        None => vec![1; tokens.len()],
+    };
+    let ids: HashMap<&str, usize> = tokens.iter().enumerate().map(|(id, t)| (*t, id)).collect();
+    if ids.len() != tokens.len() {
+        return Err(bad("a token is there twice".into()));
     }
+    let merges: Vec<(&str, &str)> = match g.get("tokenizer.ggml.merges") {
+        Some(_) => strings(g, "tokenizer.ggml.merges")?
+            .into_iter()
+            .map(|m| {
+                let parts: Vec<&str> = m.split(' ').collect();
+                match parts[..] {
+                    [a, b] => Ok((a, b)),
+                    _ => Err(bad(format!("the merge `{m}` is not two tokens"))),
+                }
+            })
+            .collect::<Result<_>>()?,
+        None if spm => merges_from_scores(&tokens, &scores(g, tokens.len())?, &ids),
+        None => {
+            return Err(bad(
+                "`tokenizer.ggml.merges` is missing or not a list".into()
+            ))
+        }
+    };
+    for (a, b) in &merges {
+        if let Some(p) = [a, b].into_iter().find(|p| !ids.contains_key(**p)) {
+            return Err(bad(format!(
+                "the merge `{a} {b}` joins `{p}`, which is not in tokenizer.ggml.tokens"
+            )));
+        }
+    }
+    let added: Vec<Json> = tokens
+        .iter()
+        .zip(&types)
+        .enumerate()
+        .filter(|(_, (_, &ty))| ty == CONTROL || ty == USER_DEFINED)
+        .map(|(id, (t, &ty))| {
+            json!({"id": id, "content": t, "single_word": false, "lstrip": false,
+                   "rstrip": false, "normalized": false, "special": ty == CONTROL})
+        })
+        .collect();
+    let vocab: serde_json::Map<String, Json> = tokens
+        .iter()
+        .enumerate()
+        .map(|(id, t)| (t.to_string(), json!(id)))
+        .collect();
+    let byte_level_post = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": true});
+    let template = bos(g, &tokens, spm)?.map(|(id, bos)| {
+        // every text begins with the BOS token (an encoding with special tokens)
+        let special = |type_id: u32| json!({"SpecialToken": {"id": bos, "type_id": type_id}});
+        let text = |id: &str, type_id: u32| json!({"Sequence": {"id": id, "type_id": type_id}});
+        json!({
+            "type": "TemplateProcessing",
+            "single": [special(0), text("A", 0)],
+            "pair": [special(0), text("A", 0), special(1), text("B", 1)],
+            "special_tokens": {bos: {"id": bos, "ids": [id], "tokens": [bos]}}
+        })
+    });
+    let post_processor = match (spm, template) {
+        (true, t) => t.unwrap_or(Json::Null),
+        (false, None) => byte_level_post,
+        (false, Some(t)) => json!({"type": "Sequence", "processors": [byte_level_post, t]}),
+    };
+    let merges: Vec<Json> = merges.iter().map(|(a, b)| json!([a, b])).collect();
+    let tokenizer = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": added,
+        "normalizer": null,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": post_processor,
+        "decoder": decoder,
+        "model": {
+            "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+            "end_of_word_suffix": null, "fuse_unk": spm, "byte_fallback": spm,
+            "ignore_merges": ignore_merges, "vocab": vocab, "merges": merges
+        }
+    });
+    Ok(tokenizer.to_string())
+}
+
+/// A byte-level vocabulary's split (`tokenizer.ggml.pre`, llama.cpp's names), decoder, and
+/// whether a piece that is a token is kept whole.
+fn byte_level_parts(g: &Gguf) -> Result<(Json, Json, bool)> {
     let pre = g
         .get("tokenizer.ggml.pre")
         .and_then(Value::as_str)
@@ -159,77 +271,74 @@ pub fn tokenizer_json(g: &Gguf) -> Result<String> {
             }
         },
     };
-    let tokens = strings(g, "tokenizer.ggml.tokens")?;
-    let merges = strings(g, "tokenizer.ggml.merges")?;
-    let types: Vec<i64> = match g.get("tokenizer.ggml.token_type").and_then(Value::as_array) {
-        Some(t) if t.len() == tokens.len() => t.iter().map(|v| integer(v).unwrap_or(1)).collect(),
-        Some(t) => {
-            return Err(bad(format!(
-                "{} token types for {} tokens",
-                t.len(),
-                tokens.len()
-            )))
-        }
-        None => vec![1; tokens.len()],
-    };
-    let vocab: serde_json::Map<String, Json> = tokens
-        .iter()
-        .enumerate()
-        .map(|(id, t)| (t.to_string(), json!(id)))
-        .collect();
-    if vocab.len() != tokens.len() {
-        return Err(bad("a token is there twice".into()));
+    Ok((pre_tokenizer, byte_level, ignore_merges))
+}
+
+/// SentencePiece's text as transformers' `LlamaTokenizer` reads it: spaces as "▁" with one
+/// before the text, no split; decoded back through the byte tokens (`<0xAB>`).
+fn spm_parts() -> (Json, Json, bool) {
+    let pre = json!({"type": "Metaspace", "replacement": "\u{2581}", "prepend_scheme": "first", "split": false});
+    let decoder = json!({"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": "\u{2581}"}, "content": " "},
+        {"type": "ByteFallback"},
+        {"type": "Fuse"},
+        {"type": "Strip", "content": " ", "start": 1, "stop": 0}
+    ]});
+    (pre, decoder, false)
+}
+
+/// The list `key` holds one value a token, if the file has it.
+fn per_token<'a>(g: &'a Gguf, key: &str, n: usize) -> Result<Option<&'a [Value]>> {
+    match g.get(key).and_then(Value::as_array) {
+        Some(list) if list.len() != n => Err(bad(format!(
+            "`{key}` has {} values for {n} tokens",
+            list.len()
+        ))),
+        list => Ok(list),
     }
-    for m in &merges {
-        let parts: Vec<&str> = m.split(' ').collect();
-        if parts.len() != 2 {
-            return Err(bad(format!("the merge `{m}` is not two tokens")));
-        }
-        if let Some(p) = parts.iter().find(|p| !vocab.contains_key(**p)) {
-            return Err(bad(format!(
-                "the merge `{m}` joins `{p}`, which is not in tokenizer.ggml.tokens"
-            )));
-        }
-    }
-    let added: Vec<Json> = tokens
-        .iter()
-        .zip(&types)
-        .enumerate()
-        .filter(|(_, (_, &ty))| ty == CONTROL || ty == USER_DEFINED)
-        .map(|(id, (t, &ty))| {
-            json!({"id": id, "content": t, "single_word": false, "lstrip": false,
-                   "rstrip": false, "normalized": false, "special": ty == CONTROL})
+}
+
+/// `tokenizer.ggml.scores`: one finite number a token.
+fn scores(g: &Gguf, n: usize) -> Result<Vec<f32>> {
+    let list = per_token(g, "tokenizer.ggml.scores", n)?.ok_or_else(|| {
+        bad("a SentencePiece vocabulary without merges needs `tokenizer.ggml.scores`".into())
+    })?;
+    list.iter()
+        .map(|v| match v.as_f64() {
+            Some(x) if x.is_finite() => Ok(x as f32),
+            _ => Err(bad("a token score is not a finite number".into())),
         })
-        .collect();
-    let byte_level_post = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": true});
-    let post_processor = match bos(g, &tokens)? {
-        None => byte_level_post,
-        // every text begins with the BOS token (an encoding with special tokens)
-        Some((id, bos)) => {
-            let special = |type_id: u32| json!({"SpecialToken": {"id": bos, "type_id": type_id}});
-            let text = |id: &str, type_id: u32| json!({"Sequence": {"id": id, "type_id": type_id}});
-            json!({"type": "Sequence", "processors": [byte_level_post, {
-                "type": "TemplateProcessing",
-                "single": [special(0), text("A", 0)],
-                "pair": [special(0), text("A", 0), special(1), text("B", 1)],
-                "special_tokens": {bos: {"id": bos, "ids": [id], "tokens": [bos]}}
-            }]})
-        }
-    };
-    let tokenizer = json!({
-        "version": "1.0",
-        "truncation": null,
-        "padding": null,
-        "added_tokens": added,
-        "normalizer": null,
-        "pre_tokenizer": pre_tokenizer,
-        "post_processor": post_processor,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
-        "model": {
-            "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
-            "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
-            "ignore_merges": ignore_merges, "vocab": vocab, "merges": merges
-        }
+        .collect()
+}
+
+/// The merges a SentencePiece vocabulary implies, as transformers recovers them
+/// (`generate_merges`): every split of a token into two tokens, ranked by the whole token's
+/// score, then the longer left part, then the longer right part (higher first); equal ones in
+/// vocabulary order, each token's splits by their parts' ids.
+fn merges_from_scores<'a>(
+    tokens: &[&'a str],
+    scores: &[f32],
+    ids: &HashMap<&str, usize>,
+) -> Vec<(&'a str, &'a str)> {
+    let mut merges = Vec::new();
+    for (token, &score) in tokens.iter().zip(scores) {
+        let mut local: Vec<(usize, usize, &str, &str)> = token
+            .char_indices()
+            .skip(1)
+            .filter_map(|(at, _)| {
+                let (l, r) = token.split_at(at);
+                Some((*ids.get(l)?, *ids.get(r)?, l, r))
+            })
+            .collect();
+        local.sort_by_key(|&(li, ri, ..)| (li, ri));
+        merges.extend(local.into_iter().map(|(.., l, r)| (score, l, r)));
+    }
+    let chars = |s: &str| s.chars().count();
+    // a stable sort, highest first
+    merges.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(chars(b.1).cmp(&chars(a.1)))
+            .then(chars(b.2).cmp(&chars(a.2)))
     });
-    Ok(tokenizer.to_string())
+    merges.into_iter().map(|(_, l, r)| (l, r)).collect()
 }
