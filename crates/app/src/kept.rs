@@ -158,17 +158,24 @@ pub async fn keep(
     files: &[KeepFile],
 ) -> Result<KeptInfo, String> {
     let cache = open().await?;
+    let before = manifest(&cache).await.ok().flatten();
     let generation = format!("{}", js_sys::Date::now() as u64);
+    // never half a model: on any error the new files go, the model kept before stays
+    let drop_new = |n: usize| {
+        let (cache, generation) = (cache.clone(), generation.clone());
+        async move {
+            for j in 0..n {
+                let _ = wait(cache.delete_with_str(&file_key(&generation, j))).await;
+            }
+        }
+    };
     for (i, f) in files.iter().enumerate() {
         let written = match Response::new_with_opt_blob(Some(&f.blob)) {
             Ok(resp) => put(&cache, &file_key(&generation, i), &resp).await,
             Err(e) => Err(js_err(e)),
         };
         if let Err(e) = written {
-            // never half a model: the new files go, the model kept before stays
-            for j in 0..=i {
-                let _ = wait(cache.delete_with_str(&file_key(&generation, j))).await;
-            }
+            drop_new(i + 1).await;
             return Err(e);
         }
     }
@@ -176,20 +183,27 @@ pub async fn keep(
         name: name.to_string(),
         source,
         bytes: files.iter().map(|f| f.blob.size() as u64).sum(),
-        generation,
+        generation: generation.clone(),
         files: files.iter().map(|f| f.name.clone()).collect(),
     };
     let json = serde_json::to_vec(&manifest).map_err(|e| e.to_string())?;
-    write(&cache, MANIFEST, &json).await?;
-    // what the manifest no longer names: the model kept before
-    let keys = wait(cache.keys()).await?;
-    let current = format!("kept-model/{}/", manifest.generation);
-    for request in Array::from(&keys).iter() {
-        let url = crate::dom::get(&request, "url")
-            .as_string()
-            .unwrap_or_default();
-        if !url.ends_with(MANIFEST) && !url.contains(&current) {
-            let _ = wait(cache.delete_with_str(&url)).await;
+    if let Err(e) = write(&cache, MANIFEST, &json).await {
+        drop_new(files.len()).await;
+        return Err(e);
+    }
+    // the files of the model kept before (only those: another keep's are its own)
+    if let Some(old) = before.filter(|old| old.generation != generation) {
+        let keys: Vec<String> = if old.generation.is_empty() {
+            let legacy = LEGACY.iter().map(|(k, _)| *k);
+            legacy
+                .chain([LEGACY_NAME, LEGACY_SIZE])
+                .map(str::to_string)
+                .collect()
+        } else {
+            (0..old.files.len()).map(|i| old.key(i)).collect()
+        };
+        for key in keys {
+            let _ = wait(cache.delete_with_str(&key)).await;
         }
     }
     Ok(manifest.info())
@@ -231,7 +245,10 @@ pub async fn load() -> Result<Option<(Vec<File>, KeptInfo)>, String> {
     let mut files = Vec::new();
     for (i, name) in m.files.iter().enumerate() {
         let key = if m.generation.is_empty() {
-            LEGACY[i].0.to_string()
+            match LEGACY.get(i) {
+                Some((key, _)) => key.to_string(),
+                None => return Ok(None),
+            }
         } else {
             m.key(i)
         };

@@ -107,30 +107,29 @@ pub async fn fetch_hub(
     let url = |f: &str| hub_url(base, id, f);
     let (config_url, tokenizer_url) = (url("config.json"), url("tokenizer.json"));
     let mut kept = Vec::new();
-    let (names, weights) = match dom::open(&url("model.safetensors")).await {
-        Ok(w) => (vec!["model.safetensors".to_string()], vec![w]),
+    // the weights: model.safetensors (opened), or the shards an index names (each opened
+    // when the one before it is read, their size the index's total)
+    let (names, mut single, weights_size) = match dom::open(&url("model.safetensors")).await {
+        Ok((resp, size)) => (vec!["model.safetensors".to_string()], Some(resp), size),
         Err(e) => {
-            // no model.safetensors: a sharded model has an index naming its shards
             let Ok((index, _)) = dom::open(&url(INDEX)).await else {
                 return Err(e);
             };
             let index = dom::read_body(&url(INDEX), index, |_| {}).await?;
             let shards = shard_names(&index).map_err(|e| format!("{id}: {e}"))?;
+            let total = serde_json::from_slice::<serde_json::Value>(&index)
+                .ok()
+                .and_then(|j| j["metadata"]["total_size"].as_u64());
             if keep {
                 kept.push(KeepFile::from_bytes(INDEX, &index)?);
             }
-            let mut opened = Vec::new();
-            for s in &shards {
-                opened.push(dom::open(&url(s)).await?);
-            }
-            (shards, opened)
+            (shards, None, total)
         }
     };
     let config = dom::open(&config_url).await?;
     let tokenizer = dom::open(&tokenizer_url).await?;
-    let total = [config.1, tokenizer.1]
+    let total = [config.1, tokenizer.1, weights_size]
         .into_iter()
-        .chain(weights.iter().map(|w| w.1))
         .sum::<Option<u64>>();
     let config = dom::read_body(&config_url, config.0, |n| progress(n, total)).await?;
     let base_t = config.len() as u64;
@@ -144,8 +143,12 @@ pub async fn fetch_hub(
     let llama = model_type(&config).is_some_and(|t| LlamaConfig::reads_model_type(&t));
     if llama {
         let mut files = Vec::new();
-        for (name, (resp, size)) in names.iter().zip(weights) {
+        for name in &names {
             let u = url(name);
+            let (resp, size) = match single.take() {
+                Some(resp) => (resp, weights_size),
+                None => dom::open(&u).await?,
+            };
             let size = size.ok_or_else(|| format!("{u}: the server did not say its size"))?;
             let bytes = dom::read_body_js(&u, resp, size, |n| progress(done + n, total)).await?;
             done += size;
@@ -158,9 +161,9 @@ pub async fn fetch_hub(
         let prepared = prepare_hf_llama(&config, &tokenizer, files)?;
         return Ok((Own::Llama(Box::new(prepared)), keep.then_some(kept)));
     }
-    let [(resp, _)]: [_; 1] = weights
-        .try_into()
-        .map_err(|w: Vec<_>| format!("{id}: {}", gpt2_sharded(w.len())))?;
+    let Some(resp) = single else {
+        return Err(format!("{id}: {}", gpt2_sharded(names.len())));
+    };
     let weights = dom::read_body(&url(&names[0]), resp, |n| progress(done + n, total)).await?;
     if keep {
         kept.push(KeepFile::from_bytes(&names[0], &weights)?);

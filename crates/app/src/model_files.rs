@@ -44,9 +44,9 @@ fn base(n: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Finds config.json, tokenizer.json and the weights in `names`: model.safetensors, the only
-/// `.safetensors` file, or model.safetensors.index.json (a sharded model); or the names of
-/// what is missing.
+/// Finds config.json, tokenizer.json and the weights in `names`: model.safetensors,
+/// model.safetensors.index.json (a sharded model), or the only `.safetensors` file; or the
+/// names of what is missing.
 pub fn pick(names: &[String]) -> Result<Picked, Vec<String>> {
     let find = |want: &str| names.iter().position(|n| base(n) == want);
     let config = find("config.json");
@@ -58,9 +58,11 @@ pub fn pick(names: &[String]) -> Result<Picked, Vec<String>> {
         [one] => Some(one),
         _ => None,
     };
-    let weights = match find("model.safetensors").or(only) {
+    // an index before a lone .safetensors file: that may be one of its shards
+    let index = find("model.safetensors.index.json").map(|index| Weights::Sharded { index });
+    let weights = match find("model.safetensors") {
         Some(w) => Some(Weights::One(w)),
-        None => find("model.safetensors.index.json").map(|index| Weights::Sharded { index }),
+        None => index.or(only.map(Weights::One)),
     };
     let mut missing = Vec::new();
     if config.is_none() {
@@ -167,6 +169,12 @@ mod tests {
             "model-00002-of-00002.safetensors",
         ]);
         assert_eq!(shards_among(&shards, &n), Ok(vec![4, 0]));
+        // one of the two shards given: still the index (which names the other), not that
+        // shard alone as the whole model
+        assert_eq!(
+            pick(&n[1..]),
+            Ok(picked(0, 2, Weights::Sharded { index: 1 }))
+        );
         // a shard left out is named
         assert_eq!(
             shards_among(&shards, &n[1..]),

@@ -187,7 +187,12 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         move |&p| {
             let e = engine.clone();
             (
-                Callback::from(move |()| wasm_bindgen_futures::spawn_local(e.clone().load_kept(p))),
+                Callback::from(move |()| {
+                    let e = e.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        e.load_kept(p).await;
+                    })
+                }),
                 Callback::from(move |()| {
                     wasm_bindgen_futures::spawn_local(engine.clone().forget_kept())
                 }),

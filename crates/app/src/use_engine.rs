@@ -325,11 +325,13 @@ impl EngineHandle {
             Ok(id) => id,
             Err(e) => return status(OwnLoad::Failed(e)),
         };
-        if self.kept_is(ModelSource::Hub(id.clone())).await {
-            return self.load_kept(preference).await;
-        }
         let progress = self.fetching();
         progress(0, None);
+        if self.kept_is(ModelSource::Hub(id.clone())).await
+            && self.clone().load_kept(preference).await
+        {
+            return;
+        }
         match loader::fetch_hub(&base, &id, keep, progress).await {
             Ok((own, files)) => {
                 self.load_read(own, ModelSource::Hub(id), files, preference)
@@ -343,12 +345,15 @@ impl EngineHandle {
     /// keeping it on this device when asked; a copy kept earlier is loaded instead of
     /// downloading it again.
     pub async fn load_served(self, served: &'static Served, keep: bool, preference: Preference) {
-        if self.kept_is(ModelSource::Served(served.id)).await {
-            return self.load_kept(preference).await;
-        }
         let status = self.own_status();
         let progress = self.fetching();
         progress(0, None);
+        // busy from here: a second choice waits for this one
+        if self.kept_is(ModelSource::Served(served.id)).await
+            && self.clone().load_kept(preference).await
+        {
+            return;
+        }
         let prepared = match loader::fetch_served(served, progress).await {
             Ok(p) => p,
             Err(e) => return status(OwnLoad::Failed(e)),
@@ -394,8 +399,9 @@ impl EngineHandle {
     }
 
     /// Loads the model kept on this device (`kept`): its files, read as the user's are; a
-    /// served or Hub model is named as it was when kept.
-    pub async fn load_kept(self, preference: Preference) {
+    /// served or Hub model is named as it was when kept. Whether its files were there and read
+    /// (a served or Hub model is downloaded when not).
+    pub async fn load_kept(self, preference: Preference) -> bool {
         let d = self.0.dispatch.clone();
         let status = self.own_status();
         match crate::kept::load().await {
@@ -406,12 +412,22 @@ impl EngineHandle {
                         .as_deref()
                         .and_then(ModelSource::from_code)
                         .unwrap_or(ModelSource::Own(name));
-                    self.load_read(own, source, None, preference).await
+                    self.load_read(own, source, None, preference).await;
+                    true
                 }
-                Err(o) => status(o),
+                Err(o) => {
+                    status(o);
+                    false
+                }
             },
-            Ok(None) => d.dispatch(Action::Model(ModelAction::Kept(None))),
-            Err(e) => d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Failed(e)))),
+            Ok(None) => {
+                d.dispatch(Action::Model(ModelAction::Kept(None)));
+                false
+            }
+            Err(e) => {
+                d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Failed(e))));
+                false
+            }
         }
     }
 
@@ -465,13 +481,26 @@ impl EngineHandle {
         if let Err(e) = self.install(prepared, preference).await {
             return d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Failed(e))));
         }
-        // kept before the page says it is loaded: until then, no other model starts
-        if let Some(files) = keep {
-            d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Keeping)));
-            let k = crate::kept::keep(&source.name(), source.code(), &files).await;
-            d.dispatch(Action::Model(ModelAction::Kept(Some(k))));
-        }
+        let (name, code) = (source.name(), source.code());
+        // the new model's state in the same task as its engines (its first result is kept)
         d.dispatch(Action::Model(ModelAction::OwnLoaded(info, source)));
+        if let Some(files) = keep {
+            // busy meanwhile: no other model starts, nor another keep
+            d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Keeping)));
+            let k = crate::kept::keep(&name, code, &files).await;
+            let shown = match k {
+                Ok(info) => Some(Ok(info)),
+                // the model kept before stays: it is shown with the error
+                Err(e) => Some(Err(match crate::kept::info().await {
+                    Some(before) => {
+                        format!("{e} ({} {})", before.name, crate::kept::size(before.bytes))
+                    }
+                    None => e,
+                })),
+            };
+            d.dispatch(Action::Model(ModelAction::Kept(shown)));
+            d.dispatch(Action::Model(ModelAction::Own(OwnLoad::Loaded(name))));
+        }
     }
 }
 

@@ -71,10 +71,19 @@ impl Tokenizer {
         &self.inner
     }
 
-    /// Tokenizes `text`, with the special tokens the tokenizer's template adds (a BOS token
-    /// first, for a Llama 3 tokenizer; its span is empty, at 0), as transformers' `tokenizer(text)`
-    /// and llama.cpp do.
+    /// Tokenizes `text`, with the special tokens the tokenizer's template puts before it (a
+    /// BOS token, for a Llama 3 tokenizer; its span is empty, at 0), as transformers'
+    /// `tokenizer(text)` and llama.cpp do. A template's tokens after the text (an EOS, a
+    /// `[SEP]`) are left out: the text is one to continue.
     pub fn encode(&self, text: &str) -> Result<Vec<TokenInfo>> {
+        let mut tokens = self.encode_with_template(text)?;
+        // template tokens have an empty span at 0; every token of the text spans a character
+        let last_of_text = tokens.iter().rposition(|t| t.span.1 > t.span.0);
+        tokens.truncate(last_of_text.map_or(tokens.len().min(1), |k| k + 1));
+        Ok(tokens)
+    }
+
+    fn encode_with_template(&self, text: &str) -> Result<Vec<TokenInfo>> {
         let enc = self
             .inner
             .encode_char_offsets(text, true)
@@ -362,6 +371,31 @@ pub fn display_strings(tokens: &[Vec<u8>]) -> Vec<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A template's tokens before the text stay (a BOS), those after it go (an EOS, a
+    /// `[SEP]`): the text is one to continue. An empty text is the first of them alone.
+    #[test]
+    fn a_templates_tokens_after_the_text_are_left_out() {
+        let json = r#"{"version": "1.0", "added_tokens": [
+            {"id": 0, "content": "[CLS]", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+            {"id": 1, "content": "[SEP]", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+          "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"},
+          "post_processor": {"type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+            "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [0], "tokens": ["[CLS]"]}, "[SEP]": {"id": "[SEP]", "ids": [1], "tokens": ["[SEP]"]}}},
+          "decoder": null,
+          "model": {"type": "WordLevel", "vocab": {"[CLS]": 0, "[SEP]": 1, "a": 2, "b": 3, "[UNK]": 4}, "unk_token": "[UNK]"}}"#;
+        let tok = Tokenizer::from_bytes(json.as_bytes()).unwrap();
+        let ids = |text: &str| -> Vec<u32> { tok.ids(text).unwrap() };
+        assert_eq!(ids("a b"), [0, 2, 3]);
+        assert_eq!(ids(""), [0]);
+        // the template adds them: the underlying encoding has both
+        assert_eq!(
+            tok.inner().encode("a b", true).unwrap().get_ids(),
+            [0, 2, 3, 1]
+        );
+    }
 
     #[test]
     fn byte_level_table_inverts_gpt2() {

@@ -373,4 +373,26 @@ fn a_gguf_bos_token_spans_no_text() {
         let e = attnlab_model::gguf::tokenizer::tokenizer_json(&g).unwrap_err();
         assert!(e.to_string().contains(says), "{e}");
     }
+    let mut g = attnlab_model::gguf::Gguf::parse(&bytes).unwrap();
+    g.metadata
+        .insert("tokenizer.ggml.bos_token_id".into(), Value::I32(-1));
+    let e = attnlab_model::gguf::tokenizer::tokenizer_json(&g).unwrap_err();
+    assert!(e.to_string().contains("not a token id"), "{e}");
+
+    // a SentencePiece file adds its BOS unless it says otherwise, but only one it names
+    let spm = gguf_models("tokenizer-spm.gguf");
+    let mut g = attnlab_model::gguf::Gguf::parse(&spm).unwrap();
+    let first = |g: &attnlab_model::gguf::Gguf| {
+        let json = attnlab_model::gguf::tokenizer::tokenizer_json(g).unwrap();
+        let tok = attnlab_model::Tokenizer::from_bytes(json.as_bytes()).unwrap();
+        tok.encode("Which").unwrap()[0].piece.clone()
+    };
+    assert_eq!(first(&g), "<s>");
+    g.metadata.remove("tokenizer.ggml.bos_token_id");
+    assert_eq!(first(&g), "\u{2581}Which");
+    g.metadata
+        .insert("tokenizer.ggml.add_bos_token".into(), Value::Bool(false));
+    g.metadata
+        .insert("tokenizer.ggml.bos_token_id".into(), Value::U32(1));
+    assert_eq!(first(&g), "\u{2581}Which");
 }

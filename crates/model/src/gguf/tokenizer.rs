@@ -98,24 +98,31 @@ fn integer(v: &Value) -> Option<i64> {
 /// SentencePiece vocabulary and none to a byte-level one, as transformers reads them), or why
 /// it cannot be.
 fn bos<'a>(g: &Gguf, tokens: &[&'a str], default: bool) -> Result<Option<(u64, &'a str)>> {
-    let add = match g.get("tokenizer.ggml.add_bos_token") {
-        None => default,
-        Some(Value::Bool(b)) => *b,
+    let said = match g.get("tokenizer.ggml.add_bos_token") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
         Some(_) => {
             return Err(bad(
                 "tokenizer.ggml.add_bos_token is not true or false".into()
             ))
         }
     };
-    if !add {
-        return Ok(None);
-    }
-    let id = g
-        .get("tokenizer.ggml.bos_token_id")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| {
-            bad("add_bos_token is true, but tokenizer.ggml.bos_token_id is missing".into())
-        })?;
+    let id = match (
+        said.unwrap_or(default),
+        g.get("tokenizer.ggml.bos_token_id"),
+    ) {
+        (false, _) => return Ok(None),
+        // a default without a BOS token to add: none (transformers adds none then)
+        (true, None) if said.is_none() => return Ok(None),
+        (true, None) => {
+            return Err(bad(
+                "add_bos_token is true, but tokenizer.ggml.bos_token_id is missing".into(),
+            ))
+        }
+        (true, Some(v)) => v
+            .as_u64()
+            .ok_or_else(|| bad("tokenizer.ggml.bos_token_id is not a token id".into()))?,
+    };
     let token = usize::try_from(id)
         .ok()
         .and_then(|i| tokens.get(i))
@@ -321,7 +328,13 @@ fn merges_from_scores<'a>(
     ids: &HashMap<&str, usize>,
 ) -> Vec<(&'a str, &'a str)> {
     let mut merges = Vec::new();
+    // a token this long is no SentencePiece piece (theirs are a few characters); its splits,
+    // quadratic in its length, are not tried (a hostile file would take minutes)
+    const LONGEST: usize = 256;
     for (token, &score) in tokens.iter().zip(scores) {
+        if token.len() > LONGEST {
+            continue;
+        }
         let mut local: Vec<(usize, usize, &str, &str)> = token
             .char_indices()
             .skip(1)
