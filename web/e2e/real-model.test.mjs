@@ -384,6 +384,9 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     await page.waitForFunction(() => /SmolLM2-135M-Instruct/.test(document.querySelector('#kept')?.textContent ?? ''), null, { timeout: 180_000 });
     const mb = (fs.statSync(GGUF).size / 1e6).toFixed(1);
     assert.ok((await page.locator('#kept').textContent()).includes(`(${mb} MB)`), await page.locator('#kept').textContent());
+    // the model kept is the one running, its result on screen
+    assert.equal((await modelStatus(page)).state, 'loaded');
+    await page.waitForFunction(() => /Paris/.test(document.querySelector('#next-last li')?.textContent ?? ''), null, { timeout: 120_000 });
     const before = srv.requests.length;
     await page.reload();
     const again = await modelStatus(page);
