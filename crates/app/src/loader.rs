@@ -475,7 +475,8 @@ pub enum OwnLoad {
     },
     /// Writing the files of a model that runs to this device, as the user asked.
     Keeping,
-    /// The files given do not hold all three model files.
+    /// The files given do not hold a whole model: what is missing (a file, or shards the
+    /// index names).
     Missing {
         missing: Vec<String>,
         got: Vec<String>,
