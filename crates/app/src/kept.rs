@@ -135,6 +135,14 @@ pub struct KeepFile {
 }
 
 impl KeepFile {
+    /// A file the user gave, kept as it is (not read).
+    pub fn from_file(file: File) -> KeepFile {
+        KeepFile {
+            name: file.name(),
+            blob: file.into(),
+        }
+    }
+
     /// Bytes in wasm memory, copied into a blob.
     pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<KeepFile, String> {
         KeepFile::from_js(name, &Uint8Array::from(bytes))

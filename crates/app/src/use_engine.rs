@@ -283,14 +283,7 @@ impl EngineHandle {
         let status = self.own_status();
         match loader::read_own(&files, &status).await {
             Ok((own, name, used)) => {
-                let keep = keep.then(|| {
-                    used.into_iter()
-                        .map(|f| KeepFile {
-                            name: f.name(),
-                            blob: f.into(),
-                        })
-                        .collect()
-                });
+                let keep = keep.then(|| used.into_iter().map(KeepFile::from_file).collect());
                 self.load_read(own, ModelSource::Own(name), keep, preference)
                     .await
             }
