@@ -17,8 +17,8 @@
 // (tools/long/long-en.txt has 1,050 SmolLM2 tokens) instead of the built-in Korean and English
 // one (about 128 tokens). Each row also gives the page's JS heap after it and the time from
 // pasting its whole text into an empty box to the painted result (waited for up to
-// `--paste-timeout` seconds). A WebGPU row past 256 tokens finds its text's length with the
-// native CLI (target/release/attnlab where built) instead of running each candidate text.
+// `--paste-timeout` seconds). Each row finds its text's length with the native CLI
+// (target/release/attnlab where built) instead of running each candidate text in the page.
 //
 // Each sample is one character typed at the end of a text of T − 6 … T + 6 tokens (capped
 // below the context; measured
@@ -58,8 +58,8 @@ const bar = (done, total, label) => {
 // the URL each backend opens (`auto`: whatever the page picks in a browser with WebGPU)
 const QUERY = { webgpu: '#backend=webgpu', cpu: '#backend=cpu', auto: '' };
 
-// the native CLI that counts a long text's tokens for WebGPU rows (the release build where
-// there is one: the debug build takes a minute over 1,000 tokens)
+// the native CLI that counts a text's tokens (the release build where there is one: the
+// debug build takes a minute over 1,000 tokens)
 const RELEASE_CLI = path.join(path.dirname(path.dirname(CLI)), 'release', 'attnlab');
 const COUNTING_CLI = fs.existsSync(RELEASE_CLI) ? RELEASE_CLI : CLI;
 const MODEL_PATH = MODEL === 'smollm2' ? path.join(DIST, 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf') : path.join(ROOT, 'assets', 'model');
@@ -128,9 +128,10 @@ async function measure(backend) {
       // stay below the context (128): past it the start is dropped, positions shift and
       // every keystroke is a full forward
       const top = Math.min(t + 6, CONTEXT - 1);
-      // (on WebGPU, a long text's length is found by the CLI: every run of it in a
-      // software GPU's page takes minutes)
-      const count = backend !== 'cpu' && t > 256 ? async (text) => cliTokens(text) : undefined;
+      // the text's length is found by the CLI, not by the page: a software GPU's page takes
+      // minutes over a long text, and the search's longer candidates would leave their
+      // memory in the worker's (wasm memory only grows), which each row reports after it
+      const count = async (text) => cliTokens(text);
       const base = await baseText(page, top - 12, SOURCE_TEXT, count);
       // the whole text pasted over a one-word one (the worker's cache then reuses nothing):
       // input → painted

@@ -9,13 +9,13 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use attnlab_model::roles::{Probe, PROBE_LEN, PROBE_SEED};
-use attnlab_model::AttentionOptions;
+use attnlab_model::{AttentionOptions, Dims};
 use yew::prelude::*;
 
 use crate::components::Labels;
 use crate::dom::now;
 use crate::engine::gpu::Gpu;
-use crate::engine::page::{Job, Outcome, PageEngine, Views};
+use crate::engine::page::{Job, Outcome, PageEngine, Sizes, Views};
 use crate::engine::protocol::{Files, Format};
 use crate::engine::worker_client::{js_bytes, CpuWorker};
 use crate::engine::LensOf;
@@ -124,12 +124,16 @@ impl EngineHandle {
                 None => CpuWorker::start(files).await,
             }
         };
-        let (tokenizer, (context, shape), gpu, cpu) = match prepared {
+        let (tokenizer, (context, sizes), gpu, cpu) = match prepared {
             Prepared::Gpt2 { bundle, bytes } => {
                 let attnlab_model::Bundle { model, tokenizer } = bundle;
                 let gpu = Gpu::start(&model).await.map_err(CpuWhy::NoWebGpu);
                 let c = &model.config;
-                let context = (c.n_positions, (c.n_layer, c.n_head));
+                let sizes = Sizes {
+                    dims: Dims::new(c, 0),
+                    model_bytes: bytes.weights.len() as u64,
+                };
+                let context = (c.n_positions, sizes);
                 // the page keeps no weights: the GPU has its copy, the worker gets its own
                 drop(model);
                 let ModelBytes {
@@ -148,6 +152,10 @@ impl EngineHandle {
                 files,
                 ..
             } => {
+                let sizes = Sizes {
+                    dims: config.dims(0),
+                    model_bytes: files.weights.iter().map(|w| w.length() as u64).sum(),
+                };
                 if preference == Preference::WebGpu {
                     // the page reads the weights one tensor at a time (before the files go
                     // to the worker, which takes their buffers), then uploads them to the
@@ -160,12 +168,12 @@ impl EngineHandle {
                         }
                     };
                     let (gpu, cpu) = futures_util::future::join(gpu, load(files)).await;
-                    let context = (config.context, (config.n_layer, config.n_head));
+                    let context = (config.context, sizes);
                     (tokenizer, context, gpu, cpu)
                 } else {
                     // the CPU worker's first result comes first; the GPU joins after it
                     let cpu = load(files).await;
-                    let context = (config.context, (config.n_layer, config.n_head));
+                    let context = (config.context, sizes);
                     (tokenizer, context, Err(CpuWhy::GpuStarting), cpu)
                 }
             }
@@ -186,7 +194,7 @@ impl EngineHandle {
         // numbered after the old runner's, so the new model's results come after its
         let after = self.current().map_or(0, |r| r.last_number());
         let runner = Runner::new(
-            PageEngine::new(tokenizer, engine, context, shape),
+            PageEngine::new(tokenizer, engine, context, sizes),
             after,
             move |generation, out| {
                 dispatch.dispatch(match out {

@@ -96,14 +96,17 @@ impl Held<'_, Vec<f32>> {
     }
 }
 
-/// Rows an owned vector makes room for beyond the length asked, so that typing at the end
-/// does not move it every keystroke.
-const ROOM_ROWS: usize = 64;
+/// Rows an owned vector makes room for beyond the length asked when it has to move, so that
+/// typing at the end does not move it every keystroke: a quarter of its rows, at least
+/// `ROOM_ROWS.start` and at most `ROOM_ROWS.end` (a short text's trace does not grow to
+/// several times its size, nor a long one's by more than it needs).
+const ROOM_ROWS: std::ops::Range<usize> = 8..64;
 
-/// `v` made `len` long, with room for `ROOM_ROWS` more rows of `width` when it has to move.
+/// `v` made `len` long, with room for more rows of `width` (`ROOM_ROWS`) when it has to move.
 fn grow_to(v: &mut Vec<f32>, len: usize, width: usize, fill: f32) {
     if v.capacity() < len {
-        v.reserve_exact(len + ROOM_ROWS * width - v.len());
+        let room = (len / width.max(1) / 4).clamp(ROOM_ROWS.start, ROOM_ROWS.end);
+        v.reserve_exact(len + room * width - v.len());
     }
     v.resize(len, fill);
 }

@@ -7,7 +7,7 @@ use crate::earlier::Earlier;
 use crate::error::Result;
 use crate::lens::{self, Lens, Normalised};
 use crate::llama::{rms_norm, LlamaBundle, LlamaModel};
-use crate::roles::Subject;
+use crate::roles::{AttentionMaps, HeadMaps, Subject};
 use crate::sample::{generate_by, Generated, Sampling};
 use crate::tokenizer::TokenInfo;
 use crate::trace::{AttentionOptions, Keep, Trace};
@@ -57,6 +57,27 @@ pub trait Traced {
     /// Each row of `rows` (`lens::stage_rows`' layout) through the final norm and the output
     /// head: every stage's next-token distribution, (stages × V).
     fn head_probs(&self, rows: &[f32]) -> Result<Vec<f32>>;
+
+    /// Every head's attention weights of a run on `ids` and nothing else of it (what the
+    /// head-role probe reads): here from a run that keeps no maps, each head's computed from
+    /// its queries and keys.
+    fn maps(&self, ids: &[u32], opts: &AttentionOptions) -> Result<HeadMaps> {
+        let (trace, _) = self.trace_kept(None, ids, opts, Keep::Streams)?;
+        let (n_layer, n_head, t) = trace.size();
+        let mut weights = Vec::with_capacity(n_layer * n_head * t * t);
+        for l in 0..n_layer {
+            for h in 0..n_head {
+                weights.extend_from_slice(&trace.head_weights(l, h));
+            }
+        }
+        Ok(HeadMaps {
+            n_layer,
+            n_head,
+            t,
+            causal: opts.causal_mask,
+            weights,
+        })
+    }
 }
 
 pub trait Inspect: Subject {
@@ -175,6 +196,10 @@ impl Traced for LlamaModel {
         layer_done: &mut dyn FnMut(usize),
     ) -> Result<(Trace, bool)> {
         LlamaModel::trace_watched(self, prev, ids, opts, keep, layer_done)
+    }
+
+    fn maps(&self, ids: &[u32], opts: &AttentionOptions) -> Result<HeadMaps> {
+        LlamaModel::maps(self, ids, opts)
     }
 
     fn normalised(&self) -> Normalised {

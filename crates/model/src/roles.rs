@@ -364,28 +364,39 @@ impl Probe {
     /// The induction and duplicate-token scores of every head in the probe's run, index
     /// `layer * n_head + head`; `None` for a probe with no second copy.
     pub fn scores(&self, maps: &impl AttentionMaps) -> Vec<Scores> {
-        let (n_layer, n_head, t) = maps.size();
-        let n = self.half;
-        assert!(t >= 2 * n, "the run is shorter than the probe");
-        let mut out = Vec::with_capacity(n_layer * n_head);
-        for l in 0..n_layer {
-            for h in 0..n_head {
-                let w = maps.weights(l, h);
-                let (mut ind, mut dup) = (0f64, 0f64);
-                for k in 0..n {
-                    let row = &w[(n + k) * t..(n + k + 1) * t];
-                    ind += row[k + 1] as f64;
-                    dup += row[k] as f64;
-                }
-                let mean = |s: f64| (n > 0).then(|| (s / n as f64).clamp(0.0, 1.0) as f32);
-                let mut s = Scores::default();
-                s.set(Role::Induction, mean(ind));
-                s.set(Role::Duplicate, mean(dup));
-                out.push(s);
-            }
-        }
-        out
+        probe_scores(maps, self.half)
     }
+}
+
+/// The induction and duplicate-token scores of every head in a probe's run of `half` ids
+/// said twice (`Probe`), index `layer * n_head + head`: only the second copy's rows are read,
+/// one head at a time (computed from the queries and keys where the run kept no maps).
+/// `None` for a probe with no second copy.
+///
+/// # Panics
+/// When the run is shorter than the probe (`2 * half` tokens).
+pub fn probe_scores(maps: &impl AttentionMaps, half: usize) -> Vec<Scores> {
+    let (n_layer, n_head, t) = maps.size();
+    let n = half;
+    assert!(t >= 2 * n, "the run is shorter than the probe");
+    let mut out = Vec::with_capacity(n_layer * n_head);
+    for l in 0..n_layer {
+        for h in 0..n_head {
+            let w = maps.weights(l, h);
+            let (mut ind, mut dup) = (0f64, 0f64);
+            for k in 0..n {
+                let row = &w[(n + k) * t..(n + k + 1) * t];
+                ind += row[k + 1] as f64;
+                dup += row[k] as f64;
+            }
+            let mean = |s: f64| (n > 0).then(|| (s / n as f64).clamp(0.0, 1.0) as f32);
+            let mut s = Scores::default();
+            s.set(Role::Induction, mean(ind));
+            s.set(Role::Duplicate, mean(dup));
+            out.push(s);
+        }
+    }
+    out
 }
 
 /// Averages scores over several texts, each score over the texts where it is defined.

@@ -741,3 +741,39 @@ fn a_map_pooled_alone_is_its_heads_thumbnail() {
         }
     }
 }
+
+/// The head-role probe's maps without a trace (`Traced::maps`: the Llama forward's visitor,
+/// and for GPT-2 a run without maps) are the whole trace's weights, with any options, and
+/// its scores are the same.
+#[test]
+fn a_models_maps_alone_are_its_whole_traces_weights() {
+    use attnlab_model::inspect::Traced;
+    use attnlab_model::roles::{probe_scores, AttentionMaps};
+    let gpt2 = random_model(&tiny_config(LnPlacement::Pre), 5, 1.0);
+    let mut models: Vec<Box<dyn Traced>> = vec![Box::new(gpt2)];
+    models.extend(
+        llama_models()
+            .into_iter()
+            .map(|m| Box::new(m) as Box<dyn Traced>),
+    );
+    let ids: Vec<u32> = vec![3, 1, 4, 1, 5, 9, 2, 6];
+    for (k, model) in models.iter().enumerate() {
+        for o in options() {
+            let maps = model.maps(&ids, &o).unwrap();
+            let (whole, _) = model.trace_kept(None, &ids, &o, Keep::All).unwrap();
+            assert_eq!(maps.size(), whole.size(), "model {k}");
+            assert_eq!(maps.causal, o.causal_mask);
+            let (n_layer, n_head, _) = whole.size();
+            for l in 0..n_layer {
+                for h in 0..n_head {
+                    assert_eq!(
+                        maps.weights(l, h),
+                        whole.weights(l, h),
+                        "model {k}, head {l}.{h}, {o:?}"
+                    );
+                }
+            }
+            assert_eq!(probe_scores(&maps, 4), probe_scores(&whole, 4));
+        }
+    }
+}

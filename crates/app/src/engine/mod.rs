@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 
+use attnlab_model::roles::{Probe, Scores};
 use attnlab_model::{AttentionOptions, Trace};
 
 pub mod backend;
@@ -145,6 +146,13 @@ pub trait CpuCompute: Compute {
     /// The logit lens's rows (given, or the worker's own at a position: `LensOf`) through the
     /// model's final norm and output head: every stage's next-token distribution, (stages × V).
     fn lens(&self, of: &LensOf) -> impl Future<Output = Result<Vec<f32>, ComputeError>>;
+    /// The head-role probe's induction and duplicate-token scores of every head: `ids` (`half`
+    /// ids said twice) run with the default options, leaving the text's cache as it was.
+    fn probe(
+        &self,
+        ids: &[u32],
+        half: usize,
+    ) -> impl Future<Output = Result<Vec<Scores>, ComputeError>>;
     fn restart(&self);
 }
 
@@ -380,17 +388,16 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
         })
     }
 
-    /// The trace of `ids` with the default options from the CPU worker whatever the policy
-    /// says (the background head-role probe: it runs beside the GPU's request, and never makes
-    /// a GPU engine that holds a long text make its buffers again for a short one). Returns the
-    /// trace and what to say (a worker restart).
-    pub async fn background(&self, ids: &[u32]) -> Result<(Rc<Trace>, Vec<Note>), String> {
+    /// The head-role probe's scores, from the CPU worker whatever the policy says (it runs
+    /// beside the GPU's request, and never makes a GPU engine that holds a long text make its
+    /// buffers again for a short one); the worker keeps no head's maps for it. Returns the
+    /// scores and what to say (a worker restart).
+    pub async fn probe(&self, probe: &Probe) -> Result<(Vec<Scores>, Vec<Note>), String> {
         let mut notes = Vec::new();
-        let opts = AttentionOptions::default();
-        let c = self
-            .on_cpu(&mut notes, |cpu| cpu.forward(ids, &opts, None))
+        let scores = self
+            .on_cpu(&mut notes, |cpu| cpu.probe(&probe.ids, probe.half))
             .await?;
-        Ok((c.trace, notes))
+        Ok((scores, notes))
     }
 
     /// The whole trace of `ids` with `opts` from the CPU worker (its cache makes the forward

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use attnlab_model::roles::{self, Probe};
-use attnlab_model::{AttentionOptions, Tokenizer, Trace};
+use attnlab_model::{AttentionOptions, Dims, Keep, Tokenizer, Trace};
 use yew::prelude::*;
 
 use super::gpu::Gpu;
@@ -17,10 +17,50 @@ use crate::runner::Run;
 use crate::state::{GenAsk, GenEnd, Generated, LensResult, ProbeResult, Request, Shown, Side};
 
 /// The most bytes of attention maps a result brings to the page (every head's four stages):
-/// past it (SmolLM2 past 123 tokens, a GPT-2-sized model past 169) the result is slim —
-/// only the heads the views show (`Views`), computed by the worker from what its run kept —
-/// and a slim text stays slim down to half of it (SmolLM2: 87 tokens).
+/// past it, or past `Sizes::whole_budget`, the result is slim — only the heads the views
+/// show (`Views`), computed by the worker from what its run kept — and a slim text stays
+/// slim down to half of it.
 pub const MAPS_ON_PAGE: u64 = 64 << 20;
+
+/// The least a whole trace (every field of every block, every position's prediction) may
+/// take before a result is slim, whatever the model's size (`Sizes::whole_budget`): the
+/// bundled model's whole trace at its 128 tokens is 20.6 MB.
+pub const WHOLE_TRACE_FLOOR: u64 = 32 << 20;
+
+/// What decides whether a model's result is slim: its sizes, and its weights' bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sizes {
+    /// A trace's sizes (`t` is set per text).
+    pub dims: Dims,
+    /// The bytes of the model's weight files.
+    pub model_bytes: u64,
+}
+
+impl Sizes {
+    /// The most bytes a whole trace may take in the CPU worker: half the model's own (so that
+    /// the worker holds at most about twice the model), and at least `WHOLE_TRACE_FLOOR`.
+    /// SmolLM2 (98 MB): from 29 tokens on the result is slim, and a slim text stays slim down
+    /// to 15; a GPT-2-sized model (498 MB of f32), from 167.
+    pub fn whole_budget(&self) -> u64 {
+        WHOLE_TRACE_FLOOR.max(self.model_bytes / 2)
+    }
+
+    /// The bytes of every head's four maps over `t` tokens.
+    pub fn maps_bytes(&self, t: usize) -> u64 {
+        let Dims {
+            n_layer, n_head, ..
+        } = self.dims;
+        (n_layer * n_head) as u64 * (t as u64).pow(2) * 4 * 4
+    }
+
+    /// Whether a result of `t` tokens is too big for every head's maps: its maps over
+    /// `MAPS_ON_PAGE`, or its whole trace over `whole_budget` — each divided by `share`
+    /// (2: the limit down to which a slim text stays slim).
+    pub fn too_big(&self, t: usize, share: u64) -> bool {
+        let whole = Keep::All.bytes(&Dims { t, ..self.dims });
+        self.maps_bytes(t) > MAPS_ON_PAGE / share || whole > self.whole_budget() / share
+    }
+}
 
 /// The heads whose maps the views show (the selected one): all a slim result brings.
 pub type Views = Rc<Vec<(usize, usize)>>;
@@ -79,8 +119,8 @@ pub struct PageEngine {
     pub engine: Engine<Gpu, CpuWorker>,
     /// The model's context length (a generation stops there).
     context: usize,
-    /// Its layers and heads per layer (how many maps a text has).
-    shape: (usize, usize),
+    /// Its sizes (how big a text's result is).
+    sizes: Sizes,
     /// Notes of results that came too late to be shown, for the next one.
     carried: RefCell<Vec<Note>>,
     /// The last text run: a generation's first token is chosen from it when it starts from
@@ -102,13 +142,13 @@ impl PageEngine {
         tokenizer: Tokenizer,
         engine: Engine<Gpu, CpuWorker>,
         context: usize,
-        shape: (usize, usize),
+        sizes: Sizes,
     ) -> Self {
         PageEngine {
             tokenizer,
             engine,
             context,
-            shape,
+            sizes,
             carried: RefCell::new(Vec::new()),
             last: RefCell::new(None),
             was_slim: std::cell::Cell::new(false),
@@ -122,32 +162,25 @@ impl PageEngine {
         String::from_utf8(self.tokenizer.piece_bytes(&piece)).ok()
     }
 
-    /// Whether a result of `t` tokens is slim (`MAPS_ON_PAGE`): then only `heads`' maps.
+    /// Whether a result of `t` tokens is slim (`Sizes::too_big`): then only `heads`' maps.
     /// Once the text is slim it stays so down to half the bytes: a text edited around the
     /// limit does not lose the worker's cache at every keystroke (a whole trace cannot grow
     /// from a slim one).
     fn slim(&self, t: usize, heads: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
-        let bytes = self.maps_bytes(t);
         let was = self.was_slim.get();
-        let slim = bytes > MAPS_ON_PAGE || (was && bytes > MAPS_ON_PAGE / 2);
+        let slim = self.sizes.too_big(t, 1) || (was && self.sizes.too_big(t, 2));
         self.was_slim.set(slim);
         slim.then(|| self.inside(heads))
     }
 
     /// The heads of `heads` the model has (a head picked for another model is not asked for).
     fn inside(&self, heads: &[(usize, usize)]) -> Vec<(usize, usize)> {
-        let (layers, per_layer) = self.shape;
+        let (layers, per_layer) = (self.sizes.dims.n_layer, self.sizes.dims.n_head);
         heads
             .iter()
             .copied()
             .filter(|&(l, h)| l < layers && h < per_layer)
             .collect()
-    }
-
-    /// The bytes of every head's four maps over `t` tokens.
-    fn maps_bytes(&self, t: usize) -> u64 {
-        let (layers, per_layer) = self.shape;
-        (layers * per_layer) as u64 * (t as u64).pow(2) * 4 * 4
     }
 
     /// The second text of a comparison.
@@ -165,7 +198,7 @@ impl PageEngine {
             let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
             // (the second text's own size decides — or, beside a slim text, slim too: a GPU
             // engine holding the long text does not make its buffers again for a short one)
-            let big = self.maps_bytes(ids.len()) > MAPS_ON_PAGE;
+            let big = self.sizes.too_big(ids.len(), 1);
             let slim = (big || self.was_slim.get()).then(|| self.inside(heads));
             let reply = self.engine.forward(&ids, opts, slim.as_deref()).await?;
             self.carried.borrow_mut().extend(
@@ -331,12 +364,12 @@ impl PageEngine {
         if probe.half == 0 {
             return Err(probe.clamped.clone().unwrap_or_default());
         }
-        // (on the CPU worker: see `Engine::background`)
-        let (trace, notes) = self.engine.background(&probe.ids).await?;
+        // (on the CPU worker: see `Engine::probe`)
+        let (scores, notes) = self.engine.probe(probe).await?;
         // notices (a worker restart) go with the next shown result
         self.carried.borrow_mut().extend(notes);
         Ok(ProbeResult {
-            scores: probe.scores(&*trace),
+            scores,
             half: probe.half,
             seed: probe.seed,
             clamped: probe.clamped.clone(),
@@ -415,5 +448,91 @@ impl Run for PageEngine {
                     .filter(|n| !matches!(n, Note::TooLong(_))),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use attnlab_model::llama::{LlamaConfig, RopePairs};
+    use attnlab_model::Config;
+
+    /// SmolLM2-135M's sizes, and its GGUF file's bytes.
+    fn smollm2() -> Sizes {
+        let c = LlamaConfig {
+            n_layer: 30,
+            n_embd: 576,
+            n_head: 9,
+            n_kv_head: 3,
+            head_dim: 64,
+            n_ff: 1536,
+            vocab_size: 49_152,
+            context: 8192,
+            rope_theta: 100_000.0,
+            rope_pairs: RopePairs::Adjacent,
+            rope_scaling: None,
+            rope_factors: None,
+            rms_eps: 1e-5,
+            sliding_window: None,
+        };
+        Sizes {
+            dims: c.dims(0),
+            model_bytes: 98_343_456,
+        }
+    }
+
+    #[test]
+    fn the_bundled_model_keeps_every_map_over_its_whole_context() {
+        let c = Config::from_json(include_bytes!("../../../../assets/model/config.json")).unwrap();
+        let sizes = Sizes {
+            dims: Dims::new(&c, 0),
+            model_bytes: std::fs::metadata(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../assets/model/model.safetensors"
+            ))
+            .unwrap()
+            .len(),
+        };
+        assert!(!sizes.too_big(c.n_positions, 1));
+        // its whole trace at 128 tokens is the 20.6 MB `WHOLE_TRACE_FLOOR` speaks of
+        let whole = Keep::All.bytes(&Dims {
+            t: c.n_positions,
+            ..sizes.dims
+        });
+        assert_eq!(whole / 100_000, 205, "{whole}");
+    }
+
+    #[test]
+    fn a_real_model_is_slim_once_its_whole_trace_passes_half_the_model() {
+        let s = smollm2();
+        assert_eq!(s.whole_budget(), s.model_bytes / 2);
+        let first = (1..200).find(|&t| s.too_big(t, 1)).unwrap();
+        let stays = (1..200).find(|&t| s.too_big(t, 2)).unwrap();
+        assert_eq!((first, stays), (29, 15));
+        // a model twice the floor's size keeps whole traces up to half its own bytes
+        let big = Sizes {
+            model_bytes: 4 * WHOLE_TRACE_FLOOR,
+            ..s
+        };
+        assert_eq!(big.whole_budget(), 2 * WHOLE_TRACE_FLOOR);
+        assert!((1..200).find(|&t| big.too_big(t, 1)).unwrap() > first);
+        // the GPT-2-sized random model of the benchmarks (497.8 MB of f32): its whole trace
+        // passes half the model at 167 tokens (its maps pass 64 MiB at 171)
+        let c = Config {
+            n_embd: 768,
+            n_head: 12,
+            n_layer: 12,
+            n_positions: 1024,
+            ..Config::bundled(50_257)
+        };
+        let gpt2 = Sizes {
+            dims: Dims::new(&c, 0),
+            model_bytes: 497_759_232,
+        };
+        let first = (1..1024).find(|&t| gpt2.too_big(t, 1)).unwrap();
+        let maps_first = (1..1024)
+            .find(|&t| gpt2.maps_bytes(t) > MAPS_ON_PAGE)
+            .unwrap();
+        assert_eq!((first, maps_first), (167, 171));
     }
 }

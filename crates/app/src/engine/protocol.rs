@@ -6,6 +6,7 @@
 
 use attnlab_model::gguf::{Gguf, TensorBytes, TensorInfo};
 use attnlab_model::llama::LlamaModel;
+use attnlab_model::roles::{Role, Scores};
 use attnlab_model::AttentionOptions;
 use js_sys::{Array, ArrayBuffer, Float32Array, Object, Uint32Array, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
@@ -140,6 +141,14 @@ pub enum Request {
     /// The logit lens's heavy part: the rows (given, or the worker's at a position) through
     /// the final norm and the output head.
     Lens { id: u32, model: u32, of: LensOf },
+    /// The head-role probe (`roles::Probe`): `half` ids said twice, run with the default
+    /// options; the reply is every head's induction and duplicate-token scores.
+    Probe {
+        id: u32,
+        model: u32,
+        ids: Vec<u32>,
+        half: usize,
+    },
     /// A test hook: the worker panics.
     Crash,
 }
@@ -169,8 +178,40 @@ pub enum Reply {
         data: Float32Array,
         worker_ms: f64,
     },
+    /// The probe's scores: per head (`layer * n_head + head`) its induction score, then its
+    /// duplicate-token score (`probe_scores_to_wire`).
+    Probe {
+        id: u32,
+        data: Float32Array,
+        worker_ms: f64,
+    },
     /// A request failed (`id`: which one, when known).
     Error { id: Option<u32>, message: String },
+}
+
+/// The roles a probe scores, in the order the wire gives them for each head.
+const PROBE_ROLES: [Role; 2] = [Role::Induction, Role::Duplicate];
+
+/// A probe's scores as the wire carries them: `PROBE_ROLES` for every head, NaN where a
+/// score is undefined.
+pub fn probe_scores_to_wire(scores: &[Scores]) -> Vec<f32> {
+    scores
+        .iter()
+        .flat_map(|s| PROBE_ROLES.map(|r| s.get(r).unwrap_or(f32::NAN)))
+        .collect()
+}
+
+/// The scores `probe_scores_to_wire` wrote.
+pub fn probe_scores_from_wire(data: &[f32]) -> Vec<Scores> {
+    data.chunks_exact(PROBE_ROLES.len())
+        .map(|head| {
+            let mut s = Scores::default();
+            for (&r, &x) in PROBE_ROLES.iter().zip(head) {
+                s.set(r, (!x.is_nan()).then_some(x));
+            }
+            s
+        })
+        .collect()
 }
 
 // The objects' keys and kinds.
@@ -187,6 +228,7 @@ const FULL: &str = "full";
 const SPARE: &str = "spare";
 const ROWS: &str = "rows";
 const POSITION: &str = "position";
+const HALF: &str = "half";
 const SLIM: &str = "slim";
 const HEADER: &str = "header";
 const DATA: &str = "data";
@@ -199,6 +241,7 @@ const LOAD: &str = "load";
 const FORWARD: &str = "forward";
 const BASELINE: &str = "baseline";
 const LENS: &str = "lens";
+const PROBE: &str = "probe";
 const CRASH: &str = "crash";
 const LOADED: &str = "loaded";
 const TRACE: &str = "trace";
@@ -349,6 +392,18 @@ impl Request {
                 all.extend(fields);
                 object(&all)
             }
+            Request::Probe {
+                id,
+                model,
+                ids,
+                half,
+            } => object(&[
+                (KIND, Some(PROBE.into())),
+                (ID, Some((*id).into())),
+                (MODEL, Some((*model).into())),
+                (IDS, Some(Uint32Array::from(&ids[..]).into())),
+                (HALF, Some((*half as u32).into())),
+            ]),
             Request::Crash => object(&[(KIND, Some(CRASH.into()))]),
         };
         Ok((msg.into(), transfer))
@@ -413,6 +468,15 @@ impl Request {
                     }
                 },
             },
+            PROBE => Request::Probe {
+                id: id.unwrap_or(0),
+                model,
+                ids: typed::<Uint32Array>(msg, IDS, "token ids")
+                    .map_err(fail)?
+                    .to_vec(),
+                half: number(msg, HALF).ok_or_else(|| fail("a probe without its length".into()))?
+                    as usize,
+            },
             CRASH => Request::Crash,
             other => return Err(fail(format!("unknown message {other:?}"))),
         })
@@ -476,6 +540,19 @@ impl Reply {
                     (WORKER_MS, Some((*worker_ms).into())),
                 ])
             }
+            Reply::Probe {
+                id,
+                data,
+                worker_ms,
+            } => {
+                transfer.push(&data.buffer());
+                object(&[
+                    (KIND, Some(PROBE.into())),
+                    (ID, Some((*id).into())),
+                    (DATA, Some(data.clone().into())),
+                    (WORKER_MS, Some((*worker_ms).into())),
+                ])
+            }
             Reply::Progress { id, layers_done } => object(&[
                 (KIND, Some(PROGRESS.into())),
                 (ID, Some((*id).into())),
@@ -516,6 +593,11 @@ impl Reply {
             (LENS, _) => Reply::Lens {
                 id: id.ok_or("a lens without its request's id")?,
                 data: typed(msg, DATA, "lens")?,
+                worker_ms: get(msg, WORKER_MS).as_f64().unwrap_or(f64::NAN),
+            },
+            (PROBE, _) => Reply::Probe {
+                id: id.ok_or("a probe's scores without its request's id")?,
+                data: typed(msg, DATA, "scores")?,
                 worker_ms: get(msg, WORKER_MS).as_f64().unwrap_or(f64::NAN),
             },
             (ERROR, None) => Reply::Error {

@@ -104,6 +104,12 @@ impl CpuCompute for Fake {
         };
         attnlab_model::lens::head_probs(&self.model, &rows).map_err(err)
     }
+    async fn probe(&self, ids: &[u32], half: usize) -> Result<Vec<Scores>, ComputeError> {
+        let c = self
+            .forward(ids, &AttentionOptions::default(), None)
+            .await?;
+        Ok(attnlab_model::roles::probe_scores(&*c.trace, half))
+    }
     fn restart(&self) {
         self.restarts.set(self.restarts.get() + 1);
     }
@@ -386,4 +392,20 @@ fn preferences_round_trip_through_their_codes() {
         assert_eq!(Preference::from_code(p.code()), Some(p));
     }
     assert_eq!(Preference::from_code("gpu"), None);
+}
+
+/// The probe's scores cross from the worker as two numbers a head, an undefined one as NaN,
+/// and come back as they were.
+#[test]
+fn probe_scores_cross_the_wire_as_they_are() {
+    use attnlab_model::roles::Role;
+    let mut a = Scores::default();
+    a.set(Role::Induction, Some(0.9));
+    let mut b = Scores::default();
+    b.set(Role::Induction, Some(0.0));
+    b.set(Role::Duplicate, Some(0.25));
+    let wire = protocol::probe_scores_to_wire(&[a, b]);
+    assert_eq!(wire.len(), 4);
+    assert!(wire[1].is_nan());
+    assert_eq!(protocol::probe_scores_from_wire(&wire), vec![a, b]);
 }

@@ -8,13 +8,14 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use attnlab_model::roles::Scores;
 use attnlab_model::AttentionOptions;
 use js_sys::{ArrayBuffer, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-use super::protocol::{Files, Reply, Request};
+use super::protocol::{self, Files, Reply, Request};
 use super::wire;
 use super::{Compute, ComputeError, Computed, CpuCompute, LensOf, Slim};
 use crate::dom::{js_err, now};
@@ -155,7 +156,7 @@ impl Inner {
                 }
                 return;
             }
-            Reply::Trace { id, .. } | Reply::Lens { id, .. } => Some(*id),
+            Reply::Trace { id, .. } | Reply::Lens { id, .. } | Reply::Probe { id, .. } => Some(*id),
             Reply::Error { id, .. } => *id,
         };
         // an answer to no waiting request is dropped
@@ -461,6 +462,22 @@ impl CpuCompute for CpuWorker {
         match self.ask(id, request).await? {
             Reply::Lens { data, .. } => Ok(data.to_vec()),
             _ => Err(ComputeError::Input("the CPU worker sent no lens".into())),
+        }
+    }
+
+    async fn probe(&self, ids: &[u32], half: usize) -> Result<Vec<Scores>, ComputeError> {
+        let id = self.next_id();
+        let request = Request::Probe {
+            id,
+            model: self.model,
+            ids: ids.to_vec(),
+            half,
+        };
+        match self.ask(id, request).await? {
+            Reply::Probe { data, .. } => Ok(protocol::probe_scores_from_wire(&data.to_vec())),
+            _ => Err(ComputeError::Input(
+                "the CPU worker sent no probe scores".into(),
+            )),
         }
     }
 

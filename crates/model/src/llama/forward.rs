@@ -9,7 +9,6 @@
 
 use super::ops::{add_bias, rms_norm, rope, rope_table, swiglu};
 use super::LlamaModel;
-use crate::config::LnPlacement;
 use crate::cpu::{self, MASKED};
 use crate::earlier::{grow_rows, Earlier, Stream};
 use crate::error::{Error, Result};
@@ -240,17 +239,7 @@ impl Observer for Recorder<'_> {
 impl LlamaModel {
     /// The sizes of a trace of `t` tokens.
     pub fn dims(&self, t: usize) -> Dims {
-        let c = &self.config;
-        Dims {
-            t,
-            d_model: c.n_embd,
-            n_head: c.n_head,
-            d_k: c.head_dim,
-            d_ff: c.n_ff,
-            n_layer: c.n_layer,
-            vocab: c.vocab_size,
-            ln_placement: LnPlacement::Pre,
-        }
+        self.config.dims(t)
     }
 
     /// The next-token logits after every position of `ids`, (T × vocabulary).
@@ -267,6 +256,18 @@ impl LlamaModel {
         opts: &AttentionOptions,
         visit: impl FnMut(usize, usize, &[f32]),
     ) -> Result<Vec<f32>> {
+        self.visit(ids, opts, visit, true)
+    }
+
+    /// A run on `ids` handing every head's weights to `visit`; returns the logits after
+    /// every position (`every`) or after the last one.
+    fn visit(
+        &self,
+        ids: &[u32],
+        opts: &AttentionOptions,
+        visit: impl FnMut(usize, usize, &[f32]),
+        every: bool,
+    ) -> Result<Vec<f32>> {
         if ids.len() > self.config.context {
             return Err(Error::Options(format!(
                 "{} tokens; the model's context is {}",
@@ -274,10 +275,11 @@ impl LlamaModel {
                 self.config.context
             )));
         }
-        self.pass(ids, opts, &mut Visit(visit), 0, true)
+        self.pass(ids, opts, &mut Visit(visit), 0, every)
     }
 
-    /// Every head's attention weights of a run on `ids`.
+    /// Every head's attention weights of a run on `ids`, and nothing else of it (its logits
+    /// after the last position only, not kept): layers × heads × T² values.
     pub fn maps(&self, ids: &[u32], opts: &AttentionOptions) -> Result<HeadMaps> {
         let c = &self.config;
         let n = ids.len() * ids.len();
@@ -291,10 +293,15 @@ impl LlamaModel {
             )));
         }
         let mut weights = vec![0f32; c.n_layer * c.n_head * n];
-        self.logits_with(ids, opts, |l, h, w| {
-            let at = (l * c.n_head + h) * n;
-            weights[at..at + n].copy_from_slice(w);
-        })?;
+        self.visit(
+            ids,
+            opts,
+            |l, h, w| {
+                let at = (l * c.n_head + h) * n;
+                weights[at..at + n].copy_from_slice(w);
+            },
+            false,
+        )?;
         Ok(HeadMaps {
             n_layer: c.n_layer,
             n_head: c.n_head,

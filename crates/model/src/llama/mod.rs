@@ -10,7 +10,9 @@ mod ops;
 
 pub use ops::{rms_norm, rope, rope_table, rotated_pairs, swiglu, RopePairs, RotatedPair};
 
+use crate::config::LnPlacement;
 use crate::error::{Error, Result};
+use crate::field::Dims;
 use crate::gguf::tokenizer::tokenizer_json;
 use crate::gguf::{Gguf, TensorBytes, TensorInfo, Value};
 use crate::qmatrix::QMatrix;
@@ -41,6 +43,20 @@ pub struct LlamaConfig {
 }
 
 impl LlamaConfig {
+    /// The sizes of a trace of `t` tokens through a model of this config.
+    pub fn dims(&self, t: usize) -> Dims {
+        Dims {
+            t,
+            d_model: self.n_embd,
+            n_head: self.n_head,
+            d_k: self.head_dim,
+            d_ff: self.n_ff,
+            n_layer: self.n_layer,
+            vocab: self.vocab_size,
+            ln_placement: LnPlacement::Pre,
+        }
+    }
+
     /// The number of parameters: embedding, blocks, final norm and (unless `tied` to the
     /// embedding) the output head; q/k/v biases when `qkv_bias`.
     pub fn n_params(&self, tied: bool, qkv_bias: bool) -> usize {
