@@ -97,15 +97,16 @@ impl Held<'_, Vec<f32>> {
 }
 
 /// Rows an owned vector makes room for beyond the length asked when it has to move, so that
-/// typing at the end does not move it every keystroke: a quarter of its rows, at least
-/// `ROOM_ROWS.start` and at most `ROOM_ROWS.end` (a short text's trace does not grow to
-/// several times its size, nor a long one's by more than it needs).
-const ROOM_ROWS: std::ops::Range<usize> = 8..64;
+/// typing at the end does not move it every keystroke: a quarter of its rows, at least 8 and
+/// at most 64 (a short text's trace does not grow to several times its size, nor a long
+/// one's by more than it needs). A (T, T) map's rows are each T wide: a quarter more rows
+/// holds about an eighth more tokens.
+const ROOM_ROWS: std::ops::RangeInclusive<usize> = 8..=64;
 
 /// `v` made `len` long, with room for more rows of `width` (`ROOM_ROWS`) when it has to move.
 fn grow_to(v: &mut Vec<f32>, len: usize, width: usize, fill: f32) {
     if v.capacity() < len {
-        let room = (len / width.max(1) / 4).clamp(ROOM_ROWS.start, ROOM_ROWS.end);
+        let room = (len / width.max(1) / 4).clamp(*ROOM_ROWS.start(), *ROOM_ROWS.end());
         v.reserve_exact(len + room * width - v.len());
     }
     v.resize(len, fill);

@@ -749,8 +749,10 @@ fn a_map_pooled_alone_is_its_heads_thumbnail() {
 fn a_models_maps_alone_are_its_whole_traces_weights() {
     use attnlab_model::inspect::Traced;
     use attnlab_model::roles::{probe_scores, AttentionMaps};
-    let gpt2 = random_model(&tiny_config(LnPlacement::Pre), 5, 1.0);
-    let mut models: Vec<Box<dyn Traced>> = vec![Box::new(gpt2)];
+    let mut models: Vec<Box<dyn Traced>> = vec![
+        Box::new(random_model(&tiny_config(LnPlacement::Pre), 5, 1.0)),
+        Box::new(random_model(&tiny_config(LnPlacement::Post), 6, 1.0)),
+    ];
     models.extend(
         llama_models()
             .into_iter()

@@ -54,9 +54,10 @@ impl Sizes {
     }
 
     /// Whether a result of `t` tokens is too big for every head's maps: its maps over
-    /// `MAPS_ON_PAGE`, or its whole trace over `whole_budget` — each divided by `share`
-    /// (2: the limit down to which a slim text stays slim).
-    pub fn too_big(&self, t: usize, share: u64) -> bool {
+    /// `MAPS_ON_PAGE`, or its whole trace over `whole_budget` — or, for a text that is slim
+    /// already (`staying`), over half of either (down to which a slim text stays slim).
+    pub fn too_big(&self, t: usize, staying: bool) -> bool {
+        let share = if staying { 2 } else { 1 };
         let whole = Keep::All.bytes(&Dims { t, ..self.dims });
         self.maps_bytes(t) > MAPS_ON_PAGE / share || whole > self.whole_budget() / share
     }
@@ -168,7 +169,7 @@ impl PageEngine {
     /// from a slim one).
     fn slim(&self, t: usize, heads: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
         let was = self.was_slim.get();
-        let slim = self.sizes.too_big(t, 1) || (was && self.sizes.too_big(t, 2));
+        let slim = self.sizes.too_big(t, false) || (was && self.sizes.too_big(t, true));
         self.was_slim.set(slim);
         slim.then(|| self.inside(heads))
     }
@@ -198,7 +199,7 @@ impl PageEngine {
             let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
             // (the second text's own size decides — or, beside a slim text, slim too: a GPU
             // engine holding the long text does not make its buffers again for a short one)
-            let big = self.sizes.too_big(ids.len(), 1);
+            let big = self.sizes.too_big(ids.len(), false);
             let slim = (big || self.was_slim.get()).then(|| self.inside(heads));
             let reply = self.engine.forward(&ids, opts, slim.as_deref()).await?;
             self.carried.borrow_mut().extend(
@@ -368,6 +369,13 @@ impl PageEngine {
         let (scores, notes) = self.engine.probe(probe).await?;
         // notices (a worker restart) go with the next shown result
         self.carried.borrow_mut().extend(notes);
+        let heads = self.sizes.dims.n_layer * self.sizes.dims.n_head;
+        if scores.len() != heads {
+            return Err(format!(
+                "the probe gave {} heads' scores; the model has {heads} heads",
+                scores.len()
+            ));
+        }
         Ok(ProbeResult {
             scores,
             half: probe.half,
@@ -493,7 +501,7 @@ mod tests {
             .unwrap()
             .len(),
         };
-        assert!(!sizes.too_big(c.n_positions, 1));
+        assert!(!sizes.too_big(c.n_positions, false));
         // its whole trace at 128 tokens is the 20.6 MB `WHOLE_TRACE_FLOOR` speaks of
         let whole = Keep::All.bytes(&Dims {
             t: c.n_positions,
@@ -506,8 +514,8 @@ mod tests {
     fn a_real_model_is_slim_once_its_whole_trace_passes_half_the_model() {
         let s = smollm2();
         assert_eq!(s.whole_budget(), s.model_bytes / 2);
-        let first = (1..200).find(|&t| s.too_big(t, 1)).unwrap();
-        let stays = (1..200).find(|&t| s.too_big(t, 2)).unwrap();
+        let first = (1..200).find(|&t| s.too_big(t, false)).unwrap();
+        let stays = (1..200).find(|&t| s.too_big(t, true)).unwrap();
         assert_eq!((first, stays), (29, 15));
         // a model twice the floor's size keeps whole traces up to half its own bytes
         let big = Sizes {
@@ -515,7 +523,7 @@ mod tests {
             ..s
         };
         assert_eq!(big.whole_budget(), 2 * WHOLE_TRACE_FLOOR);
-        assert!((1..200).find(|&t| big.too_big(t, 1)).unwrap() > first);
+        assert!((1..200).find(|&t| big.too_big(t, false)).unwrap() > first);
         // the GPT-2-sized random model of the benchmarks (497.8 MB of f32): its whole trace
         // passes half the model at 167 tokens (its maps pass 64 MiB at 171)
         let c = Config {
@@ -529,7 +537,7 @@ mod tests {
             dims: Dims::new(&c, 0),
             model_bytes: 497_759_232,
         };
-        let first = (1..1024).find(|&t| gpt2.too_big(t, 1)).unwrap();
+        let first = (1..1024).find(|&t| gpt2.too_big(t, false)).unwrap();
         let maps_first = (1..1024)
             .find(|&t| gpt2.maps_bytes(t) > MAPS_ON_PAGE)
             .unwrap();
