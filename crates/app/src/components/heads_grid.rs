@@ -228,6 +228,7 @@ pub fn HeadsGrid(props: &Props) -> Html {
             if !props.trace.every_head() {
                 <p class="help" id="heads-slim" data-span={props.trace.0.thumbnails.as_ref().map(|t| t.span.to_string())}>
                     { match &props.trace.0.thumbnails {
+                        Some(t) if t.span <= 1 => Key::HeadsSmall.text(lang).to_string(),
                         Some(t) => Key::HeadsPooled.text(lang).replace("{span}", &t.span.to_string()),
                         None => Key::SlimHeads.text(lang).to_string(),
                     } }
