@@ -531,23 +531,20 @@ impl Reply {
                 id,
                 data,
                 worker_ms,
-            } => {
-                transfer.push(&data.buffer());
-                object(&[
-                    (KIND, Some(LENS.into())),
-                    (ID, Some((*id).into())),
-                    (DATA, Some(data.clone().into())),
-                    (WORKER_MS, Some((*worker_ms).into())),
-                ])
             }
-            Reply::Probe {
+            | Reply::Probe {
                 id,
                 data,
                 worker_ms,
             } => {
                 transfer.push(&data.buffer());
+                let kind = if matches!(self, Reply::Lens { .. }) {
+                    LENS
+                } else {
+                    PROBE
+                };
                 object(&[
-                    (KIND, Some(PROBE.into())),
+                    (KIND, Some(kind.into())),
                     (ID, Some((*id).into())),
                     (DATA, Some(data.clone().into())),
                     (WORKER_MS, Some((*worker_ms).into())),
