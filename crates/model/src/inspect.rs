@@ -10,7 +10,7 @@ use crate::llama::{rms_norm, LlamaBundle, LlamaModel};
 use crate::roles::{AttentionMaps, HeadMaps, Subject};
 use crate::sample::{generate_by, Generated, Sampling};
 use crate::tokenizer::TokenInfo;
-use crate::trace::{AttentionOptions, Keep, Trace, TRACE_BUDGET};
+use crate::trace::{AttentionOptions, Keep, Trace};
 use crate::{cpu, forward_watched, Bundle, Error, Model};
 
 /// A model without its tokenizer, whatever its architecture: a traced run and the lens's way
@@ -64,14 +64,7 @@ pub trait Traced {
     fn maps(&self, ids: &[u32], opts: &AttentionOptions) -> Result<HeadMaps> {
         let (trace, _) = self.trace_kept(None, ids, opts, Keep::Streams)?;
         let (n_layer, n_head, t) = trace.size();
-        let bytes = 4 * (n_layer * n_head) as u64 * (t as u64).pow(2);
-        if bytes > TRACE_BUDGET {
-            return Err(Error::TooLarge(format!(
-                "the attention maps of {t} tokens through this model would take {:.1} GB; more than {:.1} GB is refused",
-                bytes as f64 / 1e9,
-                TRACE_BUDGET as f64 / 1e9
-            )));
-        }
+        HeadMaps::within_budget(n_layer * n_head, t)?;
         let mut weights = Vec::with_capacity(n_layer * n_head * t * t);
         for l in 0..n_layer {
             for h in 0..n_head {

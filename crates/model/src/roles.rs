@@ -38,9 +38,9 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::cpu::entropy;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::tokenizer::Tokenizer;
-use crate::trace::{AttentionOptions, Trace};
+use crate::trace::{AttentionOptions, Trace, TRACE_BUDGET};
 
 /// One kind of head behaviour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -264,6 +264,22 @@ pub struct HeadMaps {
     pub t: usize,
     pub causal: bool,
     pub weights: Vec<f32>,
+}
+
+impl HeadMaps {
+    /// Refuses the maps of `heads` heads over `t` tokens where they would take more than
+    /// `TRACE_BUDGET`, saying how much they would need.
+    pub fn within_budget(heads: usize, t: usize) -> Result<()> {
+        let bytes = 4 * heads as u64 * (t as u64).pow(2);
+        if bytes <= TRACE_BUDGET {
+            return Ok(());
+        }
+        Err(Error::TooLarge(format!(
+            "the attention maps of {t} tokens through this model would take {:.1} GB; more than {:.1} GB is refused",
+            bytes as f64 / 1e9,
+            TRACE_BUDGET as f64 / 1e9
+        )))
+    }
 }
 
 impl AttentionMaps for HeadMaps {

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::field::Dims;
 use crate::forward::{grown, predicted_rows, predictions, reused};
 use crate::roles::HeadMaps;
-use crate::trace::{AttentionOptions, Field, Keep, LayerTrace, Trace, TRACE_BUDGET};
+use crate::trace::{AttentionOptions, Field, Keep, LayerTrace, Trace};
 
 /// One head's steps for the rows the pass computes (n = T − s of them, s rows reused): q,
 /// head_out (n, Dk); k, v (T, Dk), those of the key/value head the query head reads
@@ -283,15 +283,7 @@ impl LlamaModel {
     pub fn maps(&self, ids: &[u32], opts: &AttentionOptions) -> Result<HeadMaps> {
         let c = &self.config;
         let n = ids.len() * ids.len();
-        let bytes = 4 * (c.n_layer * c.n_head) as u64 * n as u64;
-        if bytes > TRACE_BUDGET {
-            return Err(Error::TooLarge(format!(
-                "the attention maps of {} tokens through this model would take {:.1} GB; more than {:.1} GB is refused",
-                ids.len(),
-                bytes as f64 / 1e9,
-                TRACE_BUDGET as f64 / 1e9
-            )));
-        }
+        HeadMaps::within_budget(c.n_layer * c.n_head, ids.len())?;
         let mut weights = vec![0f32; c.n_layer * c.n_head * n];
         self.visit(
             ids,
