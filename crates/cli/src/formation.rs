@@ -69,21 +69,16 @@ pub fn flow(
 ) -> Result<(), String> {
     let q = export::position(tr, query, "query")?;
     let toks = run_tokens(tokens, tr);
-    let strip = flow::strip(tr, q, method);
-    let t = tr.dims.t;
+    let strip = flow::strip(tr, q, method).map_err(|e| e.to_string())?;
     let heads: Vec<Value> = match method {
         Method::Rollout => Vec::new(),
         _ => (0..tr.dims.n_layer)
             .flat_map(|l| (0..tr.dims.n_head).map(move |h| (l, h)))
             .map(|(l, h)| {
-                let m = if method == Method::Raw {
-                    flow::raw(tr, l, h)
-                } else {
-                    flow::value_weighted(tr, l, h)
-                };
-                json!({"layer": l, "head": h, "row": m[q * t..(q + 1) * t].to_vec()})
+                let row = flow::head_row(tr, l, h, q, method).map_err(|e| e.to_string())?;
+                Ok(json!({"layer": l, "head": h, "row": row}))
             })
-            .collect(),
+            .collect::<Result<_, String>>()?,
     };
     if json_out {
         let v = json!({

@@ -11,8 +11,12 @@
 //!   reaches token q after block l, if attention were the only path (it ignores the FFNs, the
 //!   LayerNorms and what W_V·W_O do to each value).
 
+use std::borrow::Cow;
+use std::ops::Range;
+
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::trace::Trace;
 
 /// Which of the three the view shows.
@@ -45,31 +49,77 @@ pub fn raw(trace: &Trace, layer: usize, head: usize) -> Vec<f32> {
     trace.head_weights(layer, head).into_owned()
 }
 
-/// One head's value-weighted attention: w_ij·‖v_j‖, rows renormalised. (T, T)
-pub fn value_weighted(trace: &Trace, layer: usize, head: usize) -> Vec<f32> {
+/// The length ‖v_j‖ of each value vector of one head. (T)
+fn value_norms(trace: &Trace, layer: usize, head: usize) -> Vec<f32> {
     let (t, dk) = (trace.dims.t, trace.dims.d_k);
     // (a slim trace holds the head's values with its maps)
     let v = match trace.try_head(layer, head) {
         Some(h) => h.v,
         None => &trace.layers[layer].v[head * t * dk..(head + 1) * t * dk],
     };
-    let weights = trace.head_weights(layer, head);
-    let norms: Vec<f32> = v
-        .chunks(dk)
+    v.chunks(dk)
         .map(|v| v.iter().map(|x| x * x).sum::<f32>().sqrt())
-        .collect();
-    let mut out = vec![0.0; t * t];
-    for i in 0..t {
-        let row = &mut out[i * t..(i + 1) * t];
-        for (j, r) in row.iter_mut().enumerate() {
-            *r = weights[i * t + j] * norms[j];
-        }
-        let sum: f32 = row.iter().sum();
-        if sum > 0.0 {
-            row.iter_mut().for_each(|r| *r /= sum);
-        }
+        .collect()
+}
+
+/// A row of weights made value-weighted in place: w_j·‖v_j‖, renormalised.
+fn weigh_by_values(row: &mut [f32], norms: &[f32]) {
+    for (r, n) in row.iter_mut().zip(norms) {
+        *r *= n;
+    }
+    let sum: f32 = row.iter().sum();
+    if sum > 0.0 {
+        row.iter_mut().for_each(|r| *r /= sum);
+    }
+}
+
+/// One head's value-weighted attention: w_ij·‖v_j‖, rows renormalised. (T, T)
+pub fn value_weighted(trace: &Trace, layer: usize, head: usize) -> Vec<f32> {
+    let t = trace.dims.t;
+    let norms = value_norms(trace, layer, head);
+    let mut out = trace.head_weights(layer, head).into_owned();
+    for row in out.chunks_mut(t.max(1)) {
+        weigh_by_values(row, &norms);
     }
     out
+}
+
+/// Row `q` of one head's matrix by `method` (raw or value-weighted: the rollout has no
+/// heads, and gives the raw row). Only that row's weights are computed when the trace kept
+/// no maps (`Trace::head_rows`). (T)
+pub fn head_row(
+    trace: &Trace,
+    layer: usize,
+    head: usize,
+    q: usize,
+    method: Method,
+) -> Result<Vec<f32>> {
+    let mut row = trace.head_rows(layer, head, q..q + 1)?.weights;
+    if method == Method::Value {
+        weigh_by_values(&mut row, &value_norms(trace, layer, head));
+    }
+    Ok(row)
+}
+
+/// Rows `rows` of `Â_l = ½ · (mean over heads of the weights) + ½ · I` into `a`, (rows, T).
+fn rollout_step(trace: &Trace, l: usize, rows: Range<usize>, a: &mut [f32]) -> Result<()> {
+    let (t, n_head) = (trace.dims.t, trace.dims.n_head);
+    a.fill(0.0);
+    for h in 0..n_head {
+        let w = match trace.try_head(l, h) {
+            Some(v) => Cow::Borrowed(&v.weights[rows.start * t..rows.end * t]),
+            None => Cow::Owned(trace.head_rows(l, h, rows.clone())?.weights),
+        };
+        for (x, w) in a.iter_mut().zip(w.iter()) {
+            *x += w / n_head as f32;
+        }
+    }
+    for (r, i) in rows.enumerate() {
+        for (j, x) in a[r * t..(r + 1) * t].iter_mut().enumerate() {
+            *x = 0.5 * *x + if i == j { 0.5 } else { 0.0 };
+        }
+    }
+    Ok(())
 }
 
 /// Attention rollout after every layer: `R_l` for l = 0 … L−1, each (T, T).
@@ -78,17 +128,9 @@ pub fn rollout(trace: &Trace) -> Vec<Vec<f32>> {
     let t = d.t;
     let mut out: Vec<Vec<f32>> = Vec::with_capacity(d.n_layer);
     for l in 0..d.n_layer {
-        // Â = ½ · mean over heads + ½ · I
         let mut a = vec![0.0f32; t * t];
-        for h in 0..d.n_head {
-            for (x, w) in a.iter_mut().zip(trace.head_weights(l, h).iter()) {
-                *x += w / d.n_head as f32;
-            }
-        }
-        for i in 0..t {
-            for j in 0..t {
-                a[i * t + j] = 0.5 * a[i * t + j] + if i == j { 0.5 } else { 0.0 };
-            }
+        if let Err(e) = rollout_step(trace, l, 0..t, &mut a) {
+            panic!("{e}");
         }
         let r = match out.last() {
             None => a,
@@ -120,27 +162,61 @@ pub fn rollout_rows(rollout: &[Vec<f32>], t: usize, q: usize) -> Vec<Vec<f32>> {
         .collect()
 }
 
+/// Row `q` of every layer's rollout without any layer's whole `R_l`: row q of `R_l` is
+/// `e_q · Â_l · Â_{l−1} ⋯ Â_0`, so going down from the last layer each layer's `Â` (only the
+/// rows that reach q: up to q with the causal mask) multiplies every row begun above it.
+/// Holds one layer's `Â` and L rows: O(T² + L·T), not rollout's L·T². (L, T)
+fn rollout_strip(trace: &Trace, q: usize) -> Result<Vec<Vec<f32>>> {
+    let (t, n_layer) = (trace.dims.t, trace.dims.n_layer);
+    let n = if trace.options.causal_mask { q + 1 } else { t };
+    let mut a = vec![0.0f32; n * t];
+    // rows[i]: the layer n_layer − 1 − i's
+    let mut rows: Vec<Vec<f32>> = Vec::with_capacity(n_layer);
+    for l in (0..n_layer).rev() {
+        rollout_step(trace, l, 0..n, &mut a)?;
+        let mut e = vec![0.0f32; t];
+        e[q] = 1.0;
+        rows.push(e);
+        for u in &mut rows {
+            let mut next = vec![0.0f32; t];
+            // (u is zero past n: with the mask, Â's row k reaches no key after k)
+            for (x, a_k) in u[..n].iter().zip(a.chunks_exact(t)) {
+                if *x != 0.0 {
+                    for (y, w) in next.iter_mut().zip(a_k) {
+                        *y += x * w;
+                    }
+                }
+            }
+            *u = next;
+        }
+    }
+    rows.reverse();
+    Ok(rows)
+}
+
 /// For the query `q`: how much each input token contributes after every layer, by `method`
-/// (for raw and value-weighted: the heads of each layer averaged), (L, T).
-pub fn strip(trace: &Trace, q: usize, method: Method) -> Vec<Vec<f32>> {
+/// (for raw and value-weighted: the heads of each layer averaged), (L, T). Computes only the
+/// rows it reads when the trace kept no maps: the query's row of each head, or for the
+/// rollout the rows that reach it, one layer at a time (`rollout_strip`).
+pub fn strip(trace: &Trace, q: usize, method: Method) -> Result<Vec<Vec<f32>>> {
     let d = trace.dims;
-    let t = d.t;
+    if q >= d.t {
+        return Err(Error::Options(format!(
+            "no query {q}: the text has {} positions",
+            d.t
+        )));
+    }
     match method {
-        Method::Rollout => rollout_rows(&rollout(trace), t, q),
+        Method::Rollout => rollout_strip(trace, q),
         Method::Raw | Method::Value => (0..d.n_layer)
             .map(|l| {
-                let mut row = vec![0.0f32; t];
+                let mut row = vec![0.0f32; d.t];
                 for h in 0..d.n_head {
-                    let m = if method == Method::Raw {
-                        raw(trace, l, h)
-                    } else {
-                        value_weighted(trace, l, h)
-                    };
-                    for (x, w) in row.iter_mut().zip(&m[q * t..(q + 1) * t]) {
+                    for (x, w) in row.iter_mut().zip(head_row(trace, l, h, q, method)?) {
                         *x += w / d.n_head as f32;
                     }
                 }
-                row
+                Ok(row)
             })
             .collect(),
     }
@@ -209,13 +285,63 @@ mod tests {
     fn the_strip_has_a_row_per_layer_that_sums_to_one() {
         let tr = trace();
         for m in Method::ALL {
-            let s = strip(&tr, 4, m);
+            let s = strip(&tr, 4, m).unwrap();
             assert_eq!(s.len(), tr.dims.n_layer);
             for row in &s {
                 assert_eq!(row.len(), tr.dims.t);
                 assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5, "{m:?}");
             }
             assert_eq!(Method::from_code(m.code()), Some(m));
+        }
+        assert!(strip(&tr, tr.dims.t, Method::Raw).is_err());
+    }
+
+    /// The strip's rollout, row by row down the layers, is every layer's whole rollout's row
+    /// (with the mask and without); its raw and value rows are each head's matrix's.
+    #[test]
+    fn the_strip_is_the_rows_of_the_whole_matrices() {
+        let model = random_model(&tiny_config(LnPlacement::Pre), 8, 1.5);
+        for causal_mask in [true, false] {
+            let opts = AttentionOptions {
+                causal_mask,
+                ..AttentionOptions::default()
+            };
+            let tr = forward(&model, &[2, 7, 1, 8, 2, 8, 1, 8], &opts).unwrap();
+            let (t, d) = (tr.dims.t, tr.dims);
+            let whole = rollout(&tr);
+            for q in 0..t {
+                let rows = strip(&tr, q, Method::Rollout).unwrap();
+                for (l, (a, b)) in rows.iter().zip(rollout_rows(&whole, t, q)).enumerate() {
+                    for (j, (x, y)) in a.iter().zip(&b).enumerate() {
+                        assert!(
+                            (x - y).abs() < 1e-6,
+                            "mask {causal_mask} q {q} L{l} key {j}: {x} vs {y}"
+                        );
+                    }
+                }
+                for (m, f) in [
+                    (Method::Raw, raw as fn(&Trace, usize, usize) -> Vec<f32>),
+                    (Method::Value, value_weighted),
+                ] {
+                    let s = strip(&tr, q, m).unwrap();
+                    assert_eq!(s.len(), d.n_layer);
+                    for (l, shown) in s.iter().enumerate() {
+                        let mut mean = vec![0.0f32; t];
+                        for h in 0..d.n_head {
+                            let row = head_row(&tr, l, h, q, m).unwrap();
+                            assert_eq!(
+                                row,
+                                f(&tr, l, h)[q * t..(q + 1) * t],
+                                "{m:?} L{l}H{h} q {q}"
+                            );
+                            for (x, w) in mean.iter_mut().zip(&row) {
+                                *x += w / d.n_head as f32;
+                            }
+                        }
+                        assert_eq!(*shown, mean);
+                    }
+                }
+            }
         }
     }
 }
