@@ -217,18 +217,11 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     // the page holds the selected head's maps only, and says so; the views that need every
     // head say why they show nothing
     await page.waitForSelector('#heads-slim');
-    for (const [sel, says] of [['#flow-strip', 'only the selected head']]) {
-      // (brought into view, where a view deferred off screen is drawn)
-      await page.waitForFunction(
-        ([sel, says]) => {
-          const el = document.querySelector(sel);
-          el?.scrollIntoView({ block: 'center' });
-          return el?.textContent.includes(says);
-        },
-        [sel, says],
-        { timeout: 30_000, polling: 200 },
-      );
-    }
+    // the flow strip reads every head: the worker computes it from its run, a few rows at a
+    // time; the last token's raw attention and its rollout, each layer's strongest key the CLI's
+    await assertFlowIsCli(page, long, 'raw', '1,050 tokens, CPU worker');
+    await assertFlowIsCli(page, long, 'rollout', '1,050 tokens, CPU worker');
+    await page.locator('#flow-raw').check();
     // the logit lens of the last token: its rows stay in the worker, which is asked for the
     // position; every stage the CLI's (`attnlab lens`, native: probabilities within 1e-4)
     await assertLensMatchesCli(page, long, 1e-4, GGUF);
@@ -491,6 +484,8 @@ describe('SmolLM2 on WebGPU (chosen)', { skip: !fs.existsSync(GGUF) && `${GGUF} 
     }
     // every head pooled on the GPU (attn_pool): L18H6's thumbnail and roles the CLI's
     await assertThumbnailIsCli(page, long, 'pasted, WebGPU');
+    // the flow strip of a GPU result: the CPU worker runs the text and computes it
+    await assertFlowIsCli(page, long, 'value', 'WebGPU result');
     await page.locator('#heads-h').scrollIntoViewIfNeeded();
     await page.locator('.heads-card').screenshot({ path: path.join(ARTIFACTS, 'smollm2-long-heads-webgpu.png') });
     // a token typed at the end: incremental on the GPU, one new row pooled per head
@@ -503,6 +498,40 @@ describe('SmolLM2 on WebGPU (chosen)', { skip: !fs.existsSync(GGUF) && `${GGUF} 
     await assertTypedRowsAreCli(page, `${long} The`, typed.tokens, strongest, 'typed, WebGPU');
   });
 });
+
+/** The flow strip shown for `method` (its radio checked) equals `attnlab flow` on `text`
+ * for the query token shown: each layer's strongest key on the page (`data-top`, "key:share") has
+ * the CLI's share there, and no key of the CLI's row is stronger by more than the tolerance. */
+async function assertFlowIsCli(page, text, method, label) {
+  const asked = Date.now();
+  await page.locator(`#flow-${method}`).check();
+  // (the mouse off the tokens: hovering one makes it the query)
+  await page.mouse.move(0, 0);
+  const shown = await page.waitForFunction(
+    (m) => {
+      const el = document.querySelector('#flow-strip');
+      el?.scrollIntoView({ block: 'center' });
+      // (the strip of this text: a view off screen shows the result before until it catches up)
+      const now = el?.dataset.t === String(window.__attnlab.painted.tokens) && !window.__attnlab.stale;
+      return now && el.dataset.method === m && el.dataset.top && { query: el.dataset.query, top: el.dataset.top };
+    },
+    method,
+    { timeout: 180_000, polling: 250 },
+  );
+  const { query, top: topText } = await shown.jsonValue();
+  const onPage = Date.now() - asked;
+  const top = topText.split(' ').map((p) => p.split(':').map(Number));
+  const cliAt = Date.now();
+  const cli = JSON.parse(execFileSync(CLI, ['--model', GGUF, 'flow', text, '--method', method, '--query', query], { encoding: 'utf8', maxBuffer: 1 << 30 }));
+  console.log(`${label}: the ${method} flow strip shown after ${onPage} ms; the CLI's (debug build) took ${Date.now() - cliAt} ms`);
+  assert.equal(top.length, cli.layers.length, `${label}: a row per layer`);
+  const tol = 1e-4;
+  cli.layers.forEach((row, l) => {
+    const [j, x] = top[l];
+    assert.ok(Math.abs(row[j] - x) <= tol, `${label}, ${method}, query ${query}, L${l} key ${j}: page ${x}, CLI ${row[j]}`);
+    assert.ok(Math.max(...row) - x <= tol, `${label}, ${method}, L${l}: the CLI's strongest is ${Math.max(...row)}, the page's ${x}`);
+  });
+}
 
 /** After a token typed at the end of a long text, the selected L18H6's cells that its maps
  * grown from the result before hold — the new last row (key 0 and its strongest) and a row

@@ -10,7 +10,7 @@ use yew::prelude::*;
 
 use crate::display::Solo;
 use crate::dom;
-use crate::engine::{LensOf, Preference};
+use crate::engine::{FlowOf, LensOf, Preference};
 use crate::i18n::Lang;
 use crate::state::{Action, InterventionAction as IA, ModelAction, State, ViewAction as VA};
 use crate::use_engine::EngineHandle;
@@ -110,6 +110,8 @@ pub struct PageCallbacks {
     pub on_append: Rc<Callback<u32>>,
     /// a logit lens asked for: (result, position, residual rows)
     pub on_lens: Rc<Callback<(u64, usize, LensOf)>>,
+    /// a slim result's attention-flow strip asked for: (result, what)
+    pub on_flow: Rc<Callback<(u64, FlowOf)>>,
     /// the whole trace asked for (an export)
     pub on_full: Rc<FullTrace>,
     /// "present": the view on screen, full-screen
@@ -158,6 +160,10 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         move |_| {
             Callback::from(move |(of, pos, rows): (u64, usize, LensOf)| engine.lens(of, pos, rows))
         }
+    });
+    let on_flow = use_memo((), {
+        let engine = engine.clone();
+        move |_| Callback::from(move |(of, ask): (u64, FlowOf)| engine.flow(of, ask))
     });
     let on_full = use_memo((), {
         let engine = engine.clone();
@@ -234,6 +240,7 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         initial_b,
         on_append,
         on_lens,
+        on_flow,
         on_full,
         on_present,
         on_files,

@@ -1,8 +1,8 @@
 //! The page's request queue: one forward at a time, the newest request next, older results
 //! dropped; a request may continue itself (a generation's next step, `Run::then`) while no
 //! newer one came, and may be withdrawn (the result on screen already answers the newest
-//! request); follow-up jobs (the logit lens of the result on screen) run when no request
-//! waits and only while no newer request came; background jobs (the head-role probe) run
+//! request); follow-up jobs (the logit lens or the flow strip of the result on screen) run
+//! when no request waits and only while no newer request came, the newest of each kind; background jobs (the head-role probe) run
 //! last and are always reported. What runs a request (and where, and what happens when a
 //! backend fails) is the engine's business (`crate::engine`); this file only orders and drops.
 
@@ -25,6 +25,12 @@ pub trait Run {
     fn then(&self, _job: &Self::Job, _output: &Self::Output) -> Option<Self::Job> {
         None
     }
+    /// Whether two follow-up jobs are of one kind, so that the newer replaces the older while
+    /// it waits (the lens at another position); jobs of other kinds wait side by side (the
+    /// lens and the flow strip each get their answer).
+    fn same_kind(&self, _a: &Self::Job, _b: &Self::Job) -> bool {
+        true
+    }
 }
 
 pub struct Runner<E: Run> {
@@ -33,8 +39,9 @@ pub struct Runner<E: Run> {
     numbered: Cell<u64>,
     latest: Cell<u64>,
     pending: RefCell<Option<(u64, E::Job)>>,
-    /// A follow-up job and the request whose result it is about.
-    follow_up: RefCell<Option<(u64, E::Job, u64)>>,
+    /// The follow-up jobs waiting, each with the request whose result it is about; one of
+    /// each kind (`Run::same_kind`), oldest first.
+    follow_up: RefCell<VecDeque<(u64, E::Job, u64)>>,
     background: RefCell<VecDeque<(u64, E::Job)>>,
     busy: Cell<bool>,
     /// Set when another model replaced this runner's: its results are no longer reported.
@@ -55,7 +62,7 @@ impl<E: Run + 'static> Runner<E> {
             numbered: Cell::new(after),
             latest: Cell::new(0),
             pending: RefCell::new(None),
-            follow_up: RefCell::new(None),
+            follow_up: RefCell::new(VecDeque::new()),
             background: RefCell::new(VecDeque::new()),
             busy: Cell::new(false),
             retired: Cell::new(false),
@@ -71,7 +78,7 @@ impl<E: Run + 'static> Runner<E> {
     pub fn retire(&self) {
         self.retired.set(true);
         self.pending.borrow_mut().take();
-        self.follow_up.borrow_mut().take();
+        self.follow_up.borrow_mut().clear();
         self.background.borrow_mut().clear();
     }
 
@@ -100,15 +107,20 @@ impl<E: Run + 'static> Runner<E> {
     pub fn withdraw(&self) {
         self.latest.set(self.next_generation());
         self.pending.borrow_mut().take();
-        self.follow_up.borrow_mut().take();
+        self.follow_up.borrow_mut().clear();
     }
 
-    /// Queues a job about the result of request `about` (replacing a queued follow-up): it
-    /// runs once no request waits, never in place of one, and only while `about` is still the
-    /// newest request — a newer text makes it stale, and a stale one is not even run.
+    /// Queues a job about the result of request `about` (replacing a queued follow-up of its
+    /// kind): it runs once no request waits, never in place of one, and only while `about`
+    /// is still the newest request — a newer text makes it stale, and a stale one is not
+    /// even run.
     pub fn submit_follow_up(self: &Rc<Self>, job: E::Job, about: u64) -> (u64, Option<Drain>) {
         let generation = self.next_generation();
-        *self.follow_up.borrow_mut() = Some((generation, job, about));
+        {
+            let mut waiting = self.follow_up.borrow_mut();
+            waiting.retain(|(_, j, _)| !self.engine.same_kind(j, &job));
+            waiting.push_back((generation, job, about));
+        }
         self.start(generation)
     }
 
@@ -137,10 +149,10 @@ impl<E: Run + 'static> Runner<E> {
                 .take()
                 .map(|(g, j)| (g, j, Some(g)));
             let next = next.or_else(|| {
-                let f = self.follow_up.borrow_mut().take();
-                // one about an older result is dropped unrun
-                f.filter(|&(_, _, about)| about == self.latest.get())
-                    .map(|(g, j, about)| (g, j, Some(about)))
+                let mut waiting = self.follow_up.borrow_mut();
+                // those about an older result are dropped unrun
+                waiting.retain(|&(_, _, about)| about == self.latest.get());
+                waiting.pop_front().map(|(g, j, about)| (g, j, Some(about)))
             });
             let next = next.or_else(|| {
                 let b = self.background.borrow_mut().pop_front();
@@ -218,6 +230,10 @@ mod tests {
             }
             .await;
             job
+        }
+        /// "lens …" and "flow …" are two kinds.
+        fn same_kind(&self, a: &&'static str, b: &&'static str) -> bool {
+            a.split(' ').next() == b.split(' ').next()
         }
         fn dropped(&self, out: &'static str) {
             self.dropped.borrow_mut().push(out);
@@ -376,6 +392,21 @@ mod tests {
         let reported: Vec<&str> = shown.borrow().iter().map(|x| x.1).collect();
         assert_eq!(reported, ["b", "lens of b", "c", "lens 2 of c"]);
         assert_eq!(r.engine().dropped.borrow().last(), Some(&"lens 2 of b"));
+        // follow-ups of two kinds asked while a request runs: each runs, the newest of its
+        // kind, oldest kind first
+        let (gd, drain) = r.submit("d");
+        let mut drain = drain.unwrap();
+        r.submit_follow_up("lens 1 of d", gd);
+        r.submit_follow_up("flow 1 of d", gd);
+        r.submit_follow_up("lens 2 of d", gd);
+        r.engine().open.set(3);
+        assert!(poll(&mut drain));
+        assert_eq!(
+            &r.engine().ran.borrow()[6..],
+            ["d", "flow 1 of d", "lens 2 of d"]
+        );
+        let reported: Vec<&str> = shown.borrow().iter().map(|x| x.1).collect();
+        assert_eq!(&reported[4..], ["d", "flow 1 of d", "lens 2 of d"]);
     }
 
     #[test]

@@ -18,8 +18,8 @@ use crate::engine::gpu::Gpu;
 use crate::engine::page::{Job, Outcome, PageEngine, Sizes, Views};
 use crate::engine::protocol::{Files, Format};
 use crate::engine::worker_client::{js_bytes, CpuWorker};
-use crate::engine::LensOf;
 use crate::engine::{CpuWhy, Engine, Preference};
+use crate::engine::{FlowOf, LensOf};
 use crate::kept::KeepFile;
 use crate::loader::{self, ModelBytes, Own, OwnLoad, Prepared, Served};
 use crate::runner::Runner;
@@ -97,6 +97,16 @@ impl EngineHandle {
     pub fn lens(&self, of: u64, position: usize, rows: LensOf) {
         if let Some(r) = self.current() {
             if let (_, Some(d)) = r.submit_follow_up(Job::Lens { of, position, rows }, of) {
+                wasm_bindgen_futures::spawn_local(d);
+            }
+        }
+    }
+
+    /// Asks the CPU worker for the attention-flow strip of the slim result `of`; it arrives
+    /// as `Action::Flow`, unless a newer text was asked for meanwhile.
+    pub fn flow(&self, of: u64, ask: FlowOf) {
+        if let Some(r) = self.current() {
+            if let (_, Some(d)) = r.submit_follow_up(Job::Flow { of, ask }, of) {
                 wasm_bindgen_futures::spawn_local(d);
             }
         }
@@ -208,6 +218,7 @@ impl EngineHandle {
                     Outcome::ContextFull(nonce) => Action::ContextFull(nonce),
                     Outcome::Probe(p) => Action::Probe(p.map(Rc::new)),
                     Outcome::Lens(l) => Action::Lens(Rc::new(l)),
+                    Outcome::Flow(f) => Action::Flow(Rc::new(f)),
                     // the job handed its result over itself
                     Outcome::Delivered => return,
                 })

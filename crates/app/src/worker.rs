@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 
 use attnlab_model::inspect::Traced;
-use attnlab_model::{lens, roles, AttentionOptions, Earlier, Keep, Model, Pooled, Trace};
+use attnlab_model::{flow, lens, roles, AttentionOptions, Earlier, Keep, Model, Pooled, Trace};
 use js_sys::{ArrayBuffer, Float32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -15,7 +15,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 use crate::dom::now;
 use crate::engine::protocol::{self, Files, Format, Reply, Request};
 use crate::engine::wire::{self, Header};
-use crate::engine::LensOf;
+use crate::engine::{FlowOf, LensOf};
 
 #[derive(Default)]
 struct State {
@@ -166,12 +166,53 @@ fn run(
     })
 }
 
+/// The worker's run of `ids` with `opts` (its residual rows, queries and keys at least): the
+/// cached one, or — when it holds another — run again now (`Keep::Streams`), in its place.
+fn run_of<'s>(
+    state: &'s mut State,
+    ids: &[u32],
+    opts: &AttentionOptions,
+) -> Result<&'s Trace, String> {
+    let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
+    let cached = state
+        .prev
+        .as_ref()
+        .is_some_and(|p| p.tokens == ids && p.options == *opts && lens::has_rows(p));
+    if !cached {
+        // the cache becomes another run's: the maps sent last are no longer of it
+        state.slim_prev = None;
+        let prev = state.prev.take().map(|t| Earlier::Owned(Box::new(t)));
+        let (trace, _) = model
+            .trace_watched(prev, ids, opts, Keep::Streams, &mut |_| {})
+            .map_err(|e| e.to_string())?;
+        state.prev = Some(trace);
+    }
+    state
+        .prev
+        .as_ref()
+        .ok_or_else(|| "the CPU worker kept no run".into())
+}
+
+/// The attention-flow strip of a slim result (`FlowOf`), from the worker's run of its text:
+/// the query's row of every head, or the rollout's rows one layer at a time
+/// (`flow::strip`), as one transferred array (layers × T).
+fn flow(state: &mut State, id: u32, of: FlowOf) -> Result<Reply, String> {
+    let started = now();
+    let trace = run_of(state, &of.ids, &of.opts)?;
+    let rows = flow::strip(trace, of.query, of.method).map_err(|e| e.to_string())?;
+    let data = Float32Array::from(&rows.concat()[..]);
+    Ok(Reply::Flow {
+        id,
+        data,
+        worker_ms: now() - started,
+    })
+}
+
 /// The logit lens's heavy part for the page: the rows it sent — or, for a slim result, the
 /// worker's own cached rows at a position (the text run again first when the cache holds
 /// another) — through the model's final norm and output head (`Traced::head_probs`), as one
 /// transferred array.
 fn lens(state: &mut State, id: u32, of: LensOf) -> Result<Reply, String> {
-    let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
     let started = now();
     let err = |e: attnlab_model::Error| e.to_string();
     let rows = match of {
@@ -180,24 +221,9 @@ fn lens(state: &mut State, id: u32, of: LensOf) -> Result<Reply, String> {
             ids,
             opts,
             position,
-        } => {
-            let cached = state
-                .prev
-                .as_ref()
-                .is_some_and(|p| p.tokens == ids && p.options == opts && lens::has_rows(p));
-            if !cached {
-                // the cache becomes another run's: the maps sent last are no longer of it
-                state.slim_prev = None;
-                let prev = state.prev.take().map(|t| Earlier::Owned(Box::new(t)));
-                let (trace, _) = model
-                    .trace_watched(prev, &ids, &opts, Keep::Streams, &mut |_| {})
-                    .map_err(err)?;
-                state.prev = Some(trace);
-            }
-            let trace = state.prev.as_ref().ok_or("the CPU worker kept no run")?;
-            lens::stage_rows(trace, position).map_err(err)?
-        }
+        } => lens::stage_rows(run_of(state, &ids, &opts)?, position).map_err(err)?,
     };
+    let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
     let probs = model.head_probs(&rows).map_err(err)?;
     let worker_ms = now() - started;
     let data = Float32Array::new_with_length(probs.len() as u32);
@@ -301,6 +327,9 @@ fn answer(state: &mut State, request: Request) -> Reply {
             .unwrap_or_else(failed(id)),
         Request::Lens { id, model, of } => holds(state, model)
             .and_then(|()| lens(state, id, of))
+            .unwrap_or_else(failed(id)),
+        Request::Flow { id, model, of } => holds(state, model)
+            .and_then(|()| flow(state, id, of))
             .unwrap_or_else(failed(id)),
         Request::Probe {
             id,

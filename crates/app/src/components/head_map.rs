@@ -463,11 +463,10 @@ pub fn HeadMap(props: &Props) -> Html {
                         Method::Value => Key::FlowValue,
                         Method::Rollout => Key::FlowRollout,
                     };
-                    let off = m == Method::Rollout && !props.sel.trace.every_head();
                     html! {
                         <label>
                             <input type="radio" name="flow" id={format!("flow-{}", m.code())} checked={props.flow == m}
-                                disabled={off} onchange={Callback::from(move |_| cb.emit(m))} />
+                                onchange={Callback::from(move |_| cb.emit(m))} />
                             { key.text(lang) }
                         </label>
                     }
@@ -476,7 +475,7 @@ pub fn HeadMap(props: &Props) -> Html {
             if props.flow != Method::Raw {
                 <p class="help" id="flow-note">{ match props.flow {
                     Method::Value => Key::FlowValueNote.text(lang),
-                    _ if !props.sel.trace.every_head() => Key::NeedsEveryHead.text(lang),
+                    _ if !props.sel.trace.every_head() => Key::RolloutInStrip.text(lang),
                     _ => Key::FlowRolloutNote.text(lang),
                 } }</p>
             }

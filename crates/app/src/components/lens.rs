@@ -56,7 +56,7 @@ pub fn LogitLens(props: &Props) -> Html {
     let current = props
         .lens
         .as_ref()
-        .filter(|l| l.of == props.generation && l.position == pos)
+        .filter(|l| l.of == props.generation && l.at == pos)
         .cloned();
     // ask once per (result, position) that has no lens yet, once the card is near the screen
     {
@@ -95,7 +95,7 @@ pub fn LogitLens(props: &Props) -> Html {
     };
     let vocab = props.vocab.clone();
     let piece = move |id: u32| vocab.get(id as usize).to_string();
-    let body = match current.as_ref().map(|l| &l.probs) {
+    let body = match current.as_ref().map(|l| &l.values) {
         None => {
             html! { <p class="help" role="status" id="lens-status">{ Key::LensComputing.text(lang) }</p> }
         }

@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 
+use attnlab_model::flow::Method;
 use attnlab_model::roles::{Probe, Scores};
 use attnlab_model::{AttentionOptions, Trace};
 
@@ -119,6 +120,18 @@ pub enum LensOf {
     },
 }
 
+/// The attention-flow strip of a slim result (`attnlab_model::flow::strip`: one row per
+/// layer, one column per token), which needs every head's maps: the CPU worker computes it
+/// from its own run of `ids` with `opts` (run again first when it has run another text
+/// since), a few rows at a time, never holding every map.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowOf {
+    pub ids: Vec<u32>,
+    pub opts: AttentionOptions,
+    pub query: usize,
+    pub method: Method,
+}
+
 /// A backend that runs the model: the GPU engine or the CPU worker.
 pub trait Compute {
     fn forward(
@@ -146,6 +159,8 @@ pub trait CpuCompute: Compute {
     /// The logit lens's rows (given, or the worker's own at a position: `LensOf`) through the
     /// model's final norm and output head: every stage's next-token distribution, (stages × V).
     fn lens(&self, of: &LensOf) -> impl Future<Output = Result<Vec<f32>, ComputeError>>;
+    /// The attention-flow strip of a slim result, (layers × T) (`FlowOf`).
+    fn flow(&self, of: &FlowOf) -> impl Future<Output = Result<Vec<f32>, ComputeError>>;
     /// The head-role probe's induction and duplicate-token scores of every head: `ids` (`half`
     /// ids said twice) run with the default options, leaving the text's cache as it was.
     fn probe(
@@ -417,6 +432,14 @@ impl<G: Compute, C: CpuCompute> Engine<G, C> {
         let mut notes = Vec::new();
         let probs = self.on_cpu(&mut notes, |cpu| cpu.lens(of)).await?;
         Ok((probs, notes))
+    }
+
+    /// The attention-flow strip of a slim result from the CPU worker (`FlowOf`), and what to
+    /// say (a worker restart).
+    pub async fn flow(&self, of: &FlowOf) -> Result<(Vec<f32>, Vec<Note>), String> {
+        let mut notes = Vec::new();
+        let rows = self.on_cpu(&mut notes, |cpu| cpu.flow(of)).await?;
+        Ok((rows, notes))
     }
 
     /// Runs `f` on the CPU worker; a crash restarts the worker and runs `f` once more.

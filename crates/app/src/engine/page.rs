@@ -11,10 +11,12 @@ use yew::prelude::*;
 
 use super::gpu::Gpu;
 use super::worker_client::CpuWorker;
-use super::{Engine, LensOf, Note};
+use super::{Engine, FlowOf, LensOf, Note};
 use crate::dom::{self};
 use crate::runner::Run;
-use crate::state::{GenAsk, GenEnd, Generated, LensResult, ProbeResult, Request, Shown, Side};
+use crate::state::{
+    Asked, FlowResult, GenAsk, GenEnd, Generated, LensResult, ProbeResult, Request, Shown, Side,
+};
 
 /// The most bytes of attention maps a result brings to the page (every head's four stages):
 /// past it, or past `Sizes::whole_budget`, the result is slim — only the heads the views
@@ -100,6 +102,8 @@ pub enum Job {
         position: usize,
         rows: LensOf,
     },
+    /// The attention-flow strip of the slim result `of` (a follow-up job).
+    Flow { of: u64, ask: FlowOf },
 }
 
 pub enum Outcome {
@@ -110,6 +114,7 @@ pub enum Outcome {
     ContextFull(u64),
     Probe(Result<ProbeResult, String>),
     Lens(LensResult),
+    Flow(FlowResult),
     /// Handed over by the job itself (the whole trace of an export).
     Delivered,
 }
@@ -361,6 +366,22 @@ impl PageEngine {
         Ok(Rc::new(probs))
     }
 
+    /// The flow strip from the worker, checked to be (layers × T) of the text asked.
+    async fn run_flow(&self, ask: &FlowOf) -> Result<Rc<Vec<f32>>, String> {
+        let (rows, notes) = self.engine.flow(ask).await?;
+        self.carried.borrow_mut().extend(notes);
+        let want = self.sizes.dims.n_layer * ask.ids.len();
+        if rows.len() != want {
+            return Err(format!(
+                "the attention flow has {} values; {} layers × {} tokens are {want}",
+                rows.len(),
+                self.sizes.dims.n_layer,
+                ask.ids.len()
+            ));
+        }
+        Ok(Rc::new(rows))
+    }
+
     async fn run_probe(&self, probe: &Probe) -> Result<ProbeResult, String> {
         if probe.half == 0 {
             return Err(probe.clamped.clone().unwrap_or_default());
@@ -418,12 +439,23 @@ impl Run for PageEngine {
                 done.emit(self.engine.full(ids, opts).await);
                 Outcome::Delivered
             }
-            Job::Lens { of, position, rows } => Outcome::Lens(LensResult {
+            Job::Lens { of, position, rows } => Outcome::Lens(Asked {
                 of: *of,
-                position: *position,
-                probs: self.run_lens(rows).await,
+                at: *position,
+                values: self.run_lens(rows).await,
+            }),
+            Job::Flow { of, ask } => Outcome::Flow(Asked {
+                of: *of,
+                at: (ask.query, ask.method),
+                values: self.run_flow(ask).await,
             }),
         }
+    }
+
+    /// A follow-up replaces a waiting one of its kind only: the lens the lens, the flow strip
+    /// the flow strip.
+    fn same_kind(&self, a: &Job, b: &Job) -> bool {
+        std::mem::discriminant(a) == std::mem::discriminant(b)
     }
 
     /// A generation's step that did not end is followed by the next: its token chosen from

@@ -4,6 +4,7 @@
 //! here and nowhere else in Rust. A trace's numbers travel as `engine::wire` lays them out.
 //! `web/bench-peer/bench-peer.mjs` drives the worker from JavaScript with the same objects.
 
+use attnlab_model::flow::Method;
 use attnlab_model::gguf::{Gguf, TensorBytes, TensorInfo};
 use attnlab_model::llama::LlamaModel;
 use attnlab_model::roles::{Role, Scores};
@@ -12,7 +13,7 @@ use js_sys::{Array, ArrayBuffer, Float32Array, Object, Uint32Array, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::wire::Header;
-use super::LensOf;
+use super::{FlowOf, LensOf};
 use crate::dom::{self, get};
 
 /// How the worker reads a model's files.
@@ -141,6 +142,8 @@ pub enum Request {
     /// The logit lens's heavy part: the rows (given, or the worker's at a position) through
     /// the final norm and the output head.
     Lens { id: u32, model: u32, of: LensOf },
+    /// The attention-flow strip of the worker's run of a text (`FlowOf`).
+    Flow { id: u32, model: u32, of: FlowOf },
     /// The head-role probe (`roles::Probe`): `half` ids said twice, run with the default
     /// options; the reply is every head's induction and duplicate-token scores.
     Probe {
@@ -174,6 +177,12 @@ pub enum Reply {
     Progress { id: u32, layers_done: u32 },
     /// The lens's next-token distributions, every stage's, one after another.
     Lens {
+        id: u32,
+        data: Float32Array,
+        worker_ms: f64,
+    },
+    /// The attention-flow strip: per layer, each token's contribution to the query.
+    Flow {
         id: u32,
         data: Float32Array,
         worker_ms: f64,
@@ -229,6 +238,8 @@ const SPARE: &str = "spare";
 const ROWS: &str = "rows";
 const POSITION: &str = "position";
 const HALF: &str = "half";
+const QUERY: &str = "query";
+const METHOD: &str = "method";
 const SLIM: &str = "slim";
 const HEADER: &str = "header";
 const DATA: &str = "data";
@@ -241,6 +252,7 @@ const LOAD: &str = "load";
 const FORWARD: &str = "forward";
 const BASELINE: &str = "baseline";
 const LENS: &str = "lens";
+const FLOW: &str = "flow";
 const PROBE: &str = "probe";
 const CRASH: &str = "crash";
 const LOADED: &str = "loaded";
@@ -392,6 +404,22 @@ impl Request {
                 all.extend(fields);
                 object(&all)
             }
+            Request::Flow { id, model, of } => object(&[
+                (KIND, Some(FLOW.into())),
+                (ID, Some((*id).into())),
+                (MODEL, Some((*model).into())),
+                (IDS, Some(Uint32Array::from(&of.ids[..]).into())),
+                (
+                    OPTS,
+                    Some(
+                        serde_json::to_string(&of.opts)
+                            .map_err(|e| e.to_string())?
+                            .into(),
+                    ),
+                ),
+                (QUERY, Some((of.query as u32).into())),
+                (METHOD, Some(of.method.code().into())),
+            ]),
             Request::Probe {
                 id,
                 model,
@@ -468,6 +496,24 @@ impl Request {
                     }
                 },
             },
+            FLOW => Request::Flow {
+                id: id.unwrap_or(0),
+                model,
+                of: FlowOf {
+                    ids: typed::<Uint32Array>(msg, IDS, "token ids")
+                        .map_err(fail)?
+                        .to_vec(),
+                    opts: serde_json::from_str(&get(msg, OPTS).as_string().unwrap_or_default())
+                        .map_err(|e| fail(format!("options: {e}")))?,
+                    query: number(msg, QUERY)
+                        .ok_or_else(|| fail("a flow without its query".into()))?
+                        as usize,
+                    method: get(msg, METHOD)
+                        .as_string()
+                        .and_then(|m| Method::from_code(&m))
+                        .ok_or_else(|| fail("a flow without a method it knows".into()))?,
+                },
+            },
             PROBE => Request::Probe {
                 id: id.unwrap_or(0),
                 model,
@@ -532,16 +578,21 @@ impl Reply {
                 data,
                 worker_ms,
             }
+            | Reply::Flow {
+                id,
+                data,
+                worker_ms,
+            }
             | Reply::Probe {
                 id,
                 data,
                 worker_ms,
             } => {
                 transfer.push(&data.buffer());
-                let kind = if matches!(self, Reply::Lens { .. }) {
-                    LENS
-                } else {
-                    PROBE
+                let kind = match self {
+                    Reply::Lens { .. } => LENS,
+                    Reply::Flow { .. } => FLOW,
+                    _ => PROBE,
                 };
                 object(&[
                     (KIND, Some(kind.into())),
@@ -590,6 +641,11 @@ impl Reply {
             (LENS, _) => Reply::Lens {
                 id: id.ok_or("a lens without its request's id")?,
                 data: typed(msg, DATA, "lens")?,
+                worker_ms: get(msg, WORKER_MS).as_f64().unwrap_or(f64::NAN),
+            },
+            (FLOW, _) => Reply::Flow {
+                id: id.ok_or("an attention flow without its request's id")?,
+                data: typed(msg, DATA, "attention flow")?,
                 worker_ms: get(msg, WORKER_MS).as_f64().unwrap_or(f64::NAN),
             },
             (PROBE, _) => Reply::Probe {

@@ -104,6 +104,12 @@ impl CpuCompute for Fake {
         };
         attnlab_model::lens::head_probs(&self.model, &rows).map_err(err)
     }
+    async fn flow(&self, of: &FlowOf) -> Result<Vec<f32>, ComputeError> {
+        let c = self.forward(&of.ids, &of.opts, None).await?;
+        attnlab_model::flow::strip(&c.trace, of.query, of.method)
+            .map(|rows| rows.concat())
+            .map_err(|e| ComputeError::Input(e.to_string()))
+    }
     async fn probe(&self, ids: &[u32], half: usize) -> Result<Vec<Scores>, ComputeError> {
         let c = self
             .forward(ids, &AttentionOptions::default(), None)
@@ -253,6 +259,44 @@ fn the_lens_of_a_gpu_trace_runs_on_the_cpu_worker_and_survives_a_crash() {
     assert!(ready(e.lens(&LensOf::Rows(rows[1..].to_vec())))
         .unwrap_err()
         .contains("not rows of"));
+}
+
+#[test]
+fn a_slim_results_flow_runs_on_the_cpu_worker_and_survives_a_crash() {
+    use attnlab_model::flow::{self, Method};
+    let e = Engine::new(
+        gpu(vec![], false),
+        Fake::new([Err(ComputeError::Crashed("worker panicked".into()))]),
+        Preference::WebGpu,
+    );
+    let r = run(&e, &[1, 2, 3, 1]).unwrap();
+    assert!(r.ran_on_gpu);
+    let mut notes = Vec::new();
+    for method in Method::ALL {
+        let ask = FlowOf {
+            ids: vec![1, 2, 3, 1],
+            opts: AttentionOptions::default(),
+            query: 3,
+            method,
+        };
+        let (rows, said) = ready(e.flow(&ask)).unwrap();
+        notes.extend(said);
+        assert_eq!(rows, flow::strip(&r.trace, 3, method).unwrap().concat());
+    }
+    assert_eq!(notes, vec![Note::WorkerRestarted("worker panicked".into())]);
+    assert_eq!(e.cpu().restarts.get(), 1);
+    assert_eq!(
+        e.gpu().unwrap().compute.calls.get(),
+        1,
+        "the GPU ran only the forward"
+    );
+    let past = FlowOf {
+        ids: vec![1, 2],
+        opts: AttentionOptions::default(),
+        query: 2,
+        method: Method::Raw,
+    };
+    assert!(ready(e.flow(&past)).unwrap_err().contains("no query 2"));
 }
 
 #[test]

@@ -17,7 +17,7 @@ use web_sys::{ErrorEvent, MessageEvent, Worker};
 
 use super::protocol::{self, Files, Reply, Request};
 use super::wire;
-use super::{Compute, ComputeError, Computed, CpuCompute, LensOf, Slim};
+use super::{Compute, ComputeError, Computed, CpuCompute, FlowOf, LensOf, Slim};
 use crate::dom::{js_err, now};
 
 /// The worker's script (web/cpu-worker.js, beside index.html; it loads the
@@ -156,7 +156,10 @@ impl Inner {
                 }
                 return;
             }
-            Reply::Trace { id, .. } | Reply::Lens { id, .. } | Reply::Probe { id, .. } => Some(*id),
+            Reply::Trace { id, .. }
+            | Reply::Lens { id, .. }
+            | Reply::Flow { id, .. }
+            | Reply::Probe { id, .. } => Some(*id),
             Reply::Error { id, .. } => *id,
         };
         // an answer to no waiting request is dropped
@@ -462,6 +465,21 @@ impl CpuCompute for CpuWorker {
         match self.ask(id, request).await? {
             Reply::Lens { data, .. } => Ok(data.to_vec()),
             _ => Err(ComputeError::Input("the CPU worker sent no lens".into())),
+        }
+    }
+
+    async fn flow(&self, of: &FlowOf) -> Result<Vec<f32>, ComputeError> {
+        let id = self.next_id();
+        let request = Request::Flow {
+            id,
+            model: self.model,
+            of: of.clone(),
+        };
+        match self.ask(id, request).await? {
+            Reply::Flow { data, .. } => Ok(data.to_vec()),
+            _ => Err(ComputeError::Input(
+                "the CPU worker sent no attention flow".into(),
+            )),
         }
     }
 

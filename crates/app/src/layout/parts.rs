@@ -146,7 +146,8 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                     }
                     if shows(Solo::Flow) {
                     <Deferred generation={s.generation}>
-                        <FlowStrip {lang} trace={trace.clone()} labels={labels.clone()} query={q} method={v.flow} />
+                        <FlowStrip {lang} trace={trace.clone()} generation={s.generation} labels={labels.clone()}
+                            query={q} method={v.flow} asked={state.results.flow.clone()} on_need={(*pc.on_flow).clone()} />
                     </Deferred>
                     }
                     if shows(Solo::Roles) {

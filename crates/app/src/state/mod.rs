@@ -33,7 +33,7 @@ pub use model::{Arch, LlamaAttn, Load, ModelAction, ModelInfo, ModelSource, Mode
 pub use request::{
     plan, GenAsk, GenEnd, GenRun, GenSettings, GenStatus, Generated, Plan, Request, GEN_MAX_STEPS,
 };
-pub use results::{LensResult, ProbeResult, Results, Shown, Side};
+pub use results::{Asked, FlowResult, LensResult, ProbeResult, Results, Shown, Side};
 pub use view::{Pin, View, ViewAction};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -378,6 +378,8 @@ pub enum Action {
     Probe(Result<Rc<ProbeResult>, String>),
     /// A logit lens arrived.
     Lens(Rc<LensResult>),
+    /// An attention-flow strip arrived.
+    Flow(Rc<FlowResult>),
 }
 
 impl Reducible for State {
@@ -431,9 +433,13 @@ impl Reducible for State {
             }
             Action::Probe(p) => s.results.probe = Some(p),
             Action::Lens(l) => {
-                let of_shown = s.results.shown.as_ref().map(|x| x.generation) == Some(l.of);
-                if of_shown {
+                if s.results.is_shown(l.of) {
                     s.results.lens = Some(l);
+                }
+            }
+            Action::Flow(f) => {
+                if s.results.is_shown(f.of) {
+                    s.results.flow = Some(f);
                 }
             }
         }

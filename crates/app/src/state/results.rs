@@ -3,6 +3,7 @@
 
 use std::rc::Rc;
 
+use attnlab_model::flow::Method;
 use attnlab_model::roles::Scores;
 use attnlab_model::{TokenInfo, Trace};
 
@@ -38,23 +39,29 @@ pub struct Shown {
     pub generated: Option<Rc<Generated>>,
 }
 
-/// The logit lens of a result: every stage's next-token distribution at one position, as
-/// the CPU worker computed it from the result's residual rows (or why it could not). Equal
-/// by pointer for the numbers (stages × V of them: comparing props must not read them).
+/// What the CPU worker computed for a view of a result, at `at` (or why it could not).
+/// Equal by pointer for the numbers (there may be millions: comparing props must not read
+/// them).
 #[derive(Clone, Debug)]
-pub struct LensResult {
-    /// The result (`Shown::generation`) and the position it is of.
+pub struct Asked<At> {
+    /// The result (`Shown::generation`) it is of.
     pub of: u64,
-    pub position: usize,
-    /// (stages × V), the embedding first.
-    pub probs: Result<Rc<Vec<f32>>, String>,
+    pub at: At,
+    pub values: Result<Rc<Vec<f32>>, String>,
 }
 
-impl PartialEq for LensResult {
+/// The logit lens of a result at a position: every stage's next-token distribution
+/// (stages × V, the embedding first), from the result's residual rows.
+pub type LensResult = Asked<usize>;
+
+/// The attention-flow strip of a slim result for (query, method): (layers × T).
+pub type FlowResult = Asked<(usize, Method)>;
+
+impl<At: PartialEq> PartialEq for Asked<At> {
     fn eq(&self, other: &Self) -> bool {
         self.of == other.of
-            && self.position == other.position
-            && match (&self.probs, &other.probs) {
+            && self.at == other.at
+            && match (&self.values, &other.values) {
                 (Ok(a), Ok(b)) => Rc::ptr_eq(a, b),
                 (Err(a), Err(b)) => a == b,
                 _ => false,
@@ -110,4 +117,13 @@ pub struct Results {
     /// The latest logit lens (of the result on screen, or of an earlier one until the next
     /// arrives).
     pub lens: Option<Rc<LensResult>>,
+    /// The latest attention-flow strip the worker computed (slim results only).
+    pub flow: Option<Rc<FlowResult>>,
+}
+
+impl Results {
+    /// Whether the result on screen is the one numbered `generation`.
+    pub fn is_shown(&self, generation: u64) -> bool {
+        self.shown.as_ref().map(|s| s.generation) == Some(generation)
+    }
 }
