@@ -70,37 +70,29 @@ pub fn FlowStrip(props: &Props) -> Html {
         };
         Floats(Rc::new(rows.concat()))
     });
-    // a slim result's: asked of the worker once per (result, query, method), once the card
-    // is near the screen (off screen it would cost the worker, and the next keystroke)
+    // a slim result's: asked of the worker once per (result, query, method), while the card
+    // is near the screen
     let node = use_node_ref();
-    let near = super::use_near(node.clone(), "200px 0px");
-    let current = props
-        .asked
-        .as_ref()
-        .filter(|f| f.of == props.generation && f.at == (q, props.method))
-        .cloned();
-    {
-        let (trace, on_need, have) = (
-            props.trace.clone(),
-            props.on_need.clone(),
-            current.is_some(),
-        );
-        use_effect_with(
-            (props.generation, q, props.method, near),
-            move |&(generation, query, method, near)| {
-                if near && !have && !every {
-                    let tr = &trace.0;
-                    let ask = FlowOf {
-                        ids: tr.tokens.clone(),
-                        opts: tr.options.clone(),
-                        query,
-                        method,
-                    };
-                    on_need.emit((generation, ask));
-                }
+    let current = {
+        let (trace, on_need) = (props.trace.clone(), props.on_need.clone());
+        super::use_asked(
+            node.clone(),
+            props.asked.clone(),
+            props.generation,
+            (q, props.method),
+            !every,
+            move |generation, (query, method)| {
+                let tr = &trace.0;
+                let ask = FlowOf {
+                    ids: tr.tokens.clone(),
+                    opts: tr.options.clone(),
+                    query,
+                    method,
+                };
+                on_need.emit((generation, ask));
             },
-        );
-    }
+        )
+    };
     // the numbers shown, or what to say instead
     let data: Result<Floats, Html> = if every {
         Ok((*local).clone())

@@ -47,46 +47,36 @@ fn pct(p: f32) -> String {
 pub fn LogitLens(props: &Props) -> Html {
     let lang = props.lang;
     let follow = use_state(|| None::<u32>);
-    // the lens is computed only while the card is near the screen: off screen it would cost
-    // the worker (and the next keystroke) for nothing
     let node = use_node_ref();
-    let near = super::use_near(node.clone(), "200px 0px");
     let t = props.trace.0.dims.t;
     let pos = props.position.min(t - 1);
-    let current = props
-        .lens
-        .as_ref()
-        .filter(|l| l.of == props.generation && l.at == pos)
-        .cloned();
-    // ask once per (result, position) that has no lens yet, once the card is near the screen
-    {
-        let (trace, on_need, have) = (
-            props.trace.clone(),
-            props.on_need.clone(),
-            current.is_some(),
-        );
-        use_effect_with(
-            (props.generation, pos, near),
-            move |&(generation, pos, near)| {
-                if near && !have {
-                    let tr = &trace.0;
-                    // a slim result's rows stay in the worker: it is asked for the position
-                    let of = if lens::has_rows(tr) {
-                        lens::stage_rows(tr, pos).ok().map(LensOf::Rows)
-                    } else {
-                        Some(LensOf::Position {
-                            ids: tr.tokens.clone(),
-                            opts: tr.options.clone(),
-                            position: pos,
-                        })
-                    };
-                    if let Some(of) = of {
-                        on_need.emit((generation, pos, of));
-                    }
+    // asked for once per (result, position), while the card is near the screen
+    let current = {
+        let (trace, on_need) = (props.trace.clone(), props.on_need.clone());
+        super::use_asked(
+            node.clone(),
+            props.lens.clone(),
+            props.generation,
+            pos,
+            true,
+            move |generation, pos| {
+                let tr = &trace.0;
+                // a slim result's rows stay in the worker: it is asked for the position
+                let of = if lens::has_rows(tr) {
+                    lens::stage_rows(tr, pos).ok().map(LensOf::Rows)
+                } else {
+                    Some(LensOf::Position {
+                        ids: tr.tokens.clone(),
+                        opts: tr.options.clone(),
+                        position: pos,
+                    })
+                };
+                if let Some(of) = of {
+                    on_need.emit((generation, pos, of));
                 }
             },
-        );
-    }
+        )
+    };
     let normalised = props.normalised;
     let how = match normalised {
         Normalised::FinalLayerNorm => Key::LensPreLn,

@@ -101,6 +101,34 @@ where
     (*value).clone()
 }
 
+/// What the CPU worker computed for the card behind `node` about result `generation` at
+/// `at`, from `asked` (the state's latest of its kind, maybe of another result or place).
+/// When there is none and `wanted`, it is asked for with `need(generation, at)` — once per
+/// (result, place), and only while the card is near the screen: off screen it would cost
+/// the worker, and the next keystroke, for nothing.
+#[yew::hook]
+pub fn use_asked<At>(
+    node: yew::NodeRef,
+    asked: Option<Rc<crate::state::Asked<At>>>,
+    generation: u64,
+    at: At,
+    wanted: bool,
+    need: impl Fn(u64, At) + 'static,
+) -> Option<Rc<crate::state::Asked<At>>>
+where
+    At: PartialEq + Clone + 'static,
+{
+    let near = use_near(node, "200px 0px");
+    let current = asked.filter(|a| a.of == generation && a.at == at);
+    let have = current.is_some();
+    yew::use_effect_with((generation, at, near), move |(generation, at, near)| {
+        if *near && !have && wanted {
+            need(*generation, at.clone());
+        }
+    });
+    current
+}
+
 /// Whether the element behind `node` is on the screen or within `margin` (a CSS margin,
 /// e.g. "200px 0px") of it, as an IntersectionObserver reports it; true until first observed.
 #[yew::hook]
