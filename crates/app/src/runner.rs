@@ -101,13 +101,16 @@ impl<E: Run + 'static> Runner<E> {
         self.start(generation)
     }
 
-    /// Nothing more is asked (the result on screen already answers the newest request): a
-    /// queued request or follow-up is dropped, and the one running, when it ends, is not
-    /// reported and not continued.
-    pub fn withdraw(&self) {
-        self.latest.set(self.next_generation());
+    /// Nothing more is asked: the result on screen, of request `shown`, already answers the
+    /// newest request. A queued request is dropped, and the one running, when it ends, is
+    /// not reported and not continued; follow-ups about `shown` stay wanted (those about any
+    /// other go), so its lens and flow strip still come.
+    pub fn withdraw(&self, shown: u64) {
+        self.latest.set(shown);
         self.pending.borrow_mut().take();
-        self.follow_up.borrow_mut().clear();
+        self.follow_up
+            .borrow_mut()
+            .retain(|&(_, _, about)| about == shown);
     }
 
     /// Queues a job about the result of request `about` (replacing a queued follow-up of its
@@ -439,12 +442,18 @@ mod tests {
         let mut drain = drain.unwrap();
         r.engine().open.set(1);
         assert!(!poll(&mut drain), "step 1 shown; step 2 runs");
-        r.withdraw();
+        let step1 = shown.borrow()[0].0;
+        r.withdraw(step1);
+        // the result on screen is still asked about: its follow-ups run and are reported
+        r.submit_follow_up("lens of step 1", step1);
         r.engine().open.set(5);
         assert!(poll(&mut drain));
         let reported: Vec<&str> = shown.borrow().iter().map(|x| x.1).collect();
-        assert_eq!(reported, ["step 1"]);
-        assert_eq!(r.engine().ran.borrow().last(), Some(&"step 2"));
+        assert_eq!(reported, ["step 1", "lens of step 1"]);
+        assert_eq!(
+            &r.engine().ran.borrow()[r.engine().ran.borrow().len() - 2..],
+            ["step 2", "lens of step 1"]
+        );
         assert_eq!(r.engine().dropped.borrow().last(), Some(&"step 2"));
     }
 

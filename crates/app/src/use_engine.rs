@@ -46,15 +46,21 @@ impl PartialEq for EngineHandle {
 
 impl EngineHandle {
     /// Answers the page's request as `plan` says, given the request the result on screen
-    /// answers (`shown`, when the engines now running computed it): the newest request runs
-    /// next and older results are dropped. `input_at` is the time of the input event;
-    /// `heads`, the views' heads (all a slim result brings).
-    fn ask(&self, asked: &Request, heads: &Views, shown: Option<&Request>, input_at: f64) {
+    /// answers and its number (`shown`, when the engines now running computed it): the
+    /// newest request runs next and older results are dropped. `input_at` is the time of the
+    /// input event; `heads`, the views' heads (all a slim result brings).
+    fn ask(&self, asked: &Request, heads: &Views, shown: Option<&OnScreen>, input_at: f64) {
         let Some(r) = self.current() else {
             return; // no model yet: its engines ask once installed
         };
-        let job = match plan(asked, shown) {
-            Plan::Withdraw => return r.withdraw(),
+        let job = match plan(asked, shown.map(|s| &*s.asked)) {
+            Plan::Withdraw => {
+                // (only when a result is on screen: it answers the request)
+                if let Some(s) = shown {
+                    r.withdraw(s.generation);
+                }
+                return;
+            }
             Plan::Run => Job::Text {
                 asked: Rc::new(asked.clone()),
                 heads: heads.clone(),
@@ -638,7 +644,7 @@ pub fn use_engine(
         let (handle, shown, heads) = ((*handle).clone(), shown.clone(), heads.clone());
         use_effect_with((request.clone(), engines), move |(request, _)| {
             let at = input_at.unwrap_or_else(now);
-            handle.ask(request, &heads, shown.as_ref().map(|s| &*s.asked), at);
+            handle.ask(request, &heads, shown.as_ref(), at);
         });
     }
     {

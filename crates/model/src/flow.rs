@@ -165,7 +165,8 @@ pub fn rollout_rows(rollout: &[Vec<f32>], t: usize, q: usize) -> Vec<Vec<f32>> {
 /// Row `q` of every layer's rollout without any layer's whole `R_l`: row q of `R_l` is
 /// `e_q · Â_l · Â_{l−1} ⋯ Â_0`, so going down from the last layer each layer's `Â` (only the
 /// rows that reach q: up to q with the causal mask) multiplies every row begun above it.
-/// Holds one layer's `Â` and L rows: O(T² + L·T), not rollout's L·T². (L, T)
+/// Holds one layer's `Â` and L rows, O(q·T + L·T) values, not rollout's L·T²; its work is
+/// O(L·H·q·T·d_k + L²·q·T), not rollout's O(L·T³). (L, T)
 fn rollout_strip(trace: &Trace, q: usize) -> Result<Vec<Vec<f32>>> {
     let (t, n_layer) = (trace.dims.t, trace.dims.n_layer);
     let n = if trace.options.causal_mask { q + 1 } else { t };
