@@ -9,6 +9,7 @@
 //
 //   node web/e2e/bench.mjs [--samples 100] [--backends webgpu,cpu,auto] [--sizes 16,64,128]
 //                          [--model smollm2] [--source FILE] [--paste-timeout 600]
+//                          [--view SELECTOR]
 //
 // `--model smollm2`: the same on SmolLM2-135M (served in models/ by the serve and test
 // commands), opened through the URL (`model=smollm2`); the first-result time is then from the
@@ -17,7 +18,9 @@
 // (tools/long/long-en.txt has 1,050 SmolLM2 tokens) instead of the built-in Korean and English
 // one (about 128 tokens). Each row also gives the page's JS heap after it and the time from
 // pasting its whole text into an empty box to the painted result (waited for up to
-// `--paste-timeout` seconds). Each row finds its text's length with the native CLI
+// `--paste-timeout` seconds). `--view SELECTOR`: the element is scrolled into view before
+// typing (e.g. `#flow-strip`, whose follow-up job runs in the worker after each result while
+// it is near the screen). Each row finds its text's length with the native CLI
 // (target/release/attnlab where built) instead of running each candidate text in the page.
 //
 // Each sample is one character typed at the end of a text of T − 6 … T + 6 tokens (capped
@@ -44,6 +47,7 @@ const SOURCE_TEXT = arg('source', '') ? fs.readFileSync(arg('source', ''), 'utf8
 // how long a pasted text may take to be painted (s): a software GPU over ≈ 1,000 tokens takes
 // ten minutes
 const PASTE_TIMEOUT_S = Number(arg('paste-timeout', '600'));
+const VIEW = arg('view', '');
 
 // the model's context
 const CONTEXT = MODEL === 'smollm2' ? 8192 : 128;
@@ -123,6 +127,7 @@ async function measure(backend) {
     }
     return waits;
   }, Math.max(SAMPLES, 40));
+  if (VIEW) await page.locator(VIEW).scrollIntoViewIfNeeded();
   try {
     for (const t of SIZES) {
       // stay below the context (128): past it the start is dropped, positions shift and
@@ -212,7 +217,7 @@ const gzTotal = load.reduce((a, f) => a + f.gzip, 0);
 const wasm = load.find((f) => f.path.endsWith('.wasm'));
 
 const lines = [];
-lines.push(`keystroke → painted${MODEL ? ` on ${MODEL}` : ''}, ${SAMPLES} keystrokes per row (Chromium ${process.env.CHROMIUM ?? '/usr/bin/chromium'}, headless)`);
+lines.push(`keystroke → painted${MODEL ? ` on ${MODEL}` : ''}${VIEW ? ` with ${VIEW} in view` : ''}, ${SAMPLES} keystrokes per row (Chromium ${process.env.CHROMIUM ?? '/usr/bin/chromium'}, headless)`);
 lines.push('');
 lines.push('| backend (ran on) | tokens | incremental | latency p50 / p95 (ms) | forward p50 / p95 (ms) | of which the worker\'s forward p50 / p95 (ms) | page-side p50 / p95 (ms) | longest task (ms) |');
 lines.push('|---|---|---|---|---|---|---|---|');

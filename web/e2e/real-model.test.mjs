@@ -14,7 +14,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { allowErrors, ARTIFACTS, assertTopFiveIsCli, CLI, currentHash, DIST, focusCell, fullPageShot, painted, parseShown, requestsSince, ROOT, setText, suiteApp } from './common.mjs';
-import { assertLensMatchesCli, loadFiles } from './features.mjs';
+import { assertLensMatchesCli, cliJson, loadFiles } from './features.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -192,6 +192,26 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
       }
     }
     await fullPageShot(page, path.join(ARTIFACTS, 'smollm2-cpu.png'));
+
+    // a slim result (30 tokens: SmolLM2's are slim from 29) holds the prediction after the
+    // last token only; the one after a picked token is the lens's last stage, from the worker:
+    // the CLI's, and after the third « the» induction says « mat»
+    const thrice = `${repeated} The cat sat on the mat by the door.`;
+    await setText(page, thrice);
+    await page.waitForSelector('#heads-slim');
+    // the row pinned from the keyboard (Enter on a cell), the card on screen (it asks only then)
+    await focusCell(page, 24, 0);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#token-strip .tok.pinned');
+    await page.locator('.next-card').scrollIntoViewIfNeeded();
+    await page.waitForSelector('.next-list[data-pos="24"] #next-query li', { timeout: 60_000 });
+    const atQuery = cliJson(['lens', thrice, '--pos', '24', '--top', '5'], GGUF);
+    assert.equal(atQuery.position, 24);
+    const predicted = atQuery.stages.at(-1).top;
+    assert.equal(predicted[0].display, '␣mat', 'the CLI: induction after the third « the»');
+    await assertTopFiveIsCli(page, '#next-query', predicted, 'SmolLM2, slim, after the picked token');
+    await page.locator('#text').press('Escape');
+    await page.waitForFunction(() => !document.querySelector('#token-strip .tok.pinned'));
   });
 
   test('a text of 1,050 tokens: a slim result, the picked head computed on demand, equal to the CLI', async () => {

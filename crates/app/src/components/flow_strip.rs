@@ -107,6 +107,13 @@ pub fn FlowStrip(props: &Props) -> Html {
             Some(Ok(rows)) => Ok(Floats(rows.clone())),
         }
     };
+    // each layer's strongest key, once per strip (not on every render)
+    let top = use_memo((data.as_ref().ok().cloned(), t), |(values, t)| {
+        values
+            .as_ref()
+            .map(|v| top_keys(&v.0, *t))
+            .unwrap_or_default()
+    });
     let layers = props.trace.0.dims.n_layer;
     let layer_labels = Labels(Rc::new((0..layers).map(|l| format!("L{l}")).collect()));
     let scale = Scale::Weights { max: 1.0 };
@@ -127,7 +134,7 @@ pub fn FlowStrip(props: &Props) -> Html {
                 Err(said) => said,
                 Ok(values) => html! {
                     <div class="table-scroll" id="flow-strip" data-method={props.method.code()}
-                        data-t={t.to_string()} data-query={q.to_string()} data-top={top_keys(&values.0, t)}>
+                        data-t={t.to_string()} data-query={q.to_string()} data-top={(*top).clone()}>
                         if t <= NUMBERS_UP_TO {
                             <MatrixTable {values} rows={layers} cols={t} {scale}
                                 row_labels={layer_labels} col_labels={Some(props.labels.clone())} caption={caption}

@@ -1,10 +1,22 @@
 //! The ten most likely next tokens after the last token, and after the picked one; with an
 //! intervention on, each with its change (Δ, percentage points) against the unmodified model.
+//!
+//! A slim result (a long text) holds the prediction after the last token only: the one after
+//! a picked token is the last stage of the logit lens at that position, which the CPU worker
+//! computes from its run (`on_lens`; the lens card shares the answer, `lens`).
 
+use std::rc::Rc;
+
+use attnlab_model::trace::top_k_of;
 use yew::prelude::*;
 
 use super::{Labels, TraceRef};
+use crate::engine::LensOf;
 use crate::i18n::{Key, Lang};
+use crate::state::LensResult;
+
+/// Tokens listed per position.
+const TOP: usize = 10;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -20,6 +32,13 @@ pub struct Props {
     /// Appends a token to the text (the list after the last token only).
     #[prop_or_default]
     pub on_append: Option<Callback<u32>>,
+    /// The result the trace is (`Shown::generation`).
+    pub generation: u64,
+    /// The latest logit lens in the state (maybe of another result or position): a slim
+    /// result's prediction after the picked token is its last stage.
+    pub lens: Option<Rc<LensResult>>,
+    /// Asks the CPU worker for the lens of (result, position) of a slim result.
+    pub on_lens: Callback<(u64, usize, LensOf)>,
 }
 
 /// `p − p_base` in percentage points, as shown: "+1.23", "−0.40", "±0.00".
@@ -34,9 +53,15 @@ pub fn fmt_delta(p: f32, base: f32) -> String {
     }
 }
 
-fn list(props: &Props, pos: usize, id: &'static str, append: Option<&Callback<u32>>) -> Html {
+/// The list after `pos` of the distribution `top` was taken from (its `TOP` most likely).
+fn list(
+    props: &Props,
+    pos: usize,
+    top: Vec<(u32, f32)>,
+    id: &'static str,
+    append: Option<&Callback<u32>>,
+) -> Html {
     let lang = props.lang;
-    let top = props.trace.0.top_k(pos, 10);
     let base = props.baseline.as_ref().and_then(|b| b.0.probs_row(pos));
     let items = top.iter().map(|&(tok, p)| {
         let delta = base.map(|b| {
@@ -66,7 +91,7 @@ fn list(props: &Props, pos: usize, id: &'static str, append: Option<&Callback<u3
     });
     let base_top = base.and_then(|b| attnlab_model::trace::top_k_of(b, 1).first().copied());
     html! {
-        <div class="next-list">
+        <div class="next-list" data-pos={pos.to_string()}>
             <h3>{ format!("{} «{}»", Key::NextTokenAfter.text(props.lang), props.labels.get(pos)) }</h3>
             <ol {id}>{ for items }</ol>
             if let Some((tok, p)) = base_top {
@@ -79,23 +104,69 @@ fn list(props: &Props, pos: usize, id: &'static str, append: Option<&Callback<u3
 
 #[function_component]
 pub fn NextToken(props: &Props) -> Html {
-    let last = props.trace.0.dims.t - 1;
+    let lang = props.lang;
+    let tr = &props.trace.0;
+    let last = tr.dims.t - 1;
+    let q = props.query.min(last);
+    let held = tr.probs_row(q).is_some();
+    // a slim result's prediction after a picked token: asked of the worker once per (result,
+    // position), while the card is near the screen
+    let node = use_node_ref();
+    let asked = {
+        let (trace, on_lens) = (props.trace.clone(), props.on_lens.clone());
+        super::use_asked(
+            node.clone(),
+            props.lens.clone(),
+            props.generation,
+            q,
+            !held,
+            move |generation, position| {
+                let tr = &trace.0;
+                let of = LensOf::Position {
+                    ids: tr.tokens.clone(),
+                    opts: tr.options.clone(),
+                    position,
+                };
+                on_lens.emit((generation, position, of));
+            },
+        )
+    };
+    let (v, stages) = (tr.dims.vocab, tr.dims.n_layer + 1);
+    let picked = if q == last {
+        html! {}
+    } else if held {
+        list(props, q, tr.top_k(q, TOP), "next-query", None)
+    } else {
+        match asked.as_ref().map(|a| &a.values) {
+            None => html! {
+                <p class="help" role="status" id="next-query-status" aria-busy="true">{ Key::SlimPrediction.text(lang) }</p>
+            },
+            Some(Ok(probs)) if probs.len() == stages * v => list(
+                props,
+                q,
+                top_k_of(&probs[(stages - 1) * v..], TOP),
+                "next-query",
+                None,
+            ),
+            Some(Ok(probs)) => html! {
+                // (a lens computed on a model that has just been replaced)
+                <p class="error" role="alert" id="next-query-status">{ format!("{}: {} ≠ {stages} × {v}",
+                    Key::SlimPredictionFailed.text(lang), probs.len()) }</p>
+            },
+            Some(Err(e)) => html! {
+                <p class="error" role="alert" id="next-query-status">{ format!("{}: {e}", Key::SlimPredictionFailed.text(lang)) }</p>
+            },
+        }
+    };
     html! {
-        <section class="card next-card" aria-labelledby="next-h">
+        <section class="card next-card" aria-labelledby="next-h" ref={node}>
             <h2 id="next-h">{ Key::NextToken.text(props.lang) }</h2>
             if props.baseline.is_some() {
                 <p class="help" id="delta-help">{ Key::DeltaHelp.text(props.lang) }</p>
             }
             <div class="next-lists">
-                { list(props, last, "next-last", props.on_append.as_ref()) }
-                if props.query != last {
-                    // a slim result (a long text) holds the prediction after the last token only
-                    if props.trace.0.probs_row(props.query).is_some() {
-                        { list(props, props.query.min(last), "next-query", None) }
-                    } else {
-                        <p class="help" id="next-query">{ Key::SlimPrediction.text(props.lang) }</p>
-                    }
-                }
+                { list(props, last, tr.top_k(last, TOP), "next-last", props.on_append.as_ref()) }
+                { picked }
             </div>
         </section>
     }

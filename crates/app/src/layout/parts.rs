@@ -180,7 +180,9 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                             if shows(Solo::Next) {
                             <NextToken {lang} trace={trace.clone()} baseline={s.run.baseline.clone().map(TraceRef::new)}
                                 vocab={c.vocab.clone()} labels={labels.clone()} query={q}
-                                on_append={Some((*pc.on_append).clone())} />
+                                on_append={Some((*pc.on_append).clone())}
+                                generation={s.generation} lens={state.results.lens.clone()}
+                                on_lens={(*pc.on_lens).clone()} />
                             }
                         </div>
                     </Deferred>
