@@ -131,9 +131,9 @@ pub enum Keep {
     /// Every field of every block.
     #[default]
     All,
-    /// No maps: per block the heads' q, k, v and outputs and the residual stream (the block's
-    /// input, the stream after attention, the block's output); every other field is left
-    /// empty; and the next-token logits and probabilities after the last position only (one
+    /// No maps: per block the heads' q, k, v and outputs and the block's output (the
+    /// residual stream the lens reads; a block's input is the block before's output, or the
+    /// embedding); every other field is left empty; and the next-token logits and probabilities after the last position only (one
     /// row each: another position's come from its last block output through the model's
     /// head, as the lens computes them). O(layers · T · d_model).
     Streams,
@@ -144,10 +144,7 @@ impl Keep {
     pub fn keeps(self, f: Field) -> bool {
         match self {
             Keep::All => true,
-            Keep::Streams => {
-                f.shape() == Shape::Heads
-                    || matches!(f, Field::Input | Field::ResidAttn | Field::Output)
-            }
+            Keep::Streams => f.shape() == Shape::Heads || f == Field::Output,
         }
     }
 

@@ -145,11 +145,13 @@ impl<'a> Recorder<'a> {
         let (t, d, s) = (self.dims.t, self.dims.d_model, self.s);
         let old_t = self.prev.as_ref().map_or(0, |p| p.trace().dims.t);
         let mut prev = self.prev.as_mut().and_then(|p| p.layer(l));
-        let input = prev.as_mut().map_or_else(
-            || vec![0.0; t * d],
-            |pl| grow_rows(pl.field(Field::Input), s, t, d),
-        );
         let keep = self.keep;
+        // (the pass reads its input from its own rows: the trace's is for the views)
+        let input = match prev.as_mut() {
+            _ if !keep.keeps(Field::Input) => Vec::new(),
+            None => vec![0.0; t * d],
+            Some(pl) => grow_rows(pl.field(Field::Input), s, t, d),
+        };
         grown(input, prev, &self.dims, (old_t, s), |f| keep.keeps(f))
     }
 }
