@@ -14,7 +14,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { allowErrors, ARTIFACTS, assertTopFiveIsCli, CLI, currentHash, DIST, focusCell, fullPageShot, painted, parseShown, requestsSince, ROOT, setText, suiteApp } from './common.mjs';
-import { assertLensMatchesCli, cliJson, loadFiles } from './features.mjs';
+import { assertLensMatchesCli, cliJson, download, loadFiles, pngSize } from './features.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
 
@@ -237,6 +237,15 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     // the page holds the selected head's maps only, and says so; the views that need every
     // head say why they show nothing
     await page.waitForSelector('#heads-slim');
+    // every head as one PNG: their thumbnails, as the heads grid shows them, the file named
+    // after the pooling
+    const pooledBy = Number(await page.locator('#heads-slim').getAttribute('data-span'));
+    assert.ok(pooledBy > 1, `pooled: ${pooledBy}`);
+    const grid = await download(page, '#export-grid');
+    assert.equal(grid.name, `attnlab-all-heads-pooled-${pooledBy}x${pooledBy}.png`);
+    const cells = Math.ceil(first.tokens / pooledBy);
+    const px = cells * Math.ceil(64 / cells);
+    assert.deepEqual(pngSize(grid.bytes), { w: 9 * px + 10 * 4, h: 30 * px + 31 * 4 });
     // the flow strip reads every head: the worker computes it from its run, a few rows at a
     // time; the last token's raw attention and its rollout, each layer's strongest key the CLI's
     await assertFlowIsCli(page, long, 'raw', '1,050 tokens, CPU worker');

@@ -3,7 +3,7 @@
 //! JSON and CSV documents are `attnlab_model::export`'s, the CLI's own formats.
 
 use attnlab_model::cpu::MASKED;
-use attnlab_model::Trace;
+use attnlab_model::{Thumbnails, Trace};
 
 use crate::draw::{Scale, MASK_RGB};
 
@@ -91,27 +91,61 @@ pub fn heatmap_svg(weights: &[f32], masked: &[f32], labels: &[String], title: &s
 /// square tile of `t·k` px (`k` = how many px per cell make a tile at least 64 px), 4 px of
 /// white between tiles. Returns (width, height, pixels).
 pub fn grid_pixels(tr: &Trace) -> (usize, usize, Vec<u8>) {
+    let d = &tr.dims;
+    grid(d.n_layer, d.n_head, d.t, |l, h| {
+        let hv = tr.head(l, h);
+        hv.weights
+            .iter()
+            .zip(hv.masked)
+            .map(|(&w, &m)| (m != MASKED).then_some(w))
+            .collect()
+    })
+}
+
+/// `grid_pixels` for a text too long to hold every head's maps: each head's thumbnail
+/// (`Thumbnails`, `span` × `span` positions a cell), a cell wholly after its rows under the
+/// causal mask (`causal`) in the mask's grey. At a span of 1 it is `grid_pixels` exactly.
+pub fn pooled_grid_pixels(th: &Thumbnails, causal: bool) -> (usize, usize, Vec<u8>) {
+    let n = th.cells;
+    grid(th.n_layer, th.n_head, n, |l, h| {
+        th.head(l, h)
+            .iter()
+            .enumerate()
+            .map(|(k, &w)| (!causal || k % n <= k / n).then_some(w))
+            .collect()
+    })
+}
+
+/// The grid of `layers` × `heads` tiles of `n` × `n` cells, `head(l, h)` each head's cells
+/// row by row (None: masked).
+fn grid(
+    layers: usize,
+    heads: usize,
+    n: usize,
+    head: impl Fn(usize, usize) -> Vec<Option<f32>>,
+) -> (usize, usize, Vec<u8>) {
     const GAP: usize = 4;
-    let (t, nl, nh) = (tr.dims.t.max(1), tr.dims.n_layer, tr.dims.n_head);
-    let k = 64usize.div_ceil(t).max(1);
-    let tile = t * k;
-    let (w, h) = (nh * tile + (nh + 1) * GAP, nl * tile + (nl + 1) * GAP);
+    let n = n.max(1);
+    let k = 64usize.div_ceil(n).max(1);
+    let tile = n * k;
+    let (w, h) = (
+        heads * tile + (heads + 1) * GAP,
+        layers * tile + (layers + 1) * GAP,
+    );
     let mut px = vec![255u8; w * h * 4];
-    for l in 0..nl {
-        for hd in 0..nh {
-            let hv = tr.head(l, hd);
-            let max = hv.weights.iter().copied().fold(0.0f32, f32::max);
+    for l in 0..layers {
+        for hd in 0..heads {
+            let cells = head(l, hd);
+            let max = cells.iter().flatten().copied().fold(0.0f32, f32::max);
             let scale = Scale::Weights {
                 max: max.max(1e-12),
             };
             let (x0, y0) = (GAP + hd * (tile + GAP), GAP + l * (tile + GAP));
             for y in 0..tile {
                 for x in 0..tile {
-                    let (i, j) = (y / k, x / k);
-                    let c = if hv.masked[i * t + j] == MASKED {
-                        MASK_RGB
-                    } else {
-                        scale.rgb(hv.weights[i * t + j])
+                    let c = match cells.get((y / k) * n + x / k).copied().flatten() {
+                        None => MASK_RGB,
+                        Some(v) => scale.rgb(v),
                     };
                     px[((y0 + y) * w + x0 + x) * 4..][..3].copy_from_slice(&c);
                 }
@@ -182,6 +216,35 @@ mod tests {
             svg.matches("</rect>").count() + 1
         );
         assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count());
+    }
+
+    #[test]
+    fn the_pooled_grid_is_the_whole_grid_at_span_1_and_greys_the_future() {
+        let tr = trace(5);
+        // at most 8 cells a side: 5 tokens are exact, one weight a cell
+        let exact = tr.thumbnails(8).unwrap();
+        assert_eq!(exact.span, 1);
+        assert_eq!(pooled_grid_pixels(&exact, true), grid_pixels(&tr));
+        // two positions a cell: 3 × 3 cells, tiles of 3 · 22 px
+        let th = tr.thumbnails(3).unwrap();
+        assert_eq!((th.span, th.cells), (2, 3));
+        let (w, h, px) = pooled_grid_pixels(&th, true);
+        let tile = 3 * 22;
+        assert_eq!((w, h), (2 * tile + 3 * 4, 3 * tile + 4 * 4));
+        let at = |x: usize, y: usize| {
+            let i = (y * w + x) * 4;
+            [px[i], px[i + 1], px[i + 2]]
+        };
+        // layer 0, head 0: cell (0, 1) is wholly in the future, (1, 0) and the diagonal not
+        let cell = |r: usize, c: usize| at(4 + c * 22 + 11, 4 + r * 22 + 11);
+        assert_eq!(cell(0, 1), MASK_RGB);
+        assert_eq!(cell(0, 2), MASK_RGB);
+        for (r, c) in [(0, 0), (1, 0), (1, 1), (2, 2)] {
+            assert_ne!(cell(r, c), MASK_RGB, "cell ({r}, {c})");
+        }
+        // without the mask nothing is grey
+        let (_, _, open) = pooled_grid_pixels(&th, false);
+        assert!(open.chunks(4).all(|p| p[..3] != MASK_RGB));
     }
 
     #[test]

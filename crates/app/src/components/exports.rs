@@ -12,7 +12,7 @@ use yew::prelude::*;
 use super::{HeadSel, Labels};
 use crate::dom;
 use crate::draw::{self, Layout};
-use crate::export::{file_name, grid_pixels, heatmap_svg};
+use crate::export::{file_name, grid_pixels, heatmap_svg, pooled_grid_pixels};
 use crate::i18n::{Key, Lang};
 
 #[derive(Properties, PartialEq, Clone)]
@@ -113,11 +113,23 @@ fn export(props: &Props, kind: Kind) -> Result<String, String> {
             dom::download_bytes(&name, "image/svg+xml", svg.as_bytes())?;
             name
         }
-        Kind::Grid if !sel.trace.every_head() => {
-            return Err(Key::NeedsEveryHead.text(props.lang).into());
-        }
         Kind::Grid => {
-            let (w, hgt, px) = grid_pixels(tr);
+            // a slim result (a long text): every head's thumbnail, as the heads grid shows it
+            let (w, hgt, px, what) = if sel.trace.every_head() {
+                let (w, h, px) = grid_pixels(tr);
+                (w, h, px, "all-heads".to_string())
+            } else {
+                let th = tr
+                    .thumbnails
+                    .as_ref()
+                    .ok_or_else(|| Key::NeedsEveryHead.text(props.lang).to_string())?;
+                let (w, h, px) = pooled_grid_pixels(th, tr.options.causal_mask);
+                let what = match th.span {
+                    1 => "all-heads".to_string(),
+                    s => format!("all-heads-pooled-{s}x{s}"),
+                };
+                (w, h, px, what)
+            };
             let canvas = new_canvas()?;
             canvas.set_width(w as u32);
             canvas.set_height(hgt as u32);
@@ -128,7 +140,7 @@ fn export(props: &Props, kind: Kind) -> Result<String, String> {
                 .ok_or("no 2d context")?
                 .put_image_data(&img, 0.0, 0.0)
                 .map_err(|e| format!("{e:?}"))?;
-            let name = file_name(None, "all-heads", "png");
+            let name = file_name(None, &what, "png");
             dom::download_url(&name, &png_url(&canvas)?)?;
             name
         }
