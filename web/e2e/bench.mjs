@@ -9,7 +9,7 @@
 //
 //   node web/e2e/bench.mjs [--samples 100] [--backends webgpu,cpu,auto] [--sizes 16,64,128]
 //                          [--model smollm2] [--source FILE] [--paste-timeout 600]
-//                          [--view SELECTOR]
+//                          [--view SELECTOR] [--height PX] [--query-back K]
 //
 // `--model smollm2`: the same on SmolLM2-135M (served in models/ by the serve and test
 // commands), opened through the URL (`model=smollm2`); the first-result time is then from the
@@ -20,7 +20,11 @@
 // pasting its whole text into an empty box to the painted result (waited for up to
 // `--paste-timeout` seconds). `--view SELECTOR`: the element is scrolled into view before
 // typing (e.g. `#flow-strip`, whose follow-up job runs in the worker after each result while
-// it is near the screen). Each row finds its text's length with the native CLI
+// it is near the screen), and each row says in how many samples it was within 200 px of the
+// screen when the result was painted (typing scrolls the text box back into view: give the
+// page a viewport tall enough for both, `--height PX`, default 800). `--query-back K`: the
+// K-th token from the end is picked as the query before typing (it stays the query while the
+// text grows; on a slim result the next tokens after it are asked of the worker). Each row finds its text's length with the native CLI
 // (target/release/attnlab where built) instead of running each candidate text in the page.
 //
 // Each sample is one character typed at the end of a text of T − 6 … T + 6 tokens (capped
@@ -48,6 +52,8 @@ const SOURCE_TEXT = arg('source', '') ? fs.readFileSync(arg('source', ''), 'utf8
 // ten minutes
 const PASTE_TIMEOUT_S = Number(arg('paste-timeout', '600'));
 const VIEW = arg('view', '');
+const HEIGHT = Number(arg('height', '800'));
+const QUERY_BACK = Number(arg('query-back', '0'));
 
 // the model's context
 const CONTEXT = MODEL === 'smollm2' ? 8192 : 128;
@@ -89,7 +95,7 @@ async function workerMemory(page) {
 
 async function measure(backend) {
   const model = MODEL ? `${QUERY[backend] ? '&' : '#'}model=${MODEL}` : '';
-  const app = await openApp({ webgpu: backend !== 'cpu', query: QUERY[backend] + model });
+  const app = await openApp({ webgpu: backend !== 'cpu', query: QUERY[backend] + model, height: HEIGHT });
   const { page } = app;
   let modelMs = null;
   if (MODEL) {
@@ -152,7 +158,13 @@ async function measure(backend) {
       let incremental = 0;
       await page.locator('#text').fill(base);
       await settled(page);
+      if (QUERY_BACK > 0) {
+        await page.locator('#token-strip .tok').nth(-QUERY_BACK).click();
+        await settled(page);
+      }
       await page.locator('#text').press('End');
+      if (VIEW) await page.locator(VIEW).scrollIntoViewIfNeeded();
+      let near = 0;
       await page.evaluate(() => {
         window.__longest = 0;
       });
@@ -165,12 +177,19 @@ async function measure(backend) {
         if (typeof p.engineMs === 'number') eng.push(p.engineMs);
         tokens.push(p.tokens);
         incremental += p.incremental ? 1 : 0;
+        if (VIEW) {
+          near += await page.evaluate((sel) => {
+            const r = document.querySelector(sel)?.getBoundingClientRect();
+            return r && r.bottom > -200 && r.top < innerHeight + 200 ? 1 : 0;
+          }, VIEW);
+        }
         bar(i + 1, SAMPLES, `${backend} T≈${t}`);
         if (p.tokens >= top) {
           // back to the base (not measured) so the row stays near T tokens
           await page.locator('#text').fill(base);
           await settled(page);
           await page.locator('#text').press('End');
+          if (VIEW) await page.locator(VIEW).scrollIntoViewIfNeeded();
         }
       }
       out.rows.push({
@@ -188,6 +207,7 @@ async function measure(backend) {
         workerMemory: await workerMemory(page),
         pageHeap: await page.evaluate(() => performance.memory?.usedJSHeapSize ?? null),
         pasteMs,
+        near: VIEW ? near : null,
       });
     }
   } finally {
@@ -217,7 +237,7 @@ const gzTotal = load.reduce((a, f) => a + f.gzip, 0);
 const wasm = load.find((f) => f.path.endsWith('.wasm'));
 
 const lines = [];
-lines.push(`keystroke → painted${MODEL ? ` on ${MODEL}` : ''}${VIEW ? ` with ${VIEW} in view` : ''}, ${SAMPLES} keystrokes per row (Chromium ${process.env.CHROMIUM ?? '/usr/bin/chromium'}, headless)`);
+lines.push(`keystroke → painted${MODEL ? ` on ${MODEL}` : ''}${VIEW ? ` with ${VIEW} in view (viewport height ${HEIGHT})` : ''}${QUERY_BACK ? `, the query the ${QUERY_BACK}th token from the end` : ''}, ${SAMPLES} keystrokes per row (Chromium ${process.env.CHROMIUM ?? '/usr/bin/chromium'}, headless)`);
 lines.push('');
 lines.push('| backend (ran on) | tokens | incremental | latency p50 / p95 (ms) | forward p50 / p95 (ms) | of which the worker\'s forward p50 / p95 (ms) | page-side p50 / p95 (ms) | longest task (ms) |');
 lines.push('|---|---|---|---|---|---|---|---|');
@@ -240,6 +260,7 @@ for (const r of results) {
     if (row.workerMemory) lines.push(`${r.backend}: the CPU worker's wasm memory after T≈${row.t}: ${(row.workerMemory / 1e6).toFixed(1)} MB`);
     if (row.pageHeap) lines.push(`${r.backend}: the page's JS heap (usedJSHeapSize) after T≈${row.t}: ${(row.pageHeap / 1e6).toFixed(1)} MB`);
     lines.push(`${r.backend}: T≈${row.t}, the whole text pasted into an empty box → painted: ${fmt(row.pasteMs)} ms`);
+    if (row.near !== null) lines.push(`${r.backend}: T≈${row.t}, ${VIEW} within 200 px of the screen when the result was painted: ${row.near} of ${row.samples} keystrokes`);
   }
 }
 lines.push('');

@@ -209,7 +209,11 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     assert.equal(atQuery.position, 24);
     const predicted = atQuery.stages.at(-1).top;
     assert.equal(predicted[0].display, '␣mat', 'the CLI: induction after the third « the»');
-    await assertTopFiveIsCli(page, '#next-query', predicted, 'SmolLM2, slim, after the picked token');
+    // (the probabilities the list holds, not as rounded for the eye: the worker's and the
+    // native CLI's products may round apart in the last bits, as the lens's check allows)
+    const shown = await page.$$eval('#next-query li', (ls) => ls.slice(0, 5).map((l) => ({ id: Number(l.dataset.token), prob: Number(l.dataset.prob) })));
+    assert.deepEqual(shown.map((x) => x.id), predicted.map((x) => x.id), 'SmolLM2, slim: the tokens after the picked one are the CLI\'s');
+    shown.forEach((x, i) => assert.ok(Math.abs(x.prob - predicted[i].prob) <= 1e-4, `#${i + 1} after the picked token: ${x.prob} vs the CLI's ${predicted[i].prob}`));
     await page.locator('#text').press('Escape');
     await page.waitForFunction(() => !document.querySelector('#token-strip .tok.pinned'));
   });
