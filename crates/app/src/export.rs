@@ -106,14 +106,29 @@ pub fn grid_pixels(tr: &Trace) -> (usize, usize, Vec<u8>) {
 /// (`Thumbnails`, `span` × `span` positions a cell), a cell wholly after its rows under the
 /// causal mask (`causal`) in the mask's grey. At a span of 1 it is `grid_pixels` exactly.
 pub fn pooled_grid_pixels(th: &Thumbnails, causal: bool) -> (usize, usize, Vec<u8>) {
-    let n = th.cells;
-    grid(th.n_layer, th.n_head, n, |l, h| {
+    let mask = pooled_mask(th.cells, causal);
+    grid(th.n_layer, th.n_head, th.cells, |l, h| {
         th.head(l, h)
             .iter()
-            .enumerate()
-            .map(|(k, &w)| (!causal || k % n <= k / n).then_some(w))
+            .zip(&mask)
+            .map(|(&w, &m)| (m != MASKED).then_some(w))
             .collect()
     })
+}
+
+/// The mask of `cells` × `cells` pooled cells, row by row: `MASKED` where a cell is wholly
+/// after its rows under the causal mask (`causal`: column > row, whatever the span), else 0 —
+/// what the heads grid and the all-heads PNG draw in the mask's grey.
+pub fn pooled_mask(cells: usize, causal: bool) -> Vec<f32> {
+    (0..cells * cells)
+        .map(|k| {
+            if causal && k % cells > k / cells {
+                MASKED
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
 /// The grid of `layers` × `heads` tiles of `n` × `n` cells, `head(l, h)` each head's cells

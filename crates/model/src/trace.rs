@@ -133,9 +133,10 @@ pub enum Keep {
     All,
     /// No maps: per block the heads' q, k, v and outputs and the block's output (the
     /// residual stream the lens reads; a block's input is the block before's output, or the
-    /// embedding); every other field is left empty; and the next-token logits and probabilities after the last position only (one
-    /// row each: another position's come from its last block output through the model's
-    /// head, as the lens computes them). O(layers · T · d_model).
+    /// embedding); every other field is left empty; and the next-token logits and
+    /// probabilities after the last position only (one row each: another position's come
+    /// from its last block output through the model's head, as the lens computes them).
+    /// O(layers · T · d_model).
     Streams,
 }
 

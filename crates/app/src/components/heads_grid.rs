@@ -172,12 +172,9 @@ pub fn HeadsGrid(props: &Props) -> Html {
                         Some(th) => {
                             // a cell wholly after its rows under the causal mask is the
                             // mask's grey, as in the whole grid and the all-heads PNG
-                            let n = th.cells;
-                            let causal = tr.0.options.causal_mask;
-                            let mask: Vec<f32> = (0..n * n)
-                                .map(|k| if causal && k % n > k / n { MASKED } else { 0.0 })
-                                .collect();
-                            heads_canvas(&c, g.size, n, &tiles, |i| {
+                            let mask =
+                                crate::export::pooled_mask(th.cells, tr.0.options.causal_mask);
+                            heads_canvas(&c, g.size, th.cells, &tiles, |i| {
                                 (th.head(i / n_head, i % n_head), &mask[..])
                             });
                         }
