@@ -110,6 +110,9 @@ pub struct PageCallbacks {
     pub on_append: Rc<Callback<u32>>,
     /// a logit lens asked for: (result, position, residual rows)
     pub on_lens: Rc<Callback<(u64, usize, LensOf)>>,
+    /// the prediction after a picked token of a slim result asked for: (result, position,
+    /// the worker's rows there)
+    pub on_prediction: Rc<Callback<(u64, usize, LensOf)>>,
     /// a slim result's attention-flow strip asked for: (result, what)
     pub on_flow: Rc<Callback<(u64, FlowOf)>>,
     /// the whole trace asked for (an export)
@@ -159,6 +162,14 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         let engine = engine.clone();
         move |_| {
             Callback::from(move |(of, pos, rows): (u64, usize, LensOf)| engine.lens(of, pos, rows))
+        }
+    });
+    let on_prediction = use_memo((), {
+        let engine = engine.clone();
+        move |_| {
+            Callback::from(move |(of, pos, rows): (u64, usize, LensOf)| {
+                engine.prediction(of, pos, rows)
+            })
         }
     });
     let on_flow = use_memo((), {
@@ -240,6 +251,7 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         initial_b,
         on_append,
         on_lens,
+        on_prediction,
         on_flow,
         on_full,
         on_present,

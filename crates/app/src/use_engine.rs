@@ -108,6 +108,18 @@ impl EngineHandle {
         }
     }
 
+    /// Asks for the model's prediction after `position` of the slim result `of` (`rows`: a
+    /// `LensOf::Position` with `last`); it arrives as `Action::Prediction`, unless a newer
+    /// text was asked for meanwhile.
+    pub fn prediction(&self, of: u64, position: usize, rows: LensOf) {
+        if let Some(r) = self.current() {
+            let job = Job::Prediction { of, position, rows };
+            if let (_, Some(d)) = r.submit_follow_up(job, of) {
+                wasm_bindgen_futures::spawn_local(d);
+            }
+        }
+    }
+
     /// Asks the CPU worker for the attention-flow strip of the slim result `of`; it arrives
     /// as `Action::Flow`, unless a newer text was asked for meanwhile.
     pub fn flow(&self, of: u64, ask: FlowOf) {
@@ -224,6 +236,7 @@ impl EngineHandle {
                     Outcome::ContextFull(nonce) => Action::ContextFull(nonce),
                     Outcome::Probe(p) => Action::Probe(p.map(Rc::new)),
                     Outcome::Lens(l) => Action::Lens(Rc::new(l)),
+                    Outcome::Prediction(p) => Action::Prediction(Rc::new(p)),
                     Outcome::Flow(f) => Action::Flow(Rc::new(f)),
                     // the job handed its result over itself
                     Outcome::Delivered => return,

@@ -15,7 +15,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 use crate::dom::now;
 use crate::engine::protocol::{self, Files, Format, Reply, Request};
 use crate::engine::wire::{self, Header};
-use crate::engine::{FlowOf, LensOf};
+use crate::engine::{self, FlowOf, LensOf};
 
 #[derive(Default)]
 struct State {
@@ -221,7 +221,8 @@ fn lens(state: &mut State, id: u32, of: LensOf) -> Result<Reply, String> {
             ids,
             opts,
             position,
-        } => lens::stage_rows(run_of(state, &ids, &opts)?, position).map_err(err)?,
+            last,
+        } => engine::position_rows(run_of(state, &ids, &opts)?, position, last).map_err(err)?,
     };
     let model = state.model.as_ref().ok_or("the CPU worker has no model")?;
     let probs = model.head_probs(&rows).map_err(err)?;

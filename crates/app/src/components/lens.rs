@@ -69,6 +69,7 @@ pub fn LogitLens(props: &Props) -> Html {
                         ids: tr.tokens.clone(),
                         opts: tr.options.clone(),
                         position: pos,
+                        last: false,
                     })
                 };
                 if let Some(of) = of {

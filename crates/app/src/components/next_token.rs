@@ -3,7 +3,8 @@
 //!
 //! A slim result (a long text) holds the prediction after the last token only: the one after
 //! a picked token is the last stage of the logit lens at that position, which the CPU worker
-//! computes from its run (`on_lens`; the lens card shares the answer, `lens`).
+//! computes from its run (`on_prediction`: that stage alone), or which the lens card's lens
+//! of the same position already holds (`lens`).
 
 use std::rc::Rc;
 
@@ -37,8 +38,11 @@ pub struct Props {
     /// The latest logit lens in the state (maybe of another result or position): a slim
     /// result's prediction after the picked token is its last stage.
     pub lens: Option<Rc<LensResult>>,
-    /// Asks the CPU worker for the lens of (result, position) of a slim result.
-    pub on_lens: Callback<(u64, usize, LensOf)>,
+    /// The latest prediction after a picked token of a slim result (maybe of another result
+    /// or position): V values.
+    pub prediction: Option<Rc<LensResult>>,
+    /// Asks the CPU worker for the prediction after (result, position) of a slim result.
+    pub on_prediction: Callback<(u64, usize, LensOf)>,
 }
 
 /// `p − p_base` in percentage points, as shown: "+1.23", "−0.40", "±0.00".
@@ -109,48 +113,56 @@ pub fn NextToken(props: &Props) -> Html {
     let last = tr.dims.t - 1;
     let q = props.query.min(last);
     let held = tr.probs_row(q).is_some();
-    // a slim result's prediction after a picked token: asked of the worker once per (result,
-    // position), while the card is near the screen
+    let (v, stages) = (tr.dims.vocab, tr.dims.n_layer + 1);
+    // the lens card's lens of this result at this position, when it holds one: its last stage
+    let lensed = props
+        .lens
+        .as_ref()
+        .filter(|l| l.of == props.generation && l.at == q)
+        .and_then(|l| l.values.as_ref().ok())
+        .filter(|p| p.len() == stages * v)
+        .cloned();
+    // else a slim result's prediction after a picked token: that stage alone, asked of the
+    // worker once per (result, position), while the card is near the screen
     let node = use_node_ref();
     let asked = {
-        let (trace, on_lens) = (props.trace.clone(), props.on_lens.clone());
+        let (trace, on_prediction) = (props.trace.clone(), props.on_prediction.clone());
         super::use_asked(
             node.clone(),
-            props.lens.clone(),
+            props.prediction.clone(),
             props.generation,
             q,
-            !held,
+            !held && lensed.is_none(),
             move |generation, position| {
                 let tr = &trace.0;
                 let of = LensOf::Position {
                     ids: tr.tokens.clone(),
                     opts: tr.options.clone(),
                     position,
+                    last: true,
                 };
-                on_lens.emit((generation, position, of));
+                on_prediction.emit((generation, position, of));
             },
         )
     };
-    let (v, stages) = (tr.dims.vocab, tr.dims.n_layer + 1);
     let picked = if q == last {
         html! {}
     } else if held {
         list(props, q, tr.top_k(q, TOP), "next-query", None)
+    } else if let Some(probs) = lensed {
+        let top = top_k_of(&probs[(stages - 1) * v..], TOP);
+        list(props, q, top, "next-query", None)
     } else {
         match asked.as_ref().map(|a| &a.values) {
             None => html! {
                 <p class="help" role="status" id="next-query-status" aria-busy="true">{ Key::SlimPrediction.text(lang) }</p>
             },
-            Some(Ok(probs)) if probs.len() == stages * v => list(
-                props,
-                q,
-                top_k_of(&probs[(stages - 1) * v..], TOP),
-                "next-query",
-                None,
-            ),
+            Some(Ok(probs)) if probs.len() == v => {
+                list(props, q, top_k_of(probs, TOP), "next-query", None)
+            }
             Some(Ok(probs)) => html! {
-                // (a lens computed on a model that has just been replaced)
-                <p class="error" role="alert" id="next-query-status">{ format!("{}: {} ≠ {stages} × {v}",
+                // (a prediction computed on a model that has just been replaced)
+                <p class="error" role="alert" id="next-query-status">{ format!("{}: {} ≠ {v}",
                     Key::SlimPredictionFailed.text(lang), probs.len()) }</p>
             },
             Some(Err(e)) => html! {

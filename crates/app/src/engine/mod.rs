@@ -109,7 +109,8 @@ pub const THUMBNAIL_SIDE: usize = 64;
 /// What the logit lens reads: the residual rows of a result the page holds
 /// (`attnlab_model::lens::stage_rows`), or — for a slim result, whose rows stay in the CPU
 /// worker — a position of the text it ran (`ids` with `opts`; a worker that has run another
-/// text since runs this one again first).
+/// text since runs this one again first). With `last`, only the last stage goes through the
+/// output head: the model's own prediction after the position (one row × V, not stages × V).
 #[derive(Clone, Debug, PartialEq)]
 pub enum LensOf {
     Rows(Vec<f32>),
@@ -117,7 +118,22 @@ pub enum LensOf {
         ids: Vec<u32>,
         opts: AttentionOptions,
         position: usize,
+        last: bool,
     },
+}
+
+/// The rows a `LensOf::Position` reads from the run of its text: every stage's at `position`
+/// (`attnlab_model::lens::stage_rows`), or the last stage's alone.
+pub fn position_rows(
+    trace: &attnlab_model::Trace,
+    position: usize,
+    last: bool,
+) -> attnlab_model::Result<Vec<f32>> {
+    let mut rows = attnlab_model::lens::stage_rows(trace, position)?;
+    if last {
+        rows.drain(..rows.len() - trace.dims.d_model);
+    }
+    Ok(rows)
 }
 
 /// The attention-flow strip of a slim result (`attnlab_model::flow::strip`: one row per

@@ -102,6 +102,14 @@ pub enum Job {
         position: usize,
         rows: LensOf,
     },
+    /// The model's own prediction after `position` of the slim result `of` (the lens's last
+    /// stage alone: `LensOf::Position` with `last`; a follow-up job of its own kind, so that
+    /// it and the lens card's lens do not replace each other).
+    Prediction {
+        of: u64,
+        position: usize,
+        rows: LensOf,
+    },
     /// The attention-flow strip of the slim result `of` (a follow-up job).
     Flow { of: u64, ask: FlowOf },
 }
@@ -114,6 +122,7 @@ pub enum Outcome {
     ContextFull(u64),
     Probe(Result<ProbeResult, String>),
     Lens(LensResult),
+    Prediction(LensResult),
     Flow(FlowResult),
     /// Handed over by the job itself (the whole trace of an export).
     Delivered,
@@ -440,6 +449,11 @@ impl Run for PageEngine {
                 Outcome::Delivered
             }
             Job::Lens { of, position, rows } => Outcome::Lens(Asked {
+                of: *of,
+                at: *position,
+                values: self.run_lens(rows).await,
+            }),
+            Job::Prediction { of, position, rows } => Outcome::Prediction(Asked {
                 of: *of,
                 at: *position,
                 values: self.run_lens(rows).await,

@@ -237,6 +237,7 @@ const FULL: &str = "full";
 const SPARE: &str = "spare";
 const ROWS: &str = "rows";
 const POSITION: &str = "position";
+const LAST: &str = "last";
 const HALF: &str = "half";
 const QUERY: &str = "query";
 const METHOD: &str = "method";
@@ -387,12 +388,14 @@ impl Request {
                         ids,
                         opts,
                         position,
+                        last,
                     } => {
                         let opts = serde_json::to_string(opts).map_err(|e| e.to_string())?;
                         vec![
                             (IDS, Some(Uint32Array::from(&ids[..]).into())),
                             (OPTS, Some(opts.into())),
                             (POSITION, Some((*position as u32).into())),
+                            (LAST, Some((*last).into())),
                         ]
                     }
                 };
@@ -492,6 +495,7 @@ impl Request {
                             position: number(msg, POSITION)
                                 .ok_or_else(|| fail("a lens without its position".into()))?
                                 as usize,
+                            last: get(msg, LAST).is_truthy(),
                         }
                     }
                 },

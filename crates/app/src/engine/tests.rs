@@ -90,6 +90,7 @@ impl CpuCompute for Fake {
                 ids,
                 opts,
                 position,
+                last,
             } => {
                 let (tr, _) = attnlab_model::forward_kept(
                     &self.model,
@@ -99,7 +100,7 @@ impl CpuCompute for Fake {
                     attnlab_model::Keep::Streams,
                 )
                 .map_err(err)?;
-                attnlab_model::lens::stage_rows(&tr, *position).map_err(err)?
+                super::position_rows(&tr, *position, *last).map_err(err)?
             }
         };
         attnlab_model::lens::head_probs(&self.model, &rows).map_err(err)
@@ -247,8 +248,28 @@ fn the_lens_of_a_gpu_trace_runs_on_the_cpu_worker_and_survives_a_crash() {
         ids: vec![1, 2, 3],
         opts: AttentionOptions::default(),
         position: 2,
+        last: false,
     };
     assert_eq!(ready(e.lens(&at)).unwrap().0, want.concat());
+    // its last stage alone: the model's own prediction after that position, as a whole
+    // forward gives it
+    for position in [1, 2] {
+        let at = LensOf::Position {
+            ids: vec![1, 2, 3],
+            opts: AttentionOptions::default(),
+            position,
+            last: true,
+        };
+        let got = ready(e.lens(&at)).unwrap().0;
+        let own = r.trace.probs_row(position).unwrap();
+        assert_eq!(got.len(), own.len());
+        let far = got
+            .iter()
+            .zip(own)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(far < 1e-6, "position {position}: {far}");
+    }
     assert_eq!(notes, vec![Note::WorkerRestarted("worker panicked".into())]);
     assert_eq!(e.cpu().restarts.get(), 1);
     assert_eq!(

@@ -182,7 +182,8 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                                 vocab={c.vocab.clone()} labels={labels.clone()} query={q}
                                 on_append={Some((*pc.on_append).clone())}
                                 generation={s.generation} lens={state.results.lens.clone()}
-                                on_lens={(*pc.on_lens).clone()} />
+                                prediction={state.results.prediction.clone()}
+                                on_prediction={(*pc.on_prediction).clone()} />
                             }
                         </div>
                     </Deferred>

@@ -378,6 +378,8 @@ pub enum Action {
     Probe(Result<Rc<ProbeResult>, String>),
     /// A logit lens arrived.
     Lens(Rc<LensResult>),
+    /// The prediction after a picked token of a slim result arrived (one row × V).
+    Prediction(Rc<LensResult>),
     /// An attention-flow strip arrived.
     Flow(Rc<FlowResult>),
 }
@@ -435,6 +437,11 @@ impl Reducible for State {
             Action::Lens(l) => {
                 if s.results.is_shown(l.of) {
                     s.results.lens = Some(l);
+                }
+            }
+            Action::Prediction(p) => {
+                if s.results.is_shown(p.of) {
+                    s.results.prediction = Some(p);
                 }
             }
             Action::Flow(f) => {

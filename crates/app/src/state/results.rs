@@ -117,6 +117,9 @@ pub struct Results {
     /// The latest logit lens (of the result on screen, or of an earlier one until the next
     /// arrives).
     pub lens: Option<Rc<LensResult>>,
+    /// The latest prediction after a picked token of a slim result (`Action::Prediction`:
+    /// the lens's last stage alone, V values).
+    pub prediction: Option<Rc<LensResult>>,
     /// The latest attention-flow strip the worker computed (slim results only).
     pub flow: Option<Rc<FlowResult>>,
 }
