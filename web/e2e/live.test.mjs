@@ -23,6 +23,17 @@ const pixels = (page, sel) =>
     const hash = await crypto.subtle.digest('SHA-256', data);
     return `${c.width}x${c.height}:${[...new Uint8Array(hash)].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
   }, sel);
+// every canvas of the steps and the softmax comparison, the same way
+const matrices = (page) =>
+  page.evaluate(async () => {
+    const out = [];
+    for (const c of document.querySelectorAll('.steps-card canvas.matrix, .compare-card canvas.matrix')) {
+      const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const hash = await crypto.subtle.digest('SHA-256', data);
+      out.push(`${c.width}x${c.height}:${[...new Uint8Array(hash)].map((b) => b.toString(16).padStart(2, '0')).join('')}`);
+    }
+    return out;
+  });
 const nextTokens = (page) =>
   page.$$eval('#next-last li', (ls) => ls.map((l) => `${l.dataset.token}:${l.textContent}`));
 
@@ -162,11 +173,15 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
 
   test('keystrokes at the end draw the heatmaps as a page opened on the same text does', async () => {
     // the heads grid and the large heatmap keep their images and write only what a new result
-    // changed (draw/cell_image.rs): after typing and deleting on a page of its own (its images
+    // changed (draw/cell_image.rs), and so do the steps' and the softmax comparison's
+    // canvases (draw/grown.rs): after typing and deleting on a page of its own (its images
     // new, so each token typed adds cells never drawn before), their pixels must be those of a
     // page that draws the same text from nothing
     const { page, context } = app;
-    await setText(page, LESSON);
+    // long enough for the maps to be canvases (the steps show numbers up to 8 tokens) and for
+    // a keystroke's row and column to be a small part of them
+    const base = SOURCE.slice(0, 100);
+    await setText(page, base);
     await currentHash(page);
     const opened = async (url, text) => {
       const p = await context.newPage();
@@ -175,22 +190,33 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
       await currentHash(p);
       return p;
     };
-    const typing = await opened(page.url(), LESSON);
+    const typing = await opened(page.url(), base);
     await typing.locator('#text').focus();
     await typing.keyboard.press('End');
     // typing at the end: the heads grid writes a row and a column or two of each head, not
     // every cell (n heads × t² would be a full redraw)
     const heads = await typing.locator('.head-cell').count();
     const cells = () => typing.evaluate(() => window.__attnlab.draws['heads-grid cells'] ?? 0);
-    let [written, full] = [0, 0];
+    // the matrix canvases: the cells coloured, and all their cells
+    const matrixCells = () =>
+      typing.evaluate(() => [
+        window.__attnlab.draws['matrix cells'] ?? 0,
+        [...document.querySelectorAll('canvas.matrix')].reduce((n, c) => n + c.width * c.height, 0),
+      ]);
+    let [written, full, coloured, whole] = [0, 0, 0, 0];
     for (const ch of ' and more!') {
       const from = await cells();
+      const [mFrom] = await matrixCells();
       await typing.keyboard.type(ch);
       const { tokens } = await settled(typing);
       written += (await cells()) - from;
       full += heads * tokens * tokens;
+      const [mTo, all] = await matrixCells();
+      coloured += mTo - mFrom;
+      whole += all;
     }
     assert.ok(written > 0 && written * 4 < full, `${written} cells written of ${full}`);
+    assert.ok(coloured > 0 && coloured * 3 < whole, `matrices: ${coloured} cells coloured of ${whole}`);
     // a token off, then one on (the last drawing adds a row and a column)
     await typing.keyboard.press('Backspace');
     await settled(typing);
@@ -198,8 +224,10 @@ describe('the live loop (a browser with a software WebGPU adapter)', () => {
     const r = await settled(typing);
     assert.ok(r.text.endsWith(' and more x'), JSON.stringify(r.text));
     await currentHash(typing);
-    const drawn = async (p) => [await pixels(p, '.heads-canvas'), await pixels(p, '#head-map')];
+    const drawn = async (p) => [await pixels(p, '.heads-canvas'), await pixels(p, '#head-map'), ...(await matrices(p))];
     const typed = await drawn(typing);
+    // (the four steps' maps, the head's output and each softmax variant: canvases here)
+    assert.ok(typed.length >= 2 + 6, `${typed.length - 2} matrix canvases`);
     const fresh = await opened(typing.url(), r.text);
     assert.deepEqual(await drawn(fresh), typed);
     await Promise.all([typing.close(), fresh.close()]);

@@ -5,7 +5,7 @@ use yew::prelude::*;
 
 use super::{Floats, Labels};
 use crate::compare::fmt_num;
-use crate::draw::{ink, put_matrix, Scale};
+use crate::draw::{grown, ink, Scale};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -22,6 +22,8 @@ pub struct Props {
 #[function_component]
 pub fn MatrixCanvas(props: &Props) -> Html {
     let node = use_node_ref();
+    // what the canvas shows: a longer text's matrix colours only what it added
+    let shown = use_mut_ref(|| None);
     {
         let node = node.clone();
         use_effect_with(
@@ -29,7 +31,9 @@ pub fn MatrixCanvas(props: &Props) -> Html {
             move |(v, rows, cols, scale)| {
                 if let Some(c) = node.cast::<HtmlCanvasElement>() {
                     crate::dom::count_draw("matrix");
-                    put_matrix(&c, *rows, *cols, &v.0, *scale, |_, _| false);
+                    let cells =
+                        grown::paint(&c, &mut shown.borrow_mut(), &v.0, (*rows, *cols), *scale);
+                    crate::dom::count("matrix cells", cells as f64);
                 }
             },
         );

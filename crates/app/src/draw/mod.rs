@@ -2,7 +2,8 @@
 //! stay crisp at any device pixel ratio), the all-heads grid and the large labelled heatmap.
 //!
 //! - `colour`: the scales, the mask's grey, readable ink;
-//! - `canvas`: contexts, pixel density, a matrix put as pixels;
+//! - `canvas`: contexts, pixel density, a matrix put as pixels; `grown`: a matrix canvas
+//!   that colours only what a longer text added;
 //! - `cell_image` and `kept`: the off-screen images kept between results, rewritten row by row;
 //! - `heads`: the all-heads grid; `heatmap`: one head's large map, `window` the part of it
 //!   shown when zoomed.
@@ -10,6 +11,7 @@
 mod canvas;
 mod cell_image;
 mod colour;
+pub mod grown;
 mod heads;
 mod heatmap;
 mod kept;
