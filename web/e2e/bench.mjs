@@ -9,7 +9,7 @@
 //
 //   node web/e2e/bench.mjs [--samples 100] [--backends webgpu,cpu,auto] [--sizes 16,64,128]
 //                          [--model smollm2] [--source FILE] [--paste-timeout 600]
-//                          [--view SELECTOR] [--height PX] [--query-back K]
+//                          [--view SELECTOR] [--height PX] [--query-back K] [--present]
 //
 // `--model smollm2`: the same on SmolLM2-135M (served in models/ by the serve and test
 // commands), opened through the URL (`model=smollm2`); the first-result time is then from the
@@ -24,7 +24,9 @@
 // screen when the result was painted (typing scrolls the text box back into view: give the
 // page a viewport tall enough for both, `--height PX`, default 800). `--query-back K`: the
 // K-th token from the end is picked as the query before typing (it stays the query while the
-// text grows; on a slim result the next tokens after it are asked of the worker). Each row finds its text's length with the native CLI
+// text grows; on a slim result the next tokens after it are asked of the worker).
+// `--present`: the `--view` element's view is then presented (the F key), alone below the
+// text box, so that it stays on screen while typing in any viewport. Each row finds its text's length with the native CLI
 // (target/release/attnlab where built) instead of running each candidate text in the page.
 //
 // Each sample is one character typed at the end of a text of T − 6 … T + 6 tokens (capped
@@ -54,6 +56,8 @@ const PASTE_TIMEOUT_S = Number(arg('paste-timeout', '600'));
 const VIEW = arg('view', '');
 const HEIGHT = Number(arg('height', '800'));
 const QUERY_BACK = Number(arg('query-back', '0'));
+const PRESENT = process.argv.includes('--present');
+if (PRESENT && !VIEW) throw new Error('--present presents the --view element\'s view: give --view');
 
 // the model's context
 const CONTEXT = MODEL === 'smollm2' ? 8192 : 128;
@@ -159,11 +163,24 @@ async function measure(backend) {
       await page.locator('#text').fill(base);
       await settled(page);
       if (QUERY_BACK > 0) {
+        // (the token strip is on the whole page only: a row before presented the view)
+        if (await page.evaluate(() => document.documentElement.dataset.present)) {
+          await page.keyboard.press('Escape');
+          await page.waitForFunction(() => !document.documentElement.dataset.present);
+        }
         await page.locator('#token-strip .tok').nth(-QUERY_BACK).click();
         await settled(page);
       }
-      await page.locator('#text').press('End');
       if (VIEW) await page.locator(VIEW).scrollIntoViewIfNeeded();
+      if (PRESENT && !(await page.evaluate(() => document.documentElement.dataset.present))) {
+        // F presents the view on screen (not while typing in the text box)
+        await page.evaluate(() => document.activeElement?.blur());
+        await page.keyboard.press('f');
+        await page.waitForFunction(() => document.documentElement.dataset.present);
+        await settled(page);
+      }
+      await page.locator('#text').press('End');
+      if (VIEW && !PRESENT) await page.locator(VIEW).scrollIntoViewIfNeeded();
       let near = 0;
       await page.evaluate(() => {
         window.__longest = 0;
@@ -237,7 +254,7 @@ const gzTotal = load.reduce((a, f) => a + f.gzip, 0);
 const wasm = load.find((f) => f.path.endsWith('.wasm'));
 
 const lines = [];
-lines.push(`keystroke → painted${MODEL ? ` on ${MODEL}` : ''}${VIEW ? ` with ${VIEW} in view (viewport height ${HEIGHT})` : ''}${QUERY_BACK ? `, the query the ${QUERY_BACK}th token from the end` : ''}, ${SAMPLES} keystrokes per row (Chromium ${process.env.CHROMIUM ?? '/usr/bin/chromium'}, headless)`);
+lines.push(`keystroke → painted${MODEL ? ` on ${MODEL}` : ''}${VIEW ? ` with ${VIEW} ${PRESENT ? 'presented' : 'in view'} (viewport height ${HEIGHT})` : ''}${QUERY_BACK ? `, the query the ${QUERY_BACK}th token from the end` : ''}, ${SAMPLES} keystrokes per row (Chromium ${process.env.CHROMIUM ?? '/usr/bin/chromium'}, headless)`);
 lines.push('');
 lines.push('| backend (ran on) | tokens | incremental | latency p50 / p95 (ms) | forward p50 / p95 (ms) | of which the worker\'s forward p50 / p95 (ms) | page-side p50 / p95 (ms) | longest task (ms) |');
 lines.push('|---|---|---|---|---|---|---|---|');

@@ -4,8 +4,13 @@
 //
 //   node web/e2e/trace-keystroke.mjs [--samples 20] [--size 64] [--out target/e2e/keystroke-trace.json]
 //       [--css 'extra CSS'] [--eval 'JS run on the page before typing'] [--quiet]
+//       [--model smollm2 --source FILE --chars N]
+//
+// `--model smollm2`: on SmolLM2 (served in models/), typing at the end of FILE's first N
+// characters (tools/long/long-en.txt: its first 4,600 are 982 tokens) instead of a text of
+// about `--size` tokens.
 import fs from 'node:fs';
-import { TYPED, baseText, openApp, settled } from './common.mjs';
+import { TYPED, baseText, openApp, servedModelPainted, settled } from './common.mjs';
 
 const arg = (n, d) => {
   const i = process.argv.indexOf(`--${n}`);
@@ -17,13 +22,18 @@ const OUT = arg('out', 'target/e2e/keystroke-trace.json');
 // extra CSS put on the page before typing (to try a change without a build)
 const CSS = arg('css', '');
 const EVAL = arg('eval', '');
-const app = await openApp({ webgpu: false, query: '#backend=cpu' });
+const MODEL = arg('model', '');
+if (MODEL && !arg('source', '')) throw new Error('--model needs --source FILE (and --chars N)');
+const app = await openApp({ webgpu: false, query: `#backend=cpu${MODEL ? `&model=${MODEL}` : ''}` });
 const { page } = app;
+if (MODEL) await servedModelPainted(page);
 if (CSS) await page.addStyleTag({ content: CSS });
 if (EVAL) await page.evaluate(EVAL);
-const base = await baseText(page, SIZE - 8);
+const base = MODEL
+  ? fs.readFileSync(arg('source', ''), 'utf8').slice(0, Number(arg('chars', '4600')))
+  : await baseText(page, SIZE - 8);
 await page.locator('#text').fill(base);
-await settled(page);
+await settled(page, 600_000);
 await page.locator('#text').press('End');
 const cdp = await page.context().newCDPSession(page);
 const events = [];
