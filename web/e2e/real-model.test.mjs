@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { allowErrors, ARTIFACTS, assertTopFiveIsCli, CLI, currentHash, DIST, focusCell, fullPageShot, painted, parseShown, requestsSince, ROOT, setText, suiteApp } from './common.mjs';
+import { allowErrors, ARTIFACTS, assertTopFiveIsCli, CLI, currentHash, DIST, focusCell, fullPageShot, nextResult, painted, parseShown, requestsSince, ROOT, setText, suiteApp } from './common.mjs';
 import { assertLensMatchesCli, cliJson, download, loadFiles, pngSize } from './features.mjs';
 
 fs.mkdirSync(ARTIFACTS, { recursive: true });
@@ -214,6 +214,22 @@ describe('a real model: SmolLM2-135M from the model menu', { skip: !fs.existsSyn
     const shown = await page.$$eval('#next-query li', (ls) => ls.slice(0, 5).map((l) => ({ id: Number(l.dataset.token), prob: Number(l.dataset.prob) })));
     assert.deepEqual(shown.map((x) => x.id), predicted.map((x) => x.id), 'SmolLM2, slim: the tokens after the picked one are the CLI\'s');
     shown.forEach((x, i) => assert.ok(Math.abs(x.prob - predicted[i].prob) <= 1e-4, `#${i + 1} after the picked token: ${x.prob} vs the CLI's ${predicted[i].prob}`));
+    // with an intervention on (the selected head switched off), the list after the last token
+    // has its Δ against the unmodified model; the one after the picked token has none (the
+    // unmodified model's slim result predicts after the last token only), and says so
+    const gen = (await painted(page)).generation;
+    await page.locator('#ablate').setChecked(true);
+    await nextResult(page, gen);
+    await page.locator('.next-card').scrollIntoViewIfNeeded();
+    await page.waitForSelector('.next-list[data-pos="24"] #next-query li', { timeout: 60_000 });
+    assert.ok((await page.locator('#next-last li .delta').count()) > 0, 'Δ after the last token');
+    assert.equal(await page.locator('#next-query li .delta').count(), 0);
+    assert.equal(await page.locator('.next-list[data-pos="24"] .no-delta').count(), 1, 'the list after the picked token says it has no Δ');
+    assert.equal(await page.locator('#next-last').locator('xpath=..').locator('.no-delta').count(), 0);
+    const back = (await painted(page)).generation;
+    await page.locator('#ablate').setChecked(false);
+    await nextResult(page, back);
+    assert.equal(await page.locator('.no-delta').count(), 0);
     await page.locator('#text').press('Escape');
     await page.waitForFunction(() => !document.querySelector('#token-strip .tok.pinned'));
   });

@@ -226,6 +226,7 @@ strings! {
     FilesGiven => ("받은 파일", "files given"),
     BundledModel => ("기본 모델", "bundled model"),
     DeltaHelp => ("Δ: 바꾸지 않은 모델과 비교한 확률 차이 (%p)", "Δ: change in probability against the unmodified model (points)"),
+    SlimNoDelta => ("Δ 없음: 긴 글에서는 바꾸지 않은 모델이 마지막 토큰 뒤의 예측만 계산합니다", "No Δ here: on a long text the unmodified model predicts after the last token only"),
     UnmodifiedTop => ("바꾸지 않은 모델의 1위", "unmodified model's top"),
     TableView => ("표로 보기 (화면 읽기 프로그램용)", "Show as a table (for screen readers)"),
     TableCaption => ("어텐션 가중치: 행은 쿼리, 열은 키", "Attention weights: rows are queries, columns are keys"),

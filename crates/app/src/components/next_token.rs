@@ -94,10 +94,15 @@ fn list(
         }
     });
     let base_top = base.and_then(|b| attnlab_model::trace::top_k_of(b, 1).first().copied());
+    // an intervention is on, but the unmodified model's slim result has no row here
+    let no_delta = props.baseline.is_some() && base.is_none();
     html! {
         <div class="next-list" data-pos={pos.to_string()}>
             <h3>{ format!("{} «{}»", Key::NextTokenAfter.text(props.lang), props.labels.get(pos)) }</h3>
             <ol {id}>{ for items }</ol>
+            if no_delta {
+                <p class="help no-delta">{ Key::SlimNoDelta.text(props.lang) }</p>
+            }
             if let Some((tok, p)) = base_top {
                 <p class="help base-top">{ format!("{}: {} ({:.2}%)", Key::UnmodifiedTop.text(props.lang),
                     props.vocab.get(tok as usize), p * 100.0) }</p>
