@@ -108,11 +108,9 @@ pub struct PageCallbacks {
     pub initial_b: Rc<AttrValue>,
     /// a next token clicked: appended to the text, as if typed
     pub on_append: Rc<Callback<u32>>,
-    /// a logit lens asked for: (result, position, residual rows)
+    /// a logit lens (or a slim result's prediction after a token: its last stage) asked for:
+    /// (result, position, residual rows)
     pub on_lens: Rc<Callback<(u64, usize, LensOf)>>,
-    /// the prediction after a picked token of a slim result asked for: (result, position,
-    /// the worker's rows there)
-    pub on_prediction: Rc<Callback<(u64, usize, LensOf)>>,
     /// a slim result's attention-flow strip asked for: (result, what)
     pub on_flow: Rc<Callback<(u64, FlowOf)>>,
     /// the whole trace asked for (an export)
@@ -162,14 +160,6 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         let engine = engine.clone();
         move |_| {
             Callback::from(move |(of, pos, rows): (u64, usize, LensOf)| engine.lens(of, pos, rows))
-        }
-    });
-    let on_prediction = use_memo((), {
-        let engine = engine.clone();
-        move |_| {
-            Callback::from(move |(of, pos, rows): (u64, usize, LensOf)| {
-                engine.prediction(of, pos, rows)
-            })
         }
     });
     let on_flow = use_memo((), {
@@ -251,7 +241,6 @@ pub fn use_page_callbacks(state: &UseReducerHandle<State>, engine: &EngineHandle
         initial_b,
         on_append,
         on_lens,
-        on_prediction,
         on_flow,
         on_full,
         on_present,

@@ -99,21 +99,15 @@ impl EngineHandle {
 
     /// Asks for the logit lens of the result `of` at `position` from its residual rows
     /// (`attnlab_model::lens::stage_rows`, or the worker's for a slim result: `LensOf`); it
-    /// arrives as `Action::Lens`, unless a newer text was asked for meanwhile.
+    /// arrives as `Action::Lens` — or, its last stage alone (`last`: the next-token card's),
+    /// as `Action::Prediction` — unless a newer text was asked for meanwhile.
     pub fn lens(&self, of: u64, position: usize, rows: LensOf) {
         if let Some(r) = self.current() {
-            if let (_, Some(d)) = r.submit_follow_up(Job::Lens { of, position, rows }, of) {
-                wasm_bindgen_futures::spawn_local(d);
-            }
-        }
-    }
-
-    /// Asks for the model's prediction after `position` of the slim result `of` (`rows`: a
-    /// `LensOf::Position` with `last`); it arrives as `Action::Prediction`, unless a newer
-    /// text was asked for meanwhile.
-    pub fn prediction(&self, of: u64, position: usize, rows: LensOf) {
-        if let Some(r) = self.current() {
-            let job = Job::Prediction { of, position, rows };
+            let job = if matches!(rows, LensOf::Position { last: true, .. }) {
+                Job::Prediction { of, position, rows }
+            } else {
+                Job::Lens { of, position, rows }
+            };
             if let (_, Some(d)) = r.submit_follow_up(job, of) {
                 wasm_bindgen_futures::spawn_local(d);
             }

@@ -3,7 +3,7 @@
 //!
 //! A slim result (a long text) holds the prediction after the last token only: the one after
 //! a picked token is the last stage of the logit lens at that position, which the CPU worker
-//! computes from its run (`on_prediction`: that stage alone), or which the lens card's lens
+//! computes from its run (`on_lens` with `last`: that stage alone), or which the lens card's lens
 //! of the same position already holds (`lens`).
 
 use std::rc::Rc;
@@ -41,8 +41,9 @@ pub struct Props {
     /// The latest prediction after a picked token of a slim result (maybe of another result
     /// or position): V values.
     pub prediction: Option<Rc<LensResult>>,
-    /// Asks the CPU worker for the prediction after (result, position) of a slim result.
-    pub on_prediction: Callback<(u64, usize, LensOf)>,
+    /// Asks the CPU worker for the prediction after (result, position) of a slim result (the
+    /// lens's last stage: `LensOf::Position` with `last`).
+    pub on_lens: Callback<(u64, usize, LensOf)>,
 }
 
 /// `p − p_base` in percentage points, as shown: "+1.23", "−0.40", "±0.00".
@@ -131,7 +132,7 @@ pub fn NextToken(props: &Props) -> Html {
     // worker once per (result, position), while the card is near the screen
     let node = use_node_ref();
     let asked = {
-        let (trace, on_prediction) = (props.trace.clone(), props.on_prediction.clone());
+        let (trace, on_lens) = (props.trace.clone(), props.on_lens.clone());
         super::use_asked(
             node.clone(),
             props.prediction.clone(),
@@ -146,7 +147,7 @@ pub fn NextToken(props: &Props) -> Html {
                     position,
                     last: true,
                 };
-                on_prediction.emit((generation, position, of));
+                on_lens.emit((generation, position, of));
             },
         )
     };

@@ -60,7 +60,7 @@ pub fn put_matrix(
 
 /// Writes the colours of a matrix `cols` cells wide into `px`, an RGBA image of the same
 /// width, as many rows as both hold.
-fn write_matrix(
+pub(super) fn write_matrix(
     px: &mut [u8],
     cols: usize,
     values: &[f32],

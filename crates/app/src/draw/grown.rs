@@ -9,7 +9,7 @@ use std::rc::Rc;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{HtmlCanvasElement, ImageData};
 
-use super::canvas::{context, put_matrix};
+use super::canvas::{context, put_matrix, write_matrix};
 use super::colour::Scale;
 
 /// What a canvas last showed: the canvas (a view drawn anew may have another), the values
@@ -40,18 +40,19 @@ fn rows_same(old: (&[f32], usize, usize), new: (&[f32], usize, usize), cols: usi
 /// The top-left block (rows, columns) of the new matrix that holds what the old one holds
 /// there (bit for bit): the cells the canvas need not colour again. Of the blocks as wide as
 /// the narrower matrix and one column narrower than that (the last token's column changed),
-/// the larger.
+/// the larger: the narrower block's rows are found in one pass, the wider one's among them
+/// from its last column alone.
 pub fn kept_block(old: (&[f32], usize, usize), new: (&[f32], usize, usize)) -> (usize, usize) {
     let ((a, a_rows, a_cols), (b, b_rows, b_cols)) = (old, new);
     let cols = a_cols.min(b_cols);
     if cols == 0 || a.len() < a_rows * a_cols || b.len() < b_rows * b_cols {
         return (0, 0);
     }
-    let rows = rows_same(old, new, cols);
-    if rows == a_rows.min(b_rows) || cols == 1 {
-        return (rows, cols);
-    }
     let narrower = rows_same(old, new, cols - 1);
+    let last = cols - 1;
+    let rows = (0..narrower)
+        .find(|&r| a[r * a_cols + last].to_bits() != b[r * b_cols + last].to_bits())
+        .unwrap_or(narrower);
     if narrower * (cols - 1) > rows * cols {
         (narrower, cols - 1)
     } else {
@@ -176,10 +177,9 @@ fn put_rect(
 ) -> Option<()> {
     let mut px = vec![255u8; w * h * 4];
     for (r, out) in px.chunks_exact_mut(w * 4).enumerate() {
-        let row = &values[(y + r) * cols + x..][..w];
-        for (&v, cell) in row.iter().zip(out.chunks_exact_mut(4)) {
-            cell[..3].copy_from_slice(&scale.rgb(v));
-        }
+        write_matrix(out, w, &values[(y + r) * cols + x..][..w], scale, |_, _| {
+            false
+        });
     }
     let img = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), w as u32, h as u32).ok()?;
     context(canvas)?

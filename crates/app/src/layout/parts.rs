@@ -183,7 +183,7 @@ pub fn views(c: &Ctx, shows: impl Fn(Solo) -> bool, map_width: f64) -> Html {
                                 on_append={Some((*pc.on_append).clone())}
                                 generation={s.generation} lens={state.results.lens.clone()}
                                 prediction={state.results.prediction.clone()}
-                                on_prediction={(*pc.on_prediction).clone()} />
+                                on_lens={(*pc.on_lens).clone()} />
                             }
                         </div>
                     </Deferred>
